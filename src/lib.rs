@@ -1,0 +1,23 @@
+//! git-hpp: the House Party Protocol harness, git-native.
+//!
+//! Every record the harness keeps is a git object reachable from a ref under `refs/hpp/`, so
+//! records travel with `git push`/`git fetch` and a reviewer verifies them from a plain clone.
+//!
+//! Layers, and the direction of their dependencies:
+//! - pure concept modules ([`event_loop`], [`event_log`], [`manifest`], [`secrets`], [`record`])
+//!   take values and return values: no files, no processes, no git, no printing;
+//! - [`store`] is the only module that talks to git (through gix);
+//! - workflows ([`events`]) combine the two;
+//! - [`cli`] is the only layer that prints, and the only one that decides exit codes.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
+
+pub mod cli;
+pub mod event_log;
+pub mod event_loop;
+pub mod events;
+pub mod manifest;
+pub mod record;
+pub mod secrets;
+pub mod store;
