@@ -121,9 +121,15 @@ pub fn verify<'a>(
         match check_event(position, bytes, prev, events.last().map(|e| e.seq)) {
             Ok(event) => {
                 if let Some(spec) = spec {
-                    let history = events.iter().map(|e| e.kind.as_str()).chain([event.kind.as_str()]);
+                    let history = events
+                        .iter()
+                        .map(|e| e.kind.as_str())
+                        .chain([event.kind.as_str()]);
                     if let Err(e) = spec.project(history) {
-                        divergence = Some(Divergence { name: event_id(position), problem: e.to_string() });
+                        divergence = Some(Divergence {
+                            name: event_id(position),
+                            problem: e.to_string(),
+                        });
                         break;
                     }
                 }
@@ -155,7 +161,12 @@ pub fn verify<'a>(
     (report, events)
 }
 
-fn check_event(position: usize, bytes: &[u8], prev: &str, prev_position: Option<usize>) -> Result<LoggedEvent, Divergence> {
+fn check_event(
+    position: usize,
+    bytes: &[u8],
+    prev: &str,
+    prev_position: Option<usize>,
+) -> Result<LoggedEvent, Divergence> {
     let line_problem = |why: &str| Divergence {
         name: format!("line {position}"),
         problem: format!("corrupt event log at line {position}: {why}"),
@@ -164,7 +175,9 @@ fn check_event(position: usize, bytes: &[u8], prev: &str, prev_position: Option<
         .ok()
         .and_then(|text| serde_json::from_str(text).ok())
         .ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
-    let obj = value.as_object().ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
     let kind = obj
         .get("type")
         .and_then(Value::as_str)
@@ -175,15 +188,17 @@ fn check_event(position: usize, bytes: &[u8], prev: &str, prev_position: Option<
         Some(Value::Object(map)) => map.clone(),
         Some(_) => return Err(line_problem("event data must be a JSON object")),
     };
-    if let Some(seq) = obj.get("seq") {
-        if seq.as_u64() != u64::try_from(position).ok() {
-            return Err(line_problem("non-contiguous seq"));
-        }
+    if obj
+        .get("seq")
+        .is_some_and(|seq| seq.as_u64() != u64::try_from(position).ok())
+    {
+        return Err(line_problem("non-contiguous seq"));
     }
-    if let Some(id) = obj.get("id") {
-        if id.as_str() != Some(event_id(position).as_str()) {
-            return Err(line_problem("invalid event id"));
-        }
+    if obj
+        .get("id")
+        .is_some_and(|id| id.as_str() != Some(event_id(position).as_str()))
+    {
+        return Err(line_problem("invalid event id"));
     }
     let chained = match obj.get("prev_sha256") {
         None => false,
@@ -193,7 +208,9 @@ fn check_event(position: usize, bytes: &[u8], prev: &str, prev_position: Option<
                 .filter(|l| is_sha256_hex(l))
                 .ok_or_else(|| line_problem("prev_sha256 is not a sha256 digest"))?;
             if link != prev {
-                let what = prev_position.map_or("the genesis hash".to_owned(), |p| format!("line {p} as written"));
+                let what = prev_position.map_or("the genesis hash".to_owned(), |p| {
+                    format!("line {p} as written")
+                });
                 return Err(Divergence {
                     name: event_id(position),
                     problem: format!(
@@ -205,7 +222,13 @@ fn check_event(position: usize, bytes: &[u8], prev: &str, prev_position: Option<
             true
         }
     };
-    Ok(LoggedEvent { seq: position, kind: kind.to_owned(), data, chained, sha256: sha256_hex(bytes) })
+    Ok(LoggedEvent {
+        seq: position,
+        kind: kind.to_owned(),
+        data,
+        chained,
+        sha256: sha256_hex(bytes),
+    })
 }
 
 /// Splits a JSON-lines file the reference's way: on `\n`, a trailing `\r` stripped, blank lines
@@ -227,14 +250,20 @@ mod tests {
     fn chain(types: &[&str]) -> Vec<Vec<u8>> {
         let mut lines: Vec<Vec<u8>> = Vec::new();
         for (i, kind) in types.iter().enumerate() {
-            let prev = lines.last().map_or(GENESIS_SHA256.to_owned(), |l| sha256_hex(l));
+            let prev = lines
+                .last()
+                .map_or(GENESIS_SHA256.to_owned(), |l| sha256_hex(l));
             lines.push(new_event(i + 1, kind, Map::new(), &prev));
         }
         lines
     }
 
     fn entries(lines: &[Vec<u8>]) -> Vec<(usize, &[u8])> {
-        lines.iter().enumerate().map(|(i, l)| (i + 1, l.as_slice())).collect()
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.as_slice()))
+            .collect()
     }
 
     #[test]
@@ -243,7 +272,10 @@ mod tests {
         let (report, events) = verify(entries(&lines), Some(Manifest::built_in().loop_spec()));
         assert_eq!(report.status, ChainStatus::Intact);
         assert_eq!((report.events, report.chained, report.legacy), (2, 2, 0));
-        assert_eq!(report.head_sha256.as_deref(), Some(sha256_hex(&lines[1]).as_str()));
+        assert_eq!(
+            report.head_sha256.as_deref(),
+            Some(sha256_hex(&lines[1]).as_str())
+        );
         assert_eq!(events[1].kind, "evidence_recorded");
     }
 
@@ -252,7 +284,9 @@ mod tests {
         let line = new_event(2, "evidence_recorded", Map::new(), GENESIS_SHA256);
         assert_eq!(
             String::from_utf8(line).unwrap(),
-            format!(r#"{{"data":{{}},"id":"event:2","prev_sha256":"{GENESIS_SHA256}","seq":2,"type":"evidence_recorded"}}"#)
+            format!(
+                r#"{{"data":{{}},"id":"event:2","prev_sha256":"{GENESIS_SHA256}","seq":2,"type":"evidence_recorded"}}"#
+            )
         );
     }
 
@@ -261,18 +295,29 @@ mod tests {
         let legacy = br#"{"type":"work_started"}"#.to_vec();
         let next = new_event(2, "evidence_recorded", Map::new(), &sha256_hex(&legacy));
         let (report, _) = verify([(1, legacy.as_slice()), (2, next.as_slice())], None);
-        assert_eq!((report.status, report.legacy, report.chained), (ChainStatus::Legacy, 1, 1));
+        assert_eq!(
+            (report.status, report.legacy, report.chained),
+            (ChainStatus::Legacy, 1, 1)
+        );
     }
 
     #[test]
     fn control_an_edited_line_breaks_the_link_after_it() {
         let mut lines = chain(&["work_started", "evidence_recorded", "check_passed"]);
-        lines[1] = String::from_utf8(lines[1].clone()).unwrap().replace("{}", r#"{"x":1}"#).into_bytes();
+        lines[1] = String::from_utf8(lines[1].clone())
+            .unwrap()
+            .replace("{}", r#"{"x":1}"#)
+            .into_bytes();
         let (report, events) = verify(entries(&lines), None);
         assert_eq!(report.status, ChainStatus::Broken);
         assert_eq!(report.first_divergent.as_deref(), Some("event:3"));
         assert_eq!(events.len(), 2);
-        assert!(report.problem.unwrap().contains("hash chain broken at event:3"));
+        assert!(
+            report
+                .problem
+                .unwrap()
+                .contains("hash chain broken at event:3")
+        );
     }
 
     #[test]
@@ -281,10 +326,26 @@ mod tests {
         let cases: [(&[u8], &str, &str); 6] = [
             (b"not json", "line 1", "not a UTF-8 JSON object"),
             (br#"{"seq":1}"#, "line 1", "event needs a type"),
-            (br#"{"type":"work_started","seq":2}"#, "line 1", "non-contiguous seq"),
-            (br#"{"type":"work_started","id":"event:9"}"#, "line 1", "invalid event id"),
-            (br#"{"type":"work_started","prev_sha256":"abc"}"#, "line 1", "not a sha256 digest"),
-            (br#"{"type":"work_started","data":[1]}"#, "line 1", "data must be a JSON object"),
+            (
+                br#"{"type":"work_started","seq":2}"#,
+                "line 1",
+                "non-contiguous seq",
+            ),
+            (
+                br#"{"type":"work_started","id":"event:9"}"#,
+                "line 1",
+                "invalid event id",
+            ),
+            (
+                br#"{"type":"work_started","prev_sha256":"abc"}"#,
+                "line 1",
+                "not a sha256 digest",
+            ),
+            (
+                br#"{"type":"work_started","data":[1]}"#,
+                "line 1",
+                "data must be a JSON object",
+            ),
         ];
         for (bytes, name, needle) in cases {
             let (report, _) = verify([(1, bytes)], None);
@@ -300,9 +361,16 @@ mod tests {
         let lines = chain(&["work_started", "verified"]);
         let (report, _) = verify(entries(&lines), Some(Manifest::built_in().loop_spec()));
         assert_eq!(report.first_divergent.as_deref(), Some("event:2"));
-        assert_eq!(report.problem.as_deref(), Some("invalid transition at event 2: active --verified--> ?"));
+        assert_eq!(
+            report.problem.as_deref(),
+            Some("invalid transition at event 2: active --verified--> ?")
+        );
         let (report, _) = verify(entries(&lines), None);
-        assert_eq!(report.status, ChainStatus::Intact, "without a spec only the chain rules apply");
+        assert_eq!(
+            report.status,
+            ChainStatus::Intact,
+            "without a spec only the chain rules apply"
+        );
     }
 
     #[test]

@@ -81,7 +81,9 @@ impl LoopSpec {
     /// `(from, event)` pair must be unique, and every state needs a next step.
     pub fn from_json(block: &Value) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidSpec(why.to_owned());
-        let obj = block.as_object().ok_or_else(|| bad("loop must be an object"))?;
+        let obj = block
+            .as_object()
+            .ok_or_else(|| bad("loop must be an object"))?;
         let text = |v: Option<&Value>, what: &str| -> Result<String, Error> {
             match v.and_then(Value::as_str) {
                 Some(s) if !s.trim().is_empty() => Ok(s.to_owned()),
@@ -98,7 +100,9 @@ impl LoopSpec {
             .collect::<Result<_, _>>()?;
         let initial = text(obj.get("initial"), "initial")?;
         if !states.contains(&initial) {
-            return Err(bad(&format!("initial state {initial} is not a declared state")));
+            return Err(bad(&format!(
+                "initial state {initial} is not a declared state"
+            )));
         }
         let raw = obj
             .get("transitions")
@@ -120,7 +124,10 @@ impl LoopSpec {
                 }
             }
             if !seen.insert((t.from.clone(), t.event.clone())) {
-                return Err(bad(&format!("two transitions leave {} on {}", t.from, t.event)));
+                return Err(bad(&format!(
+                    "two transitions leave {} on {}",
+                    t.from, t.event
+                )));
             }
             transitions.push(t);
         }
@@ -130,9 +137,16 @@ impl LoopSpec {
             .ok_or_else(|| bad("next_step must be an object mapping each state to a step"))?;
         let mut next_step = BTreeMap::new();
         for state in &states {
-            next_step.insert(state.clone(), text(steps.get(state), &format!("next_step.{state}"))?);
+            next_step.insert(
+                state.clone(),
+                text(steps.get(state), &format!("next_step.{state}"))?,
+            );
         }
-        Ok(Self { initial, transitions, next_step })
+        Ok(Self {
+            initial,
+            transitions,
+            next_step,
+        })
     }
 
     /// Returns the initial state.
@@ -147,7 +161,9 @@ impl LoopSpec {
 
     /// Returns the transition `state --event-->`, if the machine has one.
     pub fn step(&self, state: &str, event: &str) -> Option<&Transition> {
-        self.transitions.iter().find(|t| t.from == state && t.event == event)
+        self.transitions
+            .iter()
+            .find(|t| t.from == state && t.event == event)
     }
 
     /// Projects a history of event types onto the machine, refusing the first event that has no
@@ -160,16 +176,21 @@ impl LoopSpec {
     /// assert_eq!(p.state, "evidenced");
     /// assert!(spec.project(["verified"]).is_err());
     /// ```
-    pub fn project<'a>(&self, history: impl IntoIterator<Item = &'a str>) -> Result<Projection, Error> {
+    pub fn project<'a>(
+        &self,
+        history: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Projection, Error> {
         let mut state = self.initial.as_str();
         let mut types = Vec::new();
         let mut evidence_count = 0;
         for (i, event) in history.into_iter().enumerate() {
-            let t = self.step(state, event).ok_or_else(|| Error::InvalidTransition {
-                index: i + 1,
-                state: state.to_owned(),
-                event: event.to_owned(),
-            })?;
+            let t = self
+                .step(state, event)
+                .ok_or_else(|| Error::InvalidTransition {
+                    index: i + 1,
+                    state: state.to_owned(),
+                    event: event.to_owned(),
+                })?;
             if event == EVIDENCE_EVENT {
                 evidence_count += 1;
             }
@@ -202,28 +223,58 @@ mod tests {
     #[test]
     fn five_events_reach_verified_through_the_five_gates() {
         let p = spec()
-            .project(["work_started", "evidence_recorded", "check_passed", "human_approved", "verified"])
+            .project([
+                "work_started",
+                "evidence_recorded",
+                "check_passed",
+                "human_approved",
+                "verified",
+            ])
             .unwrap();
         assert_eq!(p.state, "verified");
         assert_eq!(p.event_count, 5);
         assert_eq!(p.evidence_count, 1);
         assert_eq!(p.next_step, "no-op");
-        let gates: Vec<_> = spec().transitions().iter().map(|t| t.gate.clone()).collect();
-        assert_eq!(gates, ["scope", "fresh-evidence", "read-only-checker", "human", "closure"]);
+        let gates: Vec<_> = spec()
+            .transitions()
+            .iter()
+            .map(|t| t.gate.clone())
+            .collect();
+        assert_eq!(
+            gates,
+            [
+                "scope",
+                "fresh-evidence",
+                "read-only-checker",
+                "human",
+                "closure"
+            ]
+        );
     }
 
     #[test]
     fn an_empty_history_is_the_initial_state() {
         let p = spec().project([]).unwrap();
-        assert_eq!((p.state.as_str(), p.next_step.as_str()), ("planned", "start work"));
+        assert_eq!(
+            (p.state.as_str(), p.next_step.as_str()),
+            ("planned", "start work")
+        );
     }
 
     #[test]
     fn control_out_of_order_event_is_refused_with_the_reference_message() {
         let err = spec().project(["verified"]).unwrap_err();
-        assert_eq!(err.to_string(), "invalid transition at event 1: planned --verified--> ?");
-        let err = spec().project(["work_started", "work_started"]).unwrap_err();
-        assert_eq!(err.to_string(), "invalid transition at event 2: active --work_started--> ?");
+        assert_eq!(
+            err.to_string(),
+            "invalid transition at event 1: planned --verified--> ?"
+        );
+        let err = spec()
+            .project(["work_started", "work_started"])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid transition at event 2: active --work_started--> ?"
+        );
     }
 
     #[test]
@@ -233,7 +284,10 @@ mod tests {
             "transitions": [{"from": "a", "event": "verified", "to": "b", "gate": "closure"}]
         });
         let spec = LoopSpec::from_json(&block).unwrap();
-        assert_eq!(spec.project(["verified"]).unwrap_err(), Error::ClosingWithoutEvidence);
+        assert_eq!(
+            spec.project(["verified"]).unwrap_err(),
+            Error::ClosingWithoutEvidence
+        );
     }
 
     #[test]
@@ -247,7 +301,10 @@ mod tests {
             (json!(null), "loop must be an object"),
             (json!({"initial": "x", "states": ["a"]}), "initial state x"),
             (json!({"initial": "a", "states": []}), "states must be"),
-            (json!({"initial": "a", "states": ["a"], "transitions": []}), "transitions must be"),
+            (
+                json!({"initial": "a", "states": ["a"], "transitions": []}),
+                "transitions must be",
+            ),
             (
                 json!({"initial": "a", "states": ["a"], "next_step": {"a": "go"},
                        "transitions": [{"from": "a", "event": "e", "to": "z", "gate": "g"}]}),

@@ -61,23 +61,34 @@ impl Manifest {
             detail: e.to_string(),
         })?;
         if !value.is_object() {
-            return Err(Error::NotJson { origin: origin.to_owned(), detail: "root is not an object".into() });
+            return Err(Error::NotJson {
+                origin: origin.to_owned(),
+                detail: "root is not an object".into(),
+            });
         }
         if value.get("protocol_version").and_then(Value::as_str) != Some(PROTOCOL_VERSION) {
-            return Err(Error::ProtocolVersion { origin: origin.to_owned() });
+            return Err(Error::ProtocolVersion {
+                origin: origin.to_owned(),
+            });
         }
         let block = value.get("loop").ok_or_else(|| Error::Loop {
             origin: origin.to_owned(),
             source: event_loop::Error::InvalidSpec("the manifest has no loop block".into()),
         })?;
-        let loop_spec = LoopSpec::from_json(block)
-            .map_err(|source| Error::Loop { origin: origin.to_owned(), source })?;
-        Ok(Self { origin: origin.to_owned(), loop_spec })
+        let loop_spec = LoopSpec::from_json(block).map_err(|source| Error::Loop {
+            origin: origin.to_owned(),
+            source,
+        })?;
+        Ok(Self {
+            origin: origin.to_owned(),
+            loop_spec,
+        })
     }
 
     /// Returns the manifest compiled into the binary.
     pub fn built_in() -> Self {
-        Self::parse(BUILT_IN, "built-in manifest").expect("the built-in manifest is valid: a unit test parses it")
+        Self::parse(BUILT_IN, "built-in manifest")
+            .expect("the built-in manifest is valid: a unit test parses it")
     }
 
     /// Returns where this manifest came from.

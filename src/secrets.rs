@@ -138,15 +138,32 @@ mod tests {
     fn command_lines_with_credentials_are_caught() {
         assert!(command_line_carries_secret(&["curl", "--token", "abc"]));
         assert!(command_line_carries_secret(&["curl", "--api-key=abc"]));
-        assert!(command_line_carries_secret(&["env", "GITHUB_TOKEN=abc123", "make"]));
+        assert!(command_line_carries_secret(&[
+            "env",
+            "GITHUB_TOKEN=abc123",
+            "make"
+        ]));
         assert!(command_line_carries_secret(&["deploy", "--password", "x"]));
     }
 
     #[test]
     fn control_harmless_command_lines_pass() {
-        assert!(!command_line_carries_secret(&["cargo", "test", "--", "--nocapture"]));
-        assert!(!command_line_carries_secret(&["env", "USE_TOKEN=1", "make"]));
-        assert!(!command_line_carries_secret(&["env", "NPM_TOKEN=false", "make"]));
+        assert!(!command_line_carries_secret(&[
+            "cargo",
+            "test",
+            "--",
+            "--nocapture"
+        ]));
+        assert!(!command_line_carries_secret(&[
+            "env",
+            "USE_TOKEN=1",
+            "make"
+        ]));
+        assert!(!command_line_carries_secret(&[
+            "env",
+            "NPM_TOKEN=false",
+            "make"
+        ]));
         assert!(!command_line_carries_secret(&["grep", "password", "docs/"]));
         assert!(!command_line_carries_secret(&["tool", "--token"]));
     }

@@ -1,1 +1,123 @@
-//! placeholder
+//! The `git hpp` command tree: parse, dispatch, print, exit.
+//!
+//! One file per command (or folder per family); handlers return an [`Outcome`] and never
+//! print. [`run`] is the whole program: `main` only hands it argv.
+
+pub mod ctx;
+pub mod demo;
+pub mod event;
+pub mod exit;
+pub mod loops;
+pub mod output;
+pub mod resume;
+pub mod status;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use self::ctx::Ctx;
+use self::exit::{CliError, Exit};
+use self::output::Outcome;
+use crate::store::refs::LoopId;
+
+/// House Party Protocol harness, git-native: records under refs/hpp
+///
+/// Turns an agent's "done" into checks a command can answer: a loop of events with gates,
+/// kept as git commits under refs/hpp/ so they travel with push and fetch.
+///
+/// Exit codes: 0 ok, 1 warn or manual gate, 2 block or refused input, 3 usage or internal error.
+#[derive(Debug, Parser)]
+#[command(name = "git-hpp", bin_name = "git hpp", version, max_term_width = 100)]
+pub struct Cli {
+    /// Manifest to read the loop from [default: hpp.manifest.json at the worktree root, else the built-in one]
+    #[arg(long, global = true, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The command families.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage a loop's event log: append, verify, log, export, import
+    #[command(subcommand)]
+    Event(event::EventCommand),
+    /// Show where a loop stands and what to do next
+    Status(status::StatusArgs),
+    /// Print the state, next step and event count of a loop as JSON
+    Resume(resume::ResumeArgs),
+    /// List every loop with its state
+    Loops(loops::LoopsArgs),
+    /// Walk a loop from work_started to verified in a throwaway repository
+    Demo(demo::DemoArgs),
+}
+
+/// The `--loop` flag shared by every command that acts on one loop.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoopArg {
+    /// Loop to act on [default: the current branch's name]
+    #[arg(long = "loop", value_name = "NAME")]
+    pub name: Option<LoopId>,
+}
+
+/// The `--json` flag shared by every command with a human rendering.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct JsonArg {
+    /// Print one pretty, sorted-key JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `git hpp` with `argv` (the program name first) and returns the exit code.
+pub fn run<I, T>(argv: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(error) => return ExitCode::from(clap_exit(&error).code()),
+    };
+    let result = Ctx::new(cli.manifest.clone()).and_then(|ctx| dispatch(&ctx, cli.command));
+    ExitCode::from(output::emit(result).code())
+}
+
+/// Help and version print to stdout and exit 0; a value our parsers refused is refused input
+/// (exit 2, `hpp: <reason>`); any other usage error exits 3 with clap's message.
+fn clap_exit(error: &clap::Error) -> Exit {
+    use clap::error::ErrorKind;
+    if !error.use_stderr() {
+        output::emit_clap(error, true);
+        return Exit::Ok;
+    }
+    if error.kind() == ErrorKind::ValueValidation
+        && let Some(source) = std::error::Error::source(error)
+    {
+        return output::emit(Err(CliError::refused(source)));
+    }
+    output::emit_clap(error, false);
+    Exit::Fault
+}
+
+fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
+    match command {
+        Command::Event(cmd) => event::dispatch(ctx, cmd),
+        Command::Status(args) => status::cmd_status(ctx, &args),
+        Command::Resume(args) => resume::cmd_resume(ctx, &args),
+        Command::Loops(args) => loops::cmd_loops(ctx, &args),
+        Command::Demo(args) => demo::cmd_demo(ctx, &args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -59,7 +59,10 @@ mod tests {
     fn canonical_json_sorts_nested_keys_and_keeps_unicode_raw() {
         let v = json!({"z": {"y": 1, "x": [true, null]}, "a": "ação", "m": "tab\there"});
         let text = String::from_utf8(canonical_json(&v)).unwrap();
-        assert_eq!(text, r#"{"a":"ação","m":"tab\there","z":{"x":[true,null],"y":1}}"#);
+        assert_eq!(
+            text,
+            r#"{"a":"ação","m":"tab\there","z":{"x":[true,null],"y":1}}"#
+        );
     }
 
     #[test]

@@ -95,7 +95,8 @@ impl CommitId {
     }
 
     fn oid(&self) -> ObjectId {
-        ObjectId::from_hex(self.0.as_bytes()).expect("a CommitId is only made from a valid ObjectId")
+        ObjectId::from_hex(self.0.as_bytes())
+            .expect("a CommitId is only made from a valid ObjectId")
     }
 }
 
@@ -153,14 +154,18 @@ impl Store {
     /// Opens the repository that git would use from `cwd`: `GIT_DIR` (and `GIT_WORK_TREE`) when
     /// set, else the first repository found upwards, linked worktrees included.
     pub fn discover(cwd: &Path) -> Result<Self, Error> {
-        gix::discover_with_environment_overrides(cwd).map(|repo| Self { repo }).map_err(|e| {
-            // Tell "no repository here" apart from a repository that failed to open.
-            if gix::discover::upwards(cwd).is_err() {
-                Error::NotARepository { path: cwd.to_owned() }
-            } else {
-                git(format!("opening the repository from {}", cwd.display()))(e)
-            }
-        })
+        gix::discover_with_environment_overrides(cwd)
+            .map(|repo| Self { repo })
+            .map_err(|e| {
+                // Tell "no repository here" apart from a repository that failed to open.
+                if gix::discover::upwards(cwd).is_err() {
+                    Error::NotARepository {
+                        path: cwd.to_owned(),
+                    }
+                } else {
+                    git(format!("opening the repository from {}", cwd.display()))(e)
+                }
+            })
     }
 
     /// Creates a new repository with a worktree at `path` (used by the tour).
@@ -179,7 +184,10 @@ impl Store {
     pub fn current_branch(&self) -> Result<Option<String>, Error> {
         let head = self.repo.head_name().map_err(git("reading HEAD"))?;
         Ok(head.and_then(|name| {
-            name.as_bstr().strip_prefix(b"refs/heads/").and_then(|short| short.to_str().ok()).map(str::to_owned)
+            name.as_bstr()
+                .strip_prefix(b"refs/heads/")
+                .and_then(|short| short.to_str().ok())
+                .map(str::to_owned)
         }))
     }
 
@@ -197,25 +205,42 @@ impl Store {
                 detail: format!("{id} is not a commit in this repository"),
             })?;
             let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-            let tree = commit.tree().map_err(git(format!("reading the tree of {id}")))?;
+            let tree = commit
+                .tree()
+                .map_err(git(format!("reading the tree of {id}")))?;
             let payload = match tree.find_entry(file) {
                 Some(entry) if entry.mode().is_blob() => {
-                    let blob = self.repo.find_blob(entry.object_id()).map_err(git(format!("reading {file} of {id}")))?;
+                    let blob = self
+                        .repo
+                        .find_blob(entry.object_id())
+                        .map_err(git(format!("reading {file} of {id}")))?;
                     Some(blob.data.clone())
                 }
                 _ => None,
             };
             next = parents.first().copied();
-            links.push(Link { commit: id.into(), parents: parents.into_iter().map(Into::into).collect(), payload });
+            links.push(Link {
+                commit: id.into(),
+                parents: parents.into_iter().map(Into::into).collect(),
+                payload,
+            });
         }
         links.reverse();
-        Ok(Chain { tip: Some(tip.into()), links })
+        Ok(Chain {
+            tip: Some(tip.into()),
+            links,
+        })
     }
 
     /// Writes `record` as a commit on top of `expected` and moves `name` to it, but only if
     /// `name` still points at `expected` (`None`: the ref must not exist). On a lost race returns
     /// [`Error::Moved`] with the tip now in place; nothing is overwritten.
-    pub fn append(&self, name: &str, expected: Option<&CommitId>, record: &NewRecord<'_>) -> Result<CommitId, Error> {
+    pub fn append(
+        &self,
+        name: &str,
+        expected: Option<&CommitId>,
+        record: &NewRecord<'_>,
+    ) -> Result<CommitId, Error> {
         let mut written = Vec::new();
         let id = self.write_record(expected.map(CommitId::oid), record, &mut written)?;
         self.sync_objects(&written)?;
@@ -231,7 +256,10 @@ impl Store {
         for record in records {
             parent = Some(self.write_record(parent, record, &mut written)?);
         }
-        let tip = parent.ok_or_else(|| Error::Corrupt { name: name.to_owned(), detail: "no records to write".into() })?;
+        let tip = parent.ok_or_else(|| Error::Corrupt {
+            name: name.to_owned(),
+            detail: "no records to write".into(),
+        })?;
         self.sync_objects(&written)?;
         self.cas(name, None, tip)?;
         Ok(tip.into())
@@ -240,10 +268,15 @@ impl Store {
     /// Lists the refs under `prefix` with their tips, sorted by name.
     pub fn list(&self, prefix: &str) -> Result<Vec<(String, CommitId)>, Error> {
         let platform = self.repo.references().map_err(git("listing refs"))?;
-        let iter = platform.prefixed(prefix.as_bytes().as_bstr()).map_err(git(format!("listing {prefix}")))?;
+        let iter = platform
+            .prefixed(prefix.as_bytes().as_bstr())
+            .map_err(git(format!("listing {prefix}")))?;
         let mut out = Vec::new();
         for reference in iter {
-            let reference = reference.map_err(|e| Error::Corrupt { name: prefix.to_owned(), detail: e.to_string() })?;
+            let reference = reference.map_err(|e| Error::Corrupt {
+                name: prefix.to_owned(),
+                detail: e.to_string(),
+            })?;
             if let Some(id) = reference.target().try_id() {
                 out.push((reference.name().as_bstr().to_string(), id.to_owned().into()));
             }
@@ -254,35 +287,69 @@ impl Store {
 
     /// Returns where `name` points, or `None` if it does not exist.
     pub fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
-        let reference = self.repo.try_find_reference(name).map_err(git(format!("reading {name}")))?;
+        let reference = self
+            .repo
+            .try_find_reference(name)
+            .map_err(git(format!("reading {name}")))?;
         match reference {
             None => Ok(None),
-            Some(r) => r.target().try_id().map(|id| Some(id.to_owned())).ok_or_else(|| Error::Corrupt {
-                name: name.to_owned(),
-                detail: "is a symbolic ref, not a record".into(),
-            }),
+            Some(r) => r
+                .target()
+                .try_id()
+                .map(|id| Some(id.to_owned()))
+                .ok_or_else(|| Error::Corrupt {
+                    name: name.to_owned(),
+                    detail: "is a symbolic ref, not a record".into(),
+                }),
         }
     }
 
     fn signature(&self) -> gix::actor::Signature {
         let now = gix::date::Time::now_local_or_utc();
         match self.repo.committer() {
-            Some(Ok(sig)) => gix::actor::Signature { name: sig.name.into(), email: sig.email.into(), time: now },
-            _ => gix::actor::Signature { name: FALLBACK_NAME.into(), email: FALLBACK_EMAIL.into(), time: now },
+            Some(Ok(sig)) => gix::actor::Signature {
+                name: sig.name.into(),
+                email: sig.email.into(),
+                time: now,
+            },
+            _ => gix::actor::Signature {
+                name: FALLBACK_NAME.into(),
+                email: FALLBACK_EMAIL.into(),
+                time: now,
+            },
         }
     }
 
-    fn write_record(&self, parent: Option<ObjectId>, record: &NewRecord<'_>, written: &mut Vec<ObjectId>) -> Result<ObjectId, Error> {
-        let blob = self.repo.write_blob(record.bytes).map_err(git("writing a record blob"))?.detach();
-        let mut editor = self.repo.edit_tree(ObjectId::empty_tree(self.repo.object_hash())).map_err(git("editing a tree"))?;
-        editor.upsert(record.file, EntryKind::Blob, blob).map_err(git("editing a tree"))?;
-        let tree = editor.write().map_err(git("writing a record tree"))?.detach();
+    fn write_record(
+        &self,
+        parent: Option<ObjectId>,
+        record: &NewRecord<'_>,
+        written: &mut Vec<ObjectId>,
+    ) -> Result<ObjectId, Error> {
+        let blob = self
+            .repo
+            .write_blob(record.bytes)
+            .map_err(git("writing a record blob"))?
+            .detach();
+        let mut editor = self
+            .repo
+            .edit_tree(ObjectId::empty_tree(self.repo.object_hash()))
+            .map_err(git("editing a tree"))?;
+        editor
+            .upsert(record.file, EntryKind::Blob, blob)
+            .map_err(git("editing a tree"))?;
+        let tree = editor
+            .write()
+            .map_err(git("writing a record tree"))?
+            .detach();
         // A writer trailer makes every commit unique: two writers recording identical payloads
         // on the same parent in the same second would otherwise make one commit and both "win".
         let writer = format!(
             "{}-{}-{}",
             std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
             WRITES.fetch_add(1, Ordering::Relaxed)
         );
         let sig = self.signature();
@@ -295,7 +362,11 @@ impl Store {
             message: format!("{}\n\nHpp-Writer: {writer}\n", record.message.trim_end()).into(),
             extra_headers: Vec::new(),
         };
-        let id = self.repo.write_object(&commit).map_err(git("writing a record commit"))?.detach();
+        let id = self
+            .repo
+            .write_object(&commit)
+            .map_err(git("writing a record commit"))?
+            .detach();
         written.extend([blob, tree, id]);
         Ok(id)
     }
@@ -310,7 +381,10 @@ impl Store {
             let dir = objects.join(&hex[..2]);
             let path = dir.join(&hex[2..]);
             if let Ok(file) = std::fs::File::open(&path) {
-                file.sync_all().map_err(|e| Error::Corrupt { name: hex.clone(), detail: format!("cannot flush to disk: {e}") })?;
+                file.sync_all().map_err(|e| Error::Corrupt {
+                    name: hex.clone(),
+                    detail: format!("cannot flush to disk: {e}"),
+                })?;
                 dirs.insert(dir);
                 synced += 1;
             }
@@ -326,12 +400,19 @@ impl Store {
     }
 
     fn cas(&self, name: &str, expected: Option<ObjectId>, new: ObjectId) -> Result<(), Error> {
-        let full: gix::refs::FullName = name
-            .try_into()
-            .map_err(|e: gix::validate::reference::name::Error| Error::Corrupt { name: name.to_owned(), detail: e.to_string() })?;
+        let full: gix::refs::FullName =
+            name.try_into()
+                .map_err(|e: gix::validate::reference::name::Error| Error::Corrupt {
+                    name: name.to_owned(),
+                    detail: e.to_string(),
+                })?;
         let edit = RefEdit {
             change: Change::Update {
-                log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: "hpp: append".into() },
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "hpp: append".into(),
+                },
                 expected: match expected {
                     Some(old) => PreviousValue::MustExistAndMatch(Target::Object(old)),
                     None => PreviousValue::MustNotExist,
@@ -343,25 +424,44 @@ impl Store {
         };
         let who = self.signature();
         let mut buf = gix::date::parse::TimeBuf::default();
-        match self.repo.edit_references_as([edit], Some(who.to_ref(&mut buf))) {
+        match self
+            .repo
+            .edit_references_as([edit], Some(who.to_ref(&mut buf)))
+        {
             Ok(_) => Ok(()),
             Err(e) => {
                 if let Some(out) = e.downcast_any_ref::<ReferenceOutOfDate>() {
-                    return Err(Error::Moved { name: name.to_owned(), expected: expected.map(Into::into), actual: out.actual.try_id().map(|id| id.to_owned().into()) });
+                    return Err(Error::Moved {
+                        name: name.to_owned(),
+                        expected: expected.map(Into::into),
+                        actual: out.actual.try_id().map(|id| id.to_owned().into()),
+                    });
                 }
                 if let Some(exists) = e.downcast_any_ref::<MustNotExist>() {
-                    return Err(Error::Moved { name: name.to_owned(), expected: None, actual: exists.actual.try_id().map(|id| id.to_owned().into()) });
+                    return Err(Error::Moved {
+                        name: name.to_owned(),
+                        expected: None,
+                        actual: exists.actual.try_id().map(|id| id.to_owned().into()),
+                    });
                 }
                 if e.is_retryable() {
-                    return Err(Error::Busy { name: name.to_owned() });
+                    return Err(Error::Busy {
+                        name: name.to_owned(),
+                    });
                 }
                 // A loop `a` exists as a file where `a/b` needs a directory, or the reverse.
                 if expected.is_none() && self.clashes(name) {
-                    return Err(Error::Clash { name: name.to_owned() });
+                    return Err(Error::Clash {
+                        name: name.to_owned(),
+                    });
                 }
                 // The ref may have vanished or appeared between our read and the lock.
                 match self.tip(name) {
-                    Ok(actual) if actual != expected => Err(Error::Moved { name: name.to_owned(), expected: expected.map(Into::into), actual: actual.map(Into::into) }),
+                    Ok(actual) if actual != expected => Err(Error::Moved {
+                        name: name.to_owned(),
+                        expected: expected.map(Into::into),
+                        actual: actual.map(Into::into),
+                    }),
                     _ => Err(git(format!("updating {name}"))(e)),
                 }
             }
@@ -379,7 +479,8 @@ impl Store {
                 return true;
             }
         }
-        self.list(&format!("{name}/")).is_ok_and(|refs| !refs.is_empty())
+        self.list(&format!("{name}/"))
+            .is_ok_and(|refs| !refs.is_empty())
     }
 }
 
@@ -394,17 +495,29 @@ mod tests {
     }
 
     fn record(bytes: &[u8]) -> NewRecord<'_> {
-        NewRecord { file: "event.json", bytes, message: "test" }
+        NewRecord {
+            file: "event.json",
+            bytes,
+            message: "test",
+        }
     }
 
     #[test]
     fn append_then_read_returns_the_chain_oldest_first() {
         let (_dir, store) = repo();
-        let a = store.append("refs/hpp/loops/t", None, &record(b"1")).unwrap();
-        let b = store.append("refs/hpp/loops/t", Some(&a), &record(b"2")).unwrap();
+        let a = store
+            .append("refs/hpp/loops/t", None, &record(b"1"))
+            .unwrap();
+        let b = store
+            .append("refs/hpp/loops/t", Some(&a), &record(b"2"))
+            .unwrap();
         let chain = store.read_chain("refs/hpp/loops/t", "event.json").unwrap();
         assert_eq!(chain.tip.as_ref(), Some(&b));
-        let payloads: Vec<_> = chain.links.iter().map(|l| l.payload.clone().unwrap()).collect();
+        let payloads: Vec<_> = chain
+            .links
+            .iter()
+            .map(|l| l.payload.clone().unwrap())
+            .collect();
         assert_eq!(payloads, [b"1".to_vec(), b"2".to_vec()]);
         assert_eq!(chain.links[1].parents, [a]);
     }
@@ -412,12 +525,26 @@ mod tests {
     #[test]
     fn control_append_against_a_stale_tip_is_refused_and_the_winner_stays() {
         let (_dir, store) = repo();
-        let a = store.append("refs/hpp/loops/t", None, &record(b"1")).unwrap();
-        let lost = store.append("refs/hpp/loops/t", None, &record(b"1")).unwrap_err();
-        assert!(matches!(&lost, Error::Moved { actual: Some(actual), .. } if *actual == a), "{lost}");
-        let b = store.append("refs/hpp/loops/t", Some(&a), &record(b"2")).unwrap();
-        let stale = store.append("refs/hpp/loops/t", Some(&a), &record(b"3")).unwrap_err();
-        assert!(matches!(&stale, Error::Moved { actual: Some(actual), .. } if *actual == b), "{stale}");
+        let a = store
+            .append("refs/hpp/loops/t", None, &record(b"1"))
+            .unwrap();
+        let lost = store
+            .append("refs/hpp/loops/t", None, &record(b"1"))
+            .unwrap_err();
+        assert!(
+            matches!(&lost, Error::Moved { actual: Some(actual), .. } if *actual == a),
+            "{lost}"
+        );
+        let b = store
+            .append("refs/hpp/loops/t", Some(&a), &record(b"2"))
+            .unwrap();
+        let stale = store
+            .append("refs/hpp/loops/t", Some(&a), &record(b"3"))
+            .unwrap_err();
+        assert!(
+            matches!(&stale, Error::Moved { actual: Some(actual), .. } if *actual == b),
+            "{stale}"
+        );
         assert_eq!(store.tip("refs/hpp/loops/t").unwrap(), Some(b.oid()));
     }
 
@@ -425,8 +552,12 @@ mod tests {
     fn identical_payloads_make_distinct_commits() {
         let (_dir, store) = repo();
         let mut written = Vec::new();
-        let one = store.write_record(None, &record(b"same"), &mut written).unwrap();
-        let two = store.write_record(None, &record(b"same"), &mut written).unwrap();
+        let one = store
+            .write_record(None, &record(b"same"), &mut written)
+            .unwrap();
+        let two = store
+            .write_record(None, &record(b"same"), &mut written)
+            .unwrap();
         assert_ne!(one, two);
     }
 
@@ -434,15 +565,25 @@ mod tests {
     fn new_objects_are_flushed_before_the_ref_moves() {
         let (_dir, store) = repo();
         let mut written = Vec::new();
-        store.write_record(None, &record(b"flush me"), &mut written).unwrap();
-        assert_eq!(store.sync_objects(&written).unwrap(), 3, "blob, tree and commit are loose files");
+        store
+            .write_record(None, &record(b"flush me"), &mut written)
+            .unwrap();
+        assert_eq!(
+            store.sync_objects(&written).unwrap(),
+            3,
+            "blob, tree and commit are loose files"
+        );
     }
 
     #[test]
     fn control_a_loop_name_that_clashes_with_an_existing_one_is_reported_as_a_clash() {
         let (_dir, store) = repo();
-        store.append("refs/hpp/loops/a", None, &record(b"1")).unwrap();
-        let err = store.append("refs/hpp/loops/a/b", None, &record(b"1")).unwrap_err();
+        store
+            .append("refs/hpp/loops/a", None, &record(b"1"))
+            .unwrap();
+        let err = store
+            .append("refs/hpp/loops/a/b", None, &record(b"1"))
+            .unwrap_err();
         assert!(matches!(err, Error::Clash { .. }), "{err}");
     }
 }

@@ -25,7 +25,9 @@ pub struct LoopId(String);
 
 /// Why a loop name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid loop name {name:?}: a loop name must be a valid git ref name (like a branch name)")]
+#[error(
+    "invalid loop name {name:?}: a loop name must be a valid git ref name (like a branch name)"
+)]
 pub struct InvalidLoopId {
     /// The refused name.
     pub name: String,
@@ -35,7 +37,9 @@ impl FromStr for LoopId {
     type Err = InvalidLoopId;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        let invalid = || InvalidLoopId { name: name.to_owned() };
+        let invalid = || InvalidLoopId {
+            name: name.to_owned(),
+        };
         if name.is_empty() || name == "@" || name.starts_with('-') {
             return Err(invalid());
         }
@@ -77,9 +81,14 @@ mod tests {
 
     #[test]
     fn control_names_git_would_refuse_are_refused() {
-        for name in ["", "a..b", ".hidden", "x.lock", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b",
-                     "a/", "/a", "a//b", "@", "a@{1}", "-x", "tab\t"] {
-            assert!(name.parse::<LoopId>().is_err(), "{name:?} should be refused");
+        for name in [
+            "", "a..b", ".hidden", "x.lock", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b",
+            "a/", "/a", "a//b", "@", "a@{1}", "-x", "tab\t",
+        ] {
+            assert!(
+                name.parse::<LoopId>().is_err(),
+                "{name:?} should be refused"
+            );
         }
     }
 }

@@ -1,0 +1,136 @@
+//! The exit table: the only place that decides what a failure means to the user.
+//!
+//! 0 ok · 1 warn or manual gate · 2 block or refused input · 3 usage or internal error.
+
+use std::fmt;
+
+use crate::{events, manifest, store};
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Exit {
+    /// The command did what was asked and the answer is yes.
+    Ok = 0,
+    /// The command finished and the answer is "not yet" (warn, manual gate).
+    Warn = 1,
+    /// A block verdict or refused input.
+    Block = 2,
+    /// A usage or internal error.
+    Fault = 3,
+}
+
+impl Exit {
+    /// Returns the process exit code.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// What kind of failure a [`CliError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Refused input or a blocked action: exit 2.
+    Refused,
+    /// A usage error: exit 3.
+    Usage,
+    /// Something failed that should not have: exit 3, with the whole cause chain.
+    Internal,
+}
+
+/// A failure as the user will read it: `hpp: <message>`, then `hint:` lines.
+#[derive(Debug)]
+pub struct CliError {
+    /// What kind of failure it is.
+    pub kind: Kind,
+    /// The one-line reason.
+    pub message: String,
+    /// Commands or advice that would help, one per line.
+    pub hints: Vec<String>,
+}
+
+impl CliError {
+    /// A refusal (exit 2).
+    pub fn refused(message: impl fmt::Display) -> Self {
+        Self {
+            kind: Kind::Refused,
+            message: message.to_string(),
+            hints: Vec::new(),
+        }
+    }
+
+    /// A usage error (exit 3).
+    pub fn usage(message: impl fmt::Display) -> Self {
+        Self {
+            kind: Kind::Usage,
+            message: message.to_string(),
+            hints: Vec::new(),
+        }
+    }
+
+    /// An internal error (exit 3), with the cause chain in the message.
+    pub fn internal(context: &str, error: &dyn std::error::Error) -> Self {
+        let mut message = format!("internal error: {context}: {error}");
+        let mut source = error.source();
+        while let Some(cause) = source {
+            message.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        Self {
+            kind: Kind::Internal,
+            message,
+            hints: Vec::new(),
+        }
+    }
+
+    /// Adds a hint line.
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    /// Returns the exit code for this failure.
+    pub fn exit(&self) -> Exit {
+        match self.kind {
+            Kind::Refused => Exit::Block,
+            Kind::Usage | Kind::Internal => Exit::Fault,
+        }
+    }
+}
+
+impl From<store::Error> for CliError {
+    fn from(e: store::Error) -> Self {
+        match e {
+            store::Error::NotARepository { .. } => CliError::refused(&e)
+                .hint("run it inside a git repository, or create one with `git init`"),
+            store::Error::Moved { .. }
+            | store::Error::Busy { .. }
+            | store::Error::Corrupt { .. } => CliError::refused(e),
+            store::Error::Clash { .. } => CliError::refused(e)
+                .hint("loop names nest like branch names: `a` and `a/b` cannot both exist"),
+            store::Error::Git { ref context, .. } => {
+                let context = context.clone();
+                CliError::internal(&context, &e)
+            }
+        }
+    }
+}
+
+impl From<events::Error> for CliError {
+    fn from(e: events::Error) -> Self {
+        match e {
+            events::Error::Store(inner) => inner.into(),
+            events::Error::Broken { ref id, .. } => {
+                let hint = format!("inspect it with `git hpp event verify --loop {id}`");
+                CliError::refused(e).hint(hint)
+            }
+            other => CliError::refused(other),
+        }
+    }
+}
+
+impl From<manifest::Error> for CliError {
+    fn from(e: manifest::Error) -> Self {
+        CliError::refused(e)
+    }
+}

@@ -1,0 +1,113 @@
+//! `Out`: the sole owner of stdout and stderr.
+//!
+//! A command's outcome is rendered whole before the first byte is written, so the exit code is
+//! known up front: a closed pipe (`git hpp status | head -0`) ends quietly with that same code.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::exit::{CliError, Exit};
+use crate::record::pretty_json;
+
+/// What a command produced: the bytes for stdout, warnings for stderr, and the exit code.
+#[derive(Debug)]
+#[must_use = "an outcome must be returned to be printed"]
+pub struct Outcome {
+    /// The bytes for stdout.
+    pub stdout: Vec<u8>,
+    /// Warning lines for stderr (printed as `hpp: warning: ...`).
+    pub warnings: Vec<String>,
+    /// The exit code.
+    pub exit: Exit,
+}
+
+impl Outcome {
+    /// Renders a document: pretty sorted-key JSON with `json`, else the human text.
+    pub fn document(
+        json: bool,
+        value: &impl Serialize,
+        human: impl Into<String>,
+        exit: Exit,
+    ) -> Self {
+        let stdout = if json {
+            let value = serde_json::to_value(value).expect("outcome values serialise to JSON");
+            pretty_json(&value).into_bytes()
+        } else {
+            let mut text = human.into();
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.into_bytes()
+        };
+        Self {
+            stdout,
+            warnings: Vec::new(),
+            exit,
+        }
+    }
+
+    /// Always JSON, whatever the flags (for commands whose contract is JSON, like `resume`).
+    pub fn json(value: &impl Serialize, exit: Exit) -> Self {
+        Self::document(true, value, "", exit)
+    }
+
+    /// Raw bytes, written as they are (for `event export`).
+    pub fn raw(bytes: Vec<u8>) -> Self {
+        Self {
+            stdout: bytes,
+            warnings: Vec::new(),
+            exit: Exit::Ok,
+        }
+    }
+
+    /// Adds a warning line.
+    pub fn warn(mut self, warning: impl Into<String>) -> Self {
+        self.warnings.push(warning.into());
+        self
+    }
+}
+
+/// Writes an outcome and returns its exit code.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "Out is the one place allowed to own stdout and stderr"
+)]
+pub fn emit(result: Result<Outcome, CliError>) -> Exit {
+    match result {
+        Ok(outcome) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe is the reader's choice, not our failure: keep the verdict's code.
+            let _ = stdout
+                .write_all(&outcome.stdout)
+                .and_then(|()| stdout.flush());
+            let mut stderr = std::io::stderr().lock();
+            for warning in &outcome.warnings {
+                let _ = writeln!(stderr, "hpp: warning: {warning}");
+            }
+            outcome.exit
+        }
+        Err(error) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "hpp: {}", error.message);
+            for hint in &error.hints {
+                let _ = writeln!(stderr, "hint: {hint}");
+            }
+            error.exit()
+        }
+    }
+}
+
+/// Writes clap's own rendering of help, version or a usage error.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "Out is the one place allowed to own stdout and stderr"
+)]
+pub fn emit_clap(error: &clap::Error, to_stdout: bool) {
+    let text = error.render().ansi().to_string();
+    let _ = if to_stdout {
+        std::io::stdout().lock().write_all(text.as_bytes())
+    } else {
+        std::io::stderr().lock().write_all(text.as_bytes())
+    };
+}

@@ -1,0 +1,30 @@
+//! `git hpp resume`: the three facts an agent needs to pick a loop up again.
+
+use serde_json::json;
+
+use crate::cli::LoopArg;
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::events;
+
+/// Print the state, next step and event count of a loop as JSON
+///
+/// Always JSON: {"state", "next_step", "event_count"}. A broken chain is refused with exit 2.
+/// Reads refs/hpp/loops/<loop>.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    target: LoopArg,
+}
+
+/// Reads the loop and prints where to resume.
+pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let manifest = ctx.manifest()?;
+    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let state = events::read(store, manifest.loop_spec(), &id)?;
+    let p = state.require_intact()?;
+    let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count});
+    Ok(Outcome::json(&value, Exit::Ok))
+}

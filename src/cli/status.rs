@@ -1,0 +1,56 @@
+//! `git hpp status`: where a loop stands.
+
+use serde_json::json;
+
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::cli::{JsonArg, LoopArg};
+use crate::events;
+
+/// Show where a loop stands and what to do next
+///
+/// Prints the state, event and evidence counts, the history, the next step and the chain's
+/// status. A broken chain is refused with exit 2, naming the first divergent event.
+/// Reads refs/hpp/loops/<loop>.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    target: LoopArg,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Reads the loop and renders its status.
+pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let manifest = ctx.manifest()?;
+    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let state = events::read(store, manifest.loop_spec(), &id)?;
+    let p = state.require_intact()?;
+    let chain = &state.chain;
+    let status = serde_json::to_value(chain.status).expect("a status serialises");
+    let status = status.as_str().unwrap_or_default();
+    let value = json!({
+        "loop": state.id,
+        "event_log": state.ref_name,
+        "manifest": manifest.origin(),
+        "state": p.state,
+        "event_count": p.event_count,
+        "evidence_count": p.evidence_count,
+        "history": p.history,
+        "next_step": p.next_step,
+        "chain": {"status": chain.status, "chained": chain.chained, "legacy": chain.legacy,
+                  "head_sha256": chain.head_sha256, "head": state.head},
+    });
+    let legacy = if chain.legacy > 0 {
+        format!(" ({} unchained)", chain.legacy)
+    } else {
+        String::new()
+    };
+    let human = format!(
+        "HPP status: {} · loop={} · events={} · next={} · chain={status}{legacy}",
+        p.state, state.id, p.event_count, p.next_step
+    );
+    Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+}
