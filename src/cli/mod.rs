@@ -90,7 +90,7 @@ where
 fn clap_exit(error: &clap::Error) -> Exit {
     use clap::error::ErrorKind;
     if !error.use_stderr() {
-        output::emit_clap(error, true);
+        output::emit_clap(error);
         return Exit::Ok;
     }
     if error.kind() == ErrorKind::ValueValidation
@@ -98,7 +98,7 @@ fn clap_exit(error: &clap::Error) -> Exit {
     {
         return output::emit(Err(CliError::refused(source)));
     }
-    output::emit_clap(error, false);
+    output::emit_clap(error);
     Exit::Fault
 }
 

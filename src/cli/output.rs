@@ -98,16 +98,8 @@ pub fn emit(result: Result<Outcome, CliError>) -> Exit {
     }
 }
 
-/// Writes clap's own rendering of help, version or a usage error.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "Out is the one place allowed to own stdout and stderr"
-)]
-pub fn emit_clap(error: &clap::Error, to_stdout: bool) {
-    let text = error.render().ansi().to_string();
-    let _ = if to_stdout {
-        std::io::stdout().lock().write_all(text.as_bytes())
-    } else {
-        std::io::stderr().lock().write_all(text.as_bytes())
-    };
+/// Writes clap's own rendering of help, version or a usage error (to stdout for help and
+/// version, stderr otherwise; coloured only on a terminal).
+pub fn emit_clap(error: &clap::Error) {
+    let _ = error.print();
 }

@@ -1,1 +1,10 @@
+//! The one integration test binary: every test runs the built `git-hpp` against real temporary
+//! repositories and the real `git`.
 
+mod harness;
+
+mod cli;
+mod event;
+mod race;
+mod repos;
+mod tamper;

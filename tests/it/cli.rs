@@ -1,0 +1,115 @@
+//! The command surface: help, version, exit codes for usage errors, running through `git`.
+
+use crate::harness::{BIN, Sandbox};
+
+#[test]
+fn help_lists_the_command_families() {
+    let sandbox = Sandbox::empty();
+    let help = sandbox.hpp(["--help"]).ok();
+    for family in ["event", "status", "resume", "loops", "demo"] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(family)),
+            "{family} missing from:\n{help}"
+        );
+    }
+    assert!(help.contains("Exit codes: 0 ok, 1 warn or manual gate, 2 block or refused input, 3 usage or internal error"));
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let sandbox = Sandbox::empty();
+    assert_eq!(
+        sandbox.hpp(["--version"]).ok().trim(),
+        format!("git-hpp {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn git_finds_the_binary_as_the_hpp_subcommand() {
+    let sandbox = Sandbox::repo();
+    let dir = std::path::Path::new(BIN)
+        .parent()
+        .expect("the binary has a directory");
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("git")
+        .args(["hpp", "--version"])
+        .current_dir(&sandbox.root)
+        .env("PATH", path)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("git-hpp "));
+}
+
+#[test]
+fn control_usage_errors_exit_3_with_nothing_on_stdout() {
+    let sandbox = Sandbox::repo();
+    for args in [
+        &["frobnicate"][..],
+        &["event", "append"][..],
+        &["status", "--no-such-flag"][..],
+    ] {
+        let run = sandbox.hpp_in(&sandbox.root, args).exit(3);
+        assert!(run.stdout.is_empty(), "{run}");
+        assert!(run.stderr.contains("error:"), "{run}");
+    }
+    assert!(
+        sandbox.hpp_in(&sandbox.root, &[]).exit(3).stdout.is_empty(),
+        "no subcommand is a usage error"
+    );
+}
+
+#[test]
+fn control_an_invalid_loop_name_is_refused_input_not_a_usage_error() {
+    let sandbox = Sandbox::repo();
+    for name in ["a..b", "x.lock", "has space", "-dash", "a:b"] {
+        let flag = format!("--loop={name}");
+        let reason = sandbox
+            .hpp(["event", "append", "--type", "work_started", &flag])
+            .refused();
+        assert!(reason.contains("invalid loop name"), "{reason}");
+    }
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+}
+
+#[test]
+fn json_output_is_pretty_and_sorted() {
+    let sandbox = Sandbox::repo();
+    let text = sandbox.hpp(["status", "--json"]).ok();
+    assert!(text.starts_with("{\n  \""), "{text}");
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  \"") && !l.starts_with("   "))
+        .map(|l| l.trim_start().split('"').nth(1).unwrap_or_default())
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    assert_eq!(keys, sorted);
+}
+
+#[test]
+fn the_demo_walks_a_loop_to_verified_and_cleans_up() {
+    let sandbox = Sandbox::empty();
+    let out = sandbox.hpp(["demo"]).ok();
+    for needle in [
+        "$ git hpp event append --type verified\nhpp: invalid transition at event 1: planned --verified--> ?\n[exit 2]",
+        "HPP status: verified · events=5 · evidence=1 · next=no-op",
+        "HPP event chain: intact · loop=main · events=5",
+        "imported 5 events into loop imported (chain intact",
+        "removed the throwaway repository",
+    ] {
+        assert!(
+            out.contains(needle),
+            "{needle:?} missing from the tour:\n{out}"
+        );
+    }
+}

@@ -1,0 +1,446 @@
+//! The loop: appends through the five gates, refusals that write nothing, export and import.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::harness::Sandbox;
+
+const GENESIS: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn five_events_reach_verified() {
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("main");
+    let status = sandbox.hpp(["status", "--json"]).json(0);
+    assert_eq!(status["state"], "verified");
+    assert_eq!(status["event_count"], 5);
+    assert_eq!(status["evidence_count"], 1);
+    assert_eq!(status["next_step"], "no-op");
+    assert_eq!(status["chain"]["status"], "intact");
+    assert_eq!(
+        status["history"],
+        serde_json::json!([
+            "work_started",
+            "evidence_recorded",
+            "check_passed",
+            "human_approved",
+            "verified"
+        ])
+    );
+    let commits = sandbox.git(["rev-list", "--count", "refs/hpp/loops/main"]);
+    assert_eq!(commits, "5", "one commit per event");
+}
+
+#[test]
+fn append_prints_the_projection() {
+    let sandbox = Sandbox::repo();
+    let p = sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--data",
+            r#"{"work":"ITEM-1"}"#,
+            "--json",
+        ])
+        .json(0);
+    assert_eq!(p["state"], "active");
+    assert_eq!(p["event_count"], 1);
+    assert_eq!(p["evidence_count"], 0);
+    assert_eq!(p["history"], serde_json::json!(["work_started"]));
+    assert_eq!(p["next_step"], "record fresh evidence");
+    assert_eq!(p["loop"], "main");
+    assert_eq!(
+        p["head"],
+        Value::String(sandbox.git(["rev-parse", "refs/hpp/loops/main"]))
+    );
+    let blob = sandbox.git(["show", "refs/hpp/loops/main:event.json"]);
+    assert_eq!(
+        blob,
+        format!(
+            r#"{{"data":{{"work":"ITEM-1"}},"id":"event:1","prev_sha256":"{GENESIS}","seq":1,"type":"work_started"}}"#
+        )
+    );
+}
+
+#[test]
+fn control_a_bare_verified_is_refused_and_leaves_no_ref() {
+    let sandbox = Sandbox::repo();
+    let reason = sandbox
+        .hpp(["event", "append", "--type", "verified"])
+        .refused();
+    assert_eq!(
+        reason,
+        "invalid transition at event 1: planned --verified--> ?"
+    );
+    assert_eq!(sandbox.hpp_refs(), "");
+}
+
+#[test]
+fn control_an_out_of_order_event_is_refused_and_the_tip_does_not_move() {
+    let sandbox = Sandbox::repo();
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    let before = sandbox.hpp_refs();
+    let reason = sandbox
+        .hpp(["event", "append", "--type", "check_passed"])
+        .refused();
+    assert_eq!(
+        reason,
+        "invalid transition at event 2: active --check_passed--> ?"
+    );
+    assert_eq!(sandbox.hpp_refs(), before);
+}
+
+#[test]
+fn control_bad_data_is_refused_before_writing() {
+    let sandbox = Sandbox::repo();
+    let cases = [
+        (r#"[1,2]"#, "event data must be a JSON object"),
+        (r#"{"work":"#, "invalid JSON in --data"),
+        (
+            r#"{"note":"password = hunter2"}"#,
+            "looks like it carries a secret",
+        ),
+    ];
+    for (data, needle) in cases {
+        let reason = sandbox
+            .hpp(["event", "append", "--type", "work_started", "--data", data])
+            .refused();
+        assert!(reason.contains(needle), "{reason}");
+    }
+    let prose = r#"{"note":"no password or secret is involved"}"#;
+    sandbox
+        .hpp(["event", "append", "--type", "work_started", "--data", prose])
+        .ok();
+}
+
+#[test]
+fn the_default_loop_is_the_current_branch_and_detached_head_needs_a_name() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["checkout", "-q", "-b", "feature/login"]);
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    assert!(
+        sandbox
+            .hpp_refs()
+            .starts_with("refs/hpp/loops/feature/login ")
+    );
+    sandbox.git(["checkout", "-q", "--detach"]);
+    let reason = sandbox.hpp(["status"]).refused();
+    assert!(reason.contains("HEAD is detached"), "{reason}");
+    sandbox.hpp(["status", "--loop", "feature/login"]).ok();
+}
+
+#[test]
+fn loops_and_log_show_every_loop_and_event() {
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("a");
+    sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--loop",
+            "b",
+            "--data",
+            r#"{"work":"X"}"#,
+        ])
+        .ok();
+    let loops = sandbox.hpp(["loops", "--json"]).json(0);
+    let rows = loops["loops"].as_array().expect("a list");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0]["loop"].as_str(), rows[0]["state"].as_str()),
+        (Some("a"), Some("verified"))
+    );
+    assert_eq!(
+        (rows[1]["loop"].as_str(), rows[1]["state"].as_str()),
+        (Some("b"), Some("active"))
+    );
+    let log = sandbox
+        .hpp(["event", "log", "--loop", "b", "--json"])
+        .json(0);
+    assert_eq!(log["events"][0]["type"], "work_started");
+    assert_eq!(log["events"][0]["data"]["work"], "X");
+    assert_eq!(log["events"][0]["id"], "event:1");
+    let human = sandbox.hpp(["loops"]).ok();
+    assert!(
+        human.contains("a  verified") && human.contains("b  active"),
+        "{human}"
+    );
+}
+
+/// Checks a JSON-lines log with the reference's chain rules, independently of the crate.
+fn assert_reference_chain(text: &str) {
+    let mut prev = GENESIS.to_owned();
+    for (i, line) in text.lines().enumerate() {
+        let value: Value = serde_json::from_str(line).expect("each line is JSON");
+        assert_eq!(
+            serde_json::to_string(&value).expect("re-serialises"),
+            line,
+            "line {} is compact sorted-key JSON",
+            i + 1
+        );
+        assert_eq!(value["seq"], i + 1);
+        assert_eq!(value["id"], format!("event:{}", i + 1));
+        assert_eq!(
+            value["prev_sha256"],
+            prev.as_str(),
+            "line {} links to the line before",
+            i + 1
+        );
+        prev = sha256(line.as_bytes());
+    }
+}
+
+#[test]
+fn export_then_import_round_trips_byte_for_byte() {
+    let sandbox = Sandbox::repo();
+    sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--data",
+            r#"{"work":"ITEM-1","note":"ação"}"#,
+        ])
+        .ok();
+    for kind in [
+        "evidence_recorded",
+        "check_passed",
+        "human_approved",
+        "verified",
+    ] {
+        sandbox.hpp(["event", "append", "--type", kind]).ok();
+    }
+    let exported = sandbox.hpp(["event", "export"]).ok();
+    assert_eq!(exported.lines().count(), 5);
+    assert!(exported.ends_with('\n'));
+    assert_reference_chain(&exported);
+    let file = sandbox.path("events.jsonl");
+    std::fs::write(&file, &exported).expect("writable");
+    let imported = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8 path"),
+            "--loop",
+            "copy",
+            "--json",
+        ])
+        .json(0);
+    assert_eq!(imported["chain"]["status"], "intact");
+    assert_eq!(imported["projection"]["state"], "verified");
+    assert_eq!(
+        sandbox.hpp(["event", "export", "--loop", "copy"]).ok(),
+        exported
+    );
+    let verify = sandbox
+        .hpp(["event", "verify", "--loop", "copy", "--json"])
+        .json(0);
+    assert_eq!(
+        verify["head_sha256"],
+        sha256(exported.lines().last().expect("a line").as_bytes())
+    );
+}
+
+#[test]
+fn control_an_edited_line_is_refused_on_import_with_the_event_it_breaks() {
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("main");
+    let exported = sandbox.hpp(["event", "export"]).ok();
+    let edited = exported.replacen(
+        r#""type":"check_passed""#,
+        r#""type":"check_passed","x":1"#,
+        1,
+    );
+    assert_ne!(edited, exported);
+    let file = sandbox.path("edited.jsonl");
+    std::fs::write(&file, edited).expect("writable");
+    let reason = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "copy",
+        ])
+        .refused();
+    assert!(reason.contains("first divergent: event:4"), "{reason}");
+    assert!(reason.contains("hash chain broken at event:4"), "{reason}");
+    assert!(
+        !sandbox.hpp_refs().contains("refs/hpp/loops/copy"),
+        "nothing was written"
+    );
+}
+
+#[test]
+fn control_import_refuses_forbidden_histories_existing_loops_and_blank_lines() {
+    let sandbox = Sandbox::repo();
+    let line1 = format!(
+        r#"{{"data":{{}},"id":"event:1","prev_sha256":"{GENESIS}","seq":1,"type":"work_started"}}"#
+    );
+    let line2 = format!(
+        r#"{{"data":{{}},"id":"event:2","prev_sha256":"{}","seq":2,"type":"verified"}}"#,
+        sha256(line1.as_bytes())
+    );
+    let file = sandbox.path("forbidden.jsonl");
+    std::fs::write(&file, format!("{line1}\n{line2}\n")).expect("writable");
+    let reason = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "x",
+        ])
+        .refused();
+    assert!(
+        reason.contains("invalid transition at event 2: active --verified--> ?"),
+        "{reason}"
+    );
+
+    std::fs::write(&file, format!("{line1}\n")).expect("writable");
+    sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "x",
+        ])
+        .ok();
+    let reason = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "x",
+        ])
+        .refused();
+    assert!(reason.contains("loop x already has events"), "{reason}");
+
+    // The reference counts blank lines, so a chained line after one has the wrong seq ...
+    std::fs::write(&file, format!("\n{line1}\n")).expect("writable");
+    let reason = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "y",
+        ])
+        .refused();
+    assert!(reason.contains("line 2: non-contiguous seq"), "{reason}");
+    // ... and a legacy line after one is valid there but cannot be a contiguous git chain.
+    std::fs::write(
+        &file,
+        "{\"type\":\"work_started\"}\n\n{\"type\":\"evidence_recorded\"}\n",
+    )
+    .expect("writable");
+    let reason = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "y",
+        ])
+        .refused();
+    assert!(reason.contains("line 2 is blank"), "{reason}");
+    assert!(!sandbox.hpp_refs().contains("loops/y"));
+}
+
+#[test]
+fn a_legacy_log_imports_and_new_events_chain_to_its_last_line() {
+    let sandbox = Sandbox::repo();
+    let file = sandbox.path("legacy.jsonl");
+    std::fs::write(&file, "{\"type\":\"work_started\",\"data\":{}}\r\n").expect("writable");
+    sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "old",
+        ])
+        .ok();
+    let verify = sandbox
+        .hpp(["event", "verify", "--loop", "old", "--json"])
+        .json(0);
+    assert_eq!(verify["status"], "legacy");
+    assert_eq!(verify["legacy"], 1);
+    sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "evidence_recorded",
+            "--loop",
+            "old",
+        ])
+        .ok();
+    let exported = sandbox.hpp(["event", "export", "--loop", "old"]).ok();
+    let second: Value =
+        serde_json::from_str(exported.lines().nth(1).expect("two lines")).expect("JSON");
+    assert_eq!(
+        second["prev_sha256"],
+        sha256(br#"{"type":"work_started","data":{}}"#)
+    );
+}
+
+#[test]
+fn control_a_manifest_without_a_loop_block_is_refused_and_a_worktree_manifest_is_used() {
+    let sandbox = Sandbox::repo();
+    std::fs::write(
+        sandbox.root.join("hpp.manifest.json"),
+        r#"{"protocol_version":"2.1"}"#,
+    )
+    .expect("writable");
+    let reason = sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .refused();
+    assert!(reason.contains("no loop block"), "{reason}");
+    assert_eq!(sandbox.hpp_refs(), "");
+    let manifest = r#"{"protocol_version":"2.1","loop":{"initial":"open","states":["open","done"],
+        "next_step":{"open":"finish","done":"no-op"},
+        "transitions":[{"from":"open","event":"finish","to":"done","gate":"closure"}]}}"#;
+    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest).expect("writable");
+    let p = sandbox
+        .hpp(["event", "append", "--type", "finish", "--json"])
+        .json(0);
+    assert_eq!(p["state"], "done");
+    let other = sandbox.path("m.json");
+    std::fs::write(&other, r#"{"protocol_version":"2.0"}"#).expect("writable");
+    let reason = sandbox
+        .hpp(["status", "--manifest", other.to_str().expect("utf-8")])
+        .refused();
+    assert!(reason.contains("protocol_version must be 2.1"), "{reason}");
+}
+
+#[test]
+fn resume_prints_three_facts_as_json() {
+    let sandbox = Sandbox::repo();
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    let resume = sandbox.hpp(["resume"]).json(0);
+    assert_eq!(
+        resume,
+        serde_json::json!({"state": "active", "next_step": "record fresh evidence", "event_count": 1})
+    );
+}

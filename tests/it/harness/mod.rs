@@ -1,0 +1,244 @@
+//! The test harness: real temporary repositories, the real `git`, and the built `git-hpp`,
+//! all in one hermetic environment cut off from the user's configuration.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+/// The built binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-hpp");
+
+/// A sandbox: a temporary directory with its own HOME and an empty global git config.
+pub struct Sandbox {
+    _tmp: TempDir,
+    /// The repository the commands run in (a plain directory for `Sandbox::empty`).
+    pub root: PathBuf,
+    home: PathBuf,
+    tick: Cell<u32>,
+    /// Extra environment for every command (GIT_DIR, an identity, ...).
+    pub env: BTreeMap<String, String>,
+    identity: bool,
+}
+
+impl Sandbox {
+    /// Returns a fresh repository on `main` with one commit, and no git identity configured
+    /// (as on CI): commits made by the harness's own `git` get one through the environment,
+    /// commands under test do not.
+    pub fn repo() -> Self {
+        let sandbox = Self::empty();
+        sandbox.git(["init", "-q", "-b", "main"]);
+        std::fs::write(sandbox.root.join("README"), "hello\n").expect("the sandbox is writable");
+        sandbox.git(["add", "README"]);
+        sandbox.git(["commit", "-q", "-m", "initial"]);
+        sandbox
+    }
+
+    /// Returns a sandbox whose `root` is an empty directory that is not a repository.
+    pub fn empty() -> Self {
+        let tmp = tempfile::tempdir().expect("a temporary directory can be created");
+        let root = tmp.path().join("work");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&root).expect("the sandbox is writable");
+        std::fs::create_dir_all(&home).expect("the sandbox is writable");
+        std::fs::write(home.join(".gitconfig"), "").expect("the sandbox is writable");
+        Self {
+            _tmp: tmp,
+            root,
+            home,
+            tick: Cell::new(0),
+            env: BTreeMap::new(),
+            identity: false,
+        }
+    }
+
+    /// Returns a path inside the sandbox's temporary directory, next to `root`.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.parent().expect("root has a parent").join(name)
+    }
+
+    /// Returns `program` in the hermetic environment, run in `cwd`.
+    pub fn command(&self, program: &str, cwd: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(cwd).env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        let gitconfig = self.home.join(".gitconfig");
+        cmd.env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", &gitconfig)
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C")
+            .env("NO_COLOR", "1")
+            .env("GIT_TERMINAL_PROMPT", "0");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs the real `git` in `root`; panics with its output on failure.
+    pub fn git<const N: usize>(&self, args: [&str; N]) -> String {
+        self.git_in(&self.root, &args)
+    }
+
+    /// Runs the real `git` in `cwd`; panics with its output on failure.
+    pub fn git_in(&self, cwd: &Path, args: &[&str]) -> String {
+        let t = self.tick.get() + 1;
+        self.tick.set(t);
+        let date = format!("{} +0000", 1_700_000_000 + u64::from(t) * 60);
+        let mut cmd = self.command("git", cwd);
+        cmd.args(args)
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date);
+        let out = cmd.output().expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed in {}:\n{}",
+            cwd.display(),
+            Run::from_output(&out)
+        );
+        String::from_utf8(out.stdout)
+            .expect("git prints UTF-8 here")
+            .trim_end()
+            .to_owned()
+    }
+
+    /// Gives commands under test a git identity (by default they run without one).
+    pub fn with_identity(mut self) -> Self {
+        self.identity = true;
+        self
+    }
+
+    /// Runs `git-hpp` in `root`.
+    pub fn hpp<const N: usize>(&self, args: [&str; N]) -> Run {
+        self.hpp_in(&self.root, &args)
+    }
+
+    /// Runs `git-hpp` in `cwd`.
+    pub fn hpp_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        self.hpp_command(cwd, args)
+            .output()
+            .map(|o| Run::from_output(&o))
+            .expect("git-hpp runs")
+    }
+
+    /// Returns the `git-hpp` command, ready to spawn (for races).
+    pub fn hpp_command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut cmd = self.command(BIN, cwd);
+        cmd.args(args);
+        if self.identity {
+            cmd.env("GIT_COMMITTER_NAME", "Hpp Tester")
+                .env("GIT_COMMITTER_EMAIL", "tester@example.com");
+        }
+        cmd
+    }
+
+    /// Returns every ref under refs/hpp/ with its target, as `git for-each-ref` prints them.
+    pub fn hpp_refs(&self) -> String {
+        self.git([
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/hpp/",
+        ])
+    }
+
+    /// Appends the five events that take a loop to verified.
+    pub fn walk_to_verified(&self, loop_name: &str) {
+        for kind in [
+            "work_started",
+            "evidence_recorded",
+            "check_passed",
+            "human_approved",
+            "verified",
+        ] {
+            self.hpp(["event", "append", "--type", kind, "--loop", loop_name])
+                .ok();
+        }
+    }
+}
+
+/// What one command did.
+#[must_use = "assert on it (.ok(), .refused(), .exit(n))"]
+pub struct Run {
+    /// The exit code (-1 if killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Captures a finished process.
+    pub fn from_output(out: &Output) -> Self {
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Asserts exit 0 and returns stdout.
+    #[track_caller]
+    pub fn ok(self) -> String {
+        assert_eq!(self.code, 0, "expected success:\n{self}");
+        self.stdout
+    }
+
+    /// Asserts the given exit code and returns self.
+    #[track_caller]
+    pub fn exit(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "expected exit {code}:\n{self}");
+        self
+    }
+
+    /// Asserts a refusal: exit 2, nothing on stdout, one `hpp:` reason line (then `hint:` lines);
+    /// returns the reason.
+    #[track_caller]
+    pub fn refused(self) -> String {
+        assert_eq!(self.code, 2, "expected a refusal (exit 2):\n{self}");
+        assert!(
+            self.stdout.is_empty(),
+            "a refusal prints nothing on stdout:\n{self}"
+        );
+        let mut lines = self.stderr.lines();
+        let first = lines.next().unwrap_or_default();
+        assert!(
+            first.starts_with("hpp: "),
+            "a refusal starts with `hpp: `:\n{self}"
+        );
+        assert!(
+            lines.all(|l| l.starts_with("hint: ")),
+            "only hint lines follow the reason:\n{self}"
+        );
+        first["hpp: ".len()..].to_owned()
+    }
+
+    /// Parses stdout as JSON, asserting exit `code`.
+    #[track_caller]
+    pub fn json(self, code: i32) -> serde_json::Value {
+        assert_eq!(self.code, code, "expected exit {code}:\n{self}");
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self}"))
+    }
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.stdout)?;
+        if !self.stderr.is_empty() {
+            write!(f, "--- stderr ---\n{}", self.stderr)?;
+        }
+        write!(f, "[exit {}]", self.code)
+    }
+}

@@ -1,0 +1,146 @@
+//! Concurrent writers: compare-and-swap loses nothing and lets exactly one racer win a gate.
+
+use std::process::Child;
+
+use crate::harness::{Run, Sandbox};
+
+fn wait_all(children: Vec<Child>) -> Vec<Run> {
+    children
+        .into_iter()
+        .map(|c| Run::from_output(&c.wait_with_output().expect("the child finishes")))
+        .collect()
+}
+
+fn spawn(sandbox: &Sandbox, args: &[&str]) -> Child {
+    sandbox
+        .hpp_command(&sandbox.root, args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("git-hpp starts")
+}
+
+#[test]
+fn control_eight_racers_on_one_new_loop_exactly_one_wins() {
+    let sandbox = Sandbox::repo();
+    let children: Vec<Child> = (0..8)
+        .map(|_| {
+            spawn(
+                &sandbox,
+                &[
+                    "event",
+                    "append",
+                    "--type",
+                    "work_started",
+                    "--loop",
+                    "race",
+                ],
+            )
+        })
+        .collect();
+    let runs = wait_all(children);
+    let winners = runs.iter().filter(|r| r.code == 0).count();
+    assert_eq!(
+        winners,
+        1,
+        "exactly one racer wins:\n{}",
+        runs.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for loser in runs.into_iter().filter(|r| r.code != 0) {
+        let reason = loser.refused();
+        assert_eq!(
+            reason,
+            "invalid transition at event 2: active --work_started--> ?"
+        );
+    }
+    let report = sandbox
+        .hpp(["event", "verify", "--loop", "race", "--json"])
+        .json(0);
+    assert_eq!(
+        (report["status"].as_str(), report["events"].as_u64()),
+        (Some("intact"), Some(1))
+    );
+}
+
+#[test]
+fn eight_racers_on_an_active_loop_record_evidence_once() {
+    let sandbox = Sandbox::repo();
+    sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--loop",
+            "gate",
+        ])
+        .ok();
+    let children: Vec<Child> = (0..8)
+        .map(|_| {
+            spawn(
+                &sandbox,
+                &[
+                    "event",
+                    "append",
+                    "--type",
+                    "evidence_recorded",
+                    "--loop",
+                    "gate",
+                ],
+            )
+        })
+        .collect();
+    let runs = wait_all(children);
+    assert_eq!(runs.iter().filter(|r| r.code == 0).count(), 1);
+    assert!(
+        runs.iter()
+            .filter(|r| r.code != 0)
+            .all(|r| r.code == 2 && r.stderr.contains("evidenced --evidence_recorded--> ?"))
+    );
+    let status = sandbox.hpp(["status", "--loop", "gate", "--json"]).json(0);
+    assert_eq!(
+        (status["state"].as_str(), status["event_count"].as_u64()),
+        (Some("evidenced"), Some(2))
+    );
+}
+
+#[test]
+fn eight_writers_times_a_hundred_new_loops_lose_nothing() {
+    let sandbox = Sandbox::repo();
+    let script = "for i in $(seq 1 100); do \"$0\" event append --type work_started --loop \"w$1-$i\" >/dev/null || exit 1; done";
+    let children: Vec<Child> = (0..8)
+        .map(|w| {
+            let mut sh = sandbox.command("sh", &sandbox.root);
+            sh.args(["-c", script, crate::harness::BIN, &w.to_string()]);
+            sh.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("sh starts")
+        })
+        .collect();
+    for run in wait_all(children) {
+        run.ok();
+    }
+    let loops = sandbox.hpp(["loops", "--json"]).json(0);
+    let rows = loops["loops"].as_array().expect("a list");
+    assert_eq!(rows.len(), 800, "every loop is present");
+    assert!(
+        rows.iter()
+            .all(|r| r["chain"] == "intact" && r["event_count"] == 1 && r["state"] == "active")
+    );
+    assert_eq!(
+        sandbox
+            .git([
+                "for-each-ref",
+                "--count=1000",
+                "--format=x",
+                "refs/hpp/loops/"
+            ])
+            .lines()
+            .count(),
+        800
+    );
+}
