@@ -18,6 +18,8 @@ pub mod event_log;
 pub mod event_loop;
 pub mod events;
 pub mod manifest;
+pub mod process;
 pub mod record;
 pub mod secrets;
+pub mod sign;
 pub mod store;

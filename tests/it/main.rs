@@ -5,6 +5,8 @@ mod harness;
 
 mod cli;
 mod event;
+mod process;
 mod race;
 mod repos;
+mod sign;
 mod tamper;

@@ -1,0 +1,1 @@
+//! The bounded process runner (being written).

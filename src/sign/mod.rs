@@ -1,0 +1,1 @@
+//! SSH signatures (being written).

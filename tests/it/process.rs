@@ -1,0 +1,1 @@
+//! Process runner tests (being written).

@@ -1,0 +1,1 @@
+//! SSH signature tests (being written).
