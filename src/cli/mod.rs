@@ -10,6 +10,7 @@ pub mod exit;
 pub mod loops;
 pub mod output;
 pub mod resume;
+pub mod snapshot;
 pub mod status;
 
 use std::ffi::OsString;
@@ -51,6 +52,8 @@ pub enum Command {
     Resume(resume::ResumeArgs),
     /// List every loop with its state
     Loops(loops::LoopsArgs),
+    /// Print the workspace snapshot as a git tree id
+    Snapshot(snapshot::SnapshotArgs),
     /// Walk a loop from work_started to verified in a throwaway repository
     Demo(demo::DemoArgs),
 }
@@ -108,6 +111,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Status(args) => status::cmd_status(ctx, &args),
         Command::Resume(args) => resume::cmd_resume(ctx, &args),
         Command::Loops(args) => loops::cmd_loops(ctx, &args),
+        Command::Snapshot(args) => snapshot::cmd_snapshot(ctx, &args),
         Command::Demo(args) => demo::cmd_demo(ctx, &args),
     }
 }

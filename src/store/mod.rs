@@ -10,7 +10,11 @@
 //! files written for it are flushed to disk ([`Store::append`]), so a crash can lose the last
 //! append but cannot leave a ref naming an object that never reached the disk.
 
+mod records;
 pub mod refs;
+mod snapshot;
+
+pub use records::{Content, NOTES_REF, RecordRef};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -112,6 +116,41 @@ impl fmt::Display for CommitId {
     }
 }
 
+/// A tree id, as hex: a workspace snapshot, or the tree a commit points at.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct TreeId(String);
+
+impl TreeId {
+    /// Returns the hex id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TreeId {
+    pub(crate) fn oid(&self) -> ObjectId {
+        ObjectId::from_hex(self.0.as_bytes()).expect("a TreeId is only made from a valid ObjectId")
+    }
+
+    /// Parses a hex tree id (validated as hex only; existence is checked where it is used).
+    pub fn parse(hex: &str) -> Option<Self> {
+        ObjectId::from_hex(hex.as_bytes()).ok().map(Self::from)
+    }
+}
+
+impl From<ObjectId> for TreeId {
+    fn from(id: ObjectId) -> Self {
+        Self(id.to_hex().to_string())
+    }
+}
+
+impl fmt::Display for TreeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// One commit of a log, as read: its id, its parents and the named blob, if its tree has one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
@@ -155,7 +194,7 @@ impl Store {
     /// set, else the first repository found upwards, linked worktrees included.
     pub fn discover(cwd: &Path) -> Result<Self, Error> {
         gix::discover_with_environment_overrides(cwd)
-            .map(|repo| Self { repo })
+            .map(Self::from_repo)
             .map_err(|e| {
                 // Tell "no repository here" apart from a repository that failed to open.
                 if gix::discover::upwards(cwd).is_err() {
@@ -171,7 +210,25 @@ impl Store {
     /// Creates a new repository with a worktree at `path` (used by the tour).
     pub fn init(path: &Path) -> Result<Self, Error> {
         let repo = gix::init(path).map_err(git(format!("initialising {}", path.display())))?;
-        Ok(Self { repo })
+        Ok(Self::from_repo(repo))
+    }
+
+    /// Wraps a repository, giving it the fixed identity as git's lowest-precedence fallback, so
+    /// writes that need an identity (notes) work where git has none.
+    fn from_repo(mut repo: gix::Repository) -> Self {
+        use gix::config::tree::gitoxide;
+        let mut config = repo.config_snapshot_mut();
+        for (key, value) in [
+            (&gitoxide::Committer::NAME_FALLBACK, FALLBACK_NAME),
+            (&gitoxide::Committer::EMAIL_FALLBACK, FALLBACK_EMAIL),
+            (&gitoxide::Author::NAME_FALLBACK, FALLBACK_NAME),
+            (&gitoxide::Author::EMAIL_FALLBACK, FALLBACK_EMAIL),
+        ] {
+            // A failure leaves the fallback unset; record commits carry their own fallback.
+            let _ = config.set_value(key, value);
+        }
+        let _ = config.commit();
+        Self { repo }
     }
 
     /// Returns the root of the worktree, or `None` for a bare repository.
@@ -342,14 +399,19 @@ impl Store {
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
+        let id = self.new_commit(tree, parent, record.message)?;
+        written.extend([blob, tree, id]);
+        Ok(id)
+    }
+
+    /// Writes a commit of `tree` on `parent` with the store's identity and a writer trailer.
+    fn new_commit(&self, tree: ObjectId, parent: Option<ObjectId>, message: &str) -> Result<ObjectId, Error> {
         // A writer trailer makes every commit unique: two writers recording identical payloads
         // on the same parent in the same second would otherwise make one commit and both "win".
         let writer = format!(
             "{}-{}-{}",
             std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()),
             WRITES.fetch_add(1, Ordering::Relaxed)
         );
         let sig = self.signature();
@@ -359,16 +421,10 @@ impl Store {
             author: sig.clone(),
             committer: sig,
             encoding: None,
-            message: format!("{}\n\nHpp-Writer: {writer}\n", record.message.trim_end()).into(),
+            message: format!("{}\n\nHpp-Writer: {writer}\n", message.trim_end()).into(),
             extra_headers: Vec::new(),
         };
-        let id = self
-            .repo
-            .write_object(&commit)
-            .map_err(git("writing a record commit"))?
-            .detach();
-        written.extend([blob, tree, id]);
-        Ok(id)
+        Ok(self.repo.write_object(&commit).map_err(git("writing a record commit"))?.detach())
     }
 
     /// Flushes the loose object files of `ids` (those that exist loose) and their directories.

@@ -1,0 +1,194 @@
+//! Single records: one commit, created once, whose tree holds the record's blobs and whatever
+//! the record names (a snapshot tree, a spec blob, artifact blobs), so `git gc` keeps them and
+//! `git push` sends them. Also the small reads records need: files at a ref, HEAD, revisions,
+//! config values, and notes on `refs/notes/hpp`.
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+
+use super::{CommitId, Error, Store, TreeId, git};
+
+/// The notes ref that mirrors attestations for `git log --notes=hpp`.
+pub const NOTES_REF: &str = "refs/notes/hpp";
+
+/// What one path of a record's tree holds.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// New bytes, written as a blob (mode 100644).
+    Bytes(Vec<u8>),
+    /// An existing tree (a snapshot), kept reachable by the record.
+    Tree(TreeId),
+}
+
+/// A record as read: its commit and a way to read the files of its tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRef {
+    /// The full ref name.
+    pub name: String,
+    /// The record's commit.
+    pub commit: CommitId,
+}
+
+impl Store {
+    /// Creates `name` pointing at a new parentless commit whose tree holds `entries`. Refuses
+    /// with [`Error::Moved`] if `name` exists: a record is written once.
+    pub fn create_record(&self, name: &str, entries: &[(&str, Content)], message: &str) -> Result<CommitId, Error> {
+        let repo = &self.repo;
+        let mut written = Vec::new();
+        let mut editor = repo.edit_tree(ObjectId::empty_tree(repo.object_hash())).map_err(git("editing a tree"))?;
+        for (path, content) in entries {
+            match content {
+                Content::Bytes(bytes) => {
+                    let blob = repo.write_blob(bytes).map_err(git("writing a record blob"))?.detach();
+                    written.push(blob);
+                    editor.upsert(*path, EntryKind::Blob, blob).map_err(git("editing a tree"))?;
+                }
+                Content::Tree(tree) => {
+                    editor.upsert(*path, EntryKind::Tree, tree.oid()).map_err(git("editing a tree"))?;
+                }
+            }
+        }
+        let tree = editor.write().map_err(git("writing a record tree"))?.detach();
+        written.push(tree);
+        let commit = self.new_commit(tree, None, message)?;
+        written.push(commit);
+        self.sync_objects(&written)?;
+        self.cas(name, None, commit)?;
+        Ok(commit.into())
+    }
+
+    /// Reads the blob at `path` in the tree of the commit `name` points at (a ref name or a
+    /// commit id). `None` when the ref, or the path, does not exist.
+    pub fn read_file(&self, name: &str, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        let Some(commit) = self.resolve_commit(name)? else {
+            return Ok(None);
+        };
+        let tree = self.repo.find_commit(commit).map_err(git(format!("reading {name}")))?.tree().map_err(git(format!("reading the tree of {name}")))?;
+        let Some(entry) = tree.lookup_entry_by_path(path).map_err(git(format!("looking up {path} in {name}")))? else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        let blob = self.repo.find_blob(entry.object_id()).map_err(git(format!("reading {path} of {name}")))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// Returns the id of the entry at `path` in the tree of `name`'s commit, if any.
+    pub fn entry_id(&self, name: &str, path: &str) -> Result<Option<String>, Error> {
+        let Some(commit) = self.resolve_commit(name)? else {
+            return Ok(None);
+        };
+        let tree = self.repo.find_commit(commit).map_err(git(format!("reading {name}")))?.tree().map_err(git(format!("reading the tree of {name}")))?;
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(git(format!("looking up {path} in {name}")))?
+            .map(|e| e.object_id().to_hex().to_string()))
+    }
+
+    /// Returns the entry id at `path` inside the tree `tree`, if any.
+    pub fn tree_entry_id(&self, tree: &TreeId, path: &str) -> Result<Option<String>, Error> {
+        let tree = self.repo.find_tree(tree.oid()).map_err(|_| Error::Corrupt { name: tree.to_string(), detail: "is not a tree in this repository".into() })?;
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(git(format!("looking up {path}")))?
+            .map(|e| e.object_id().to_hex().to_string()))
+    }
+
+    /// Tells whether an object with this hex id exists in the repository.
+    pub fn has_object(&self, hex: &str) -> bool {
+        ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.repo.has_object(id))
+    }
+
+    /// Returns the git blob id of `bytes` without writing anything.
+    pub fn blob_id(&self, bytes: &[u8]) -> String {
+        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
+            .map(|id| id.to_hex().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Returns the commit HEAD points at, or `None` on an unborn branch.
+    pub fn head_commit(&self) -> Result<Option<CommitId>, Error> {
+        let head = self.repo.head_id().ok();
+        Ok(head.map(|id| id.detach().into()))
+    }
+
+    /// Resolves a ref name, `HEAD` or a commit id (full or abbreviated) to a commit; `None` when
+    /// nothing by that name exists.
+    pub fn resolve_commit(&self, spec: &str) -> Result<Option<ObjectId>, Error> {
+        if let Ok(id) = ObjectId::from_hex(spec.as_bytes()) {
+            return Ok(self.repo.has_object(id).then_some(id));
+        }
+        if spec.starts_with("refs/") {
+            return self.tip(spec);
+        }
+        match self.repo.rev_parse_single(spec.as_bytes().as_bstr()) {
+            Ok(id) => {
+                let object = id.object().map_err(git(format!("reading {spec}")))?;
+                let commit = object.peel_to_commit().map_err(|_| Error::Corrupt { name: spec.to_owned(), detail: "does not name a commit".into() })?;
+                Ok(Some(commit.id))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Lists the commits of a revision or range (`A..B`, `A...B` excluded), newest first; a single
+    /// revision gives itself.
+    pub fn commits_in(&self, spec: &str) -> Result<Vec<CommitId>, Error> {
+        if let Some((from, to)) = spec.split_once("..") {
+            let to = if to.is_empty() { "HEAD" } else { to };
+            let from = if from.is_empty() { "HEAD" } else { from };
+            let tip = self.resolve_commit(to)?.ok_or_else(|| Error::Corrupt { name: to.to_owned(), detail: "names no commit".into() })?;
+            let base = self.resolve_commit(from)?.ok_or_else(|| Error::Corrupt { name: from.to_owned(), detail: "names no commit".into() })?;
+            let walk = self.repo.rev_walk([tip]).with_hidden([base]).all().map_err(git(format!("walking {spec}")))?;
+            let mut out = Vec::new();
+            for info in walk {
+                out.push(info.map_err(git(format!("walking {spec}")))?.id.into());
+            }
+            return Ok(out);
+        }
+        let id = self.resolve_commit(spec)?.ok_or_else(|| Error::Corrupt { name: spec.to_owned(), detail: "names no commit".into() })?;
+        Ok(vec![id.into()])
+    }
+
+    /// Returns the tree of a commit.
+    pub fn commit_tree(&self, commit: &CommitId) -> Result<TreeId, Error> {
+        let c = self.repo.find_commit(commit.oid()).map_err(git(format!("reading {commit}")))?;
+        Ok(c.tree_id().map_err(git(format!("reading the tree of {commit}")))?.detach().into())
+    }
+
+    /// Returns a git config value (last one wins), if set.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo.config_snapshot().string(key).map(|v| v.to_string())
+    }
+
+    /// Returns every value of a multi-valued git config key.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        self.repo.config_snapshot().strings(key).unwrap_or_default().into_iter().map(|v| v.to_string()).collect()
+    }
+
+    /// Returns a git config boolean, if set.
+    pub fn config_bool(&self, key: &str) -> Option<bool> {
+        self.repo.config_snapshot().boolean(key)
+    }
+
+    /// Returns the git directory shared by all worktrees.
+    pub fn common_dir(&self) -> &std::path::Path {
+        self.repo.common_dir()
+    }
+
+    /// Returns the note on `commit` in [`NOTES_REF`], if any.
+    pub fn note(&self, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
+        let mut notes = self.repo.notes().map_err(git("opening notes"))?.with_refs([NOTES_REF]).map_err(git("opening notes"))?;
+        let found = notes.get(commit.oid()).map_err(git(format!("reading the note of {commit}")))?;
+        Ok(found.into_iter().next().map(|n| n.blob.data.clone()))
+    }
+
+    /// Sets the note on `commit` in [`NOTES_REF`] (a derived, human-readable mirror).
+    pub fn set_note(&self, commit: &CommitId, text: &[u8]) -> Result<(), Error> {
+        let mut notes = self.repo.notes().map_err(git("opening notes"))?.with_commit_message("hpp: attestation note");
+        notes.replace(NOTES_REF, commit.oid(), text).map_err(git(format!("writing the note of {commit}")))?;
+        Ok(())
+    }
+}

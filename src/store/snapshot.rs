@@ -1,0 +1,133 @@
+//! Workspace snapshots: the tree `git add -A && git write-tree` would write, without touching
+//! the user's index or HEAD.
+//!
+//! The snapshot is tracked plus untracked-not-ignored files (every `.gitignore` level,
+//! `info/exclude`, `core.excludesFile`), with executable bits, symlinks, clean/smudge and
+//! end-of-line filters, and nested repositories as gitlinks, exactly as git stores them. The real
+//! index is read, never written, and serves as a stat cache: only files whose stat changed, and
+//! untracked files, are read and hashed, so the cost follows what changed rather than the size of
+//! the tree. Blobs are written to the object database (as `git add` does), so the tree is
+//! complete and can be kept in a record.
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+use gix::bstr::{BString, ByteSlice};
+use gix::status::index_worktree::Item;
+use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+
+use super::{Error, Store, TreeId, git};
+
+impl Store {
+    /// Computes the workspace snapshot and returns its tree id.
+    pub fn snapshot(&self) -> Result<TreeId, Error> {
+        let repo = &self.repo;
+        if repo.workdir().is_none() {
+            return Err(Error::Corrupt { name: "snapshot".into(), detail: "a bare repository has no workspace to snapshot".into() });
+        }
+        let index = repo.index_or_empty().map_err(git("reading the index"))?;
+        let iter = repo
+            .status(gix::progress::Discard)
+            .map_err(git("preparing the status walk"))?
+            .index(index.clone().into())
+            .untracked_files(gix::status::UntrackedFiles::Files)
+            .index_worktree_rewrites(None)
+            .index_worktree_submodules(gix::status::Submodule::Given {
+                ignore: gix::submodule::config::Ignore::All,
+                check_dirty: false,
+            })
+            .into_index_worktree_iter(Vec::new())
+            .map_err(git("walking the workspace"))?;
+        let mut removed = HashSet::new();
+        let mut dirty: Vec<BString> = Vec::new();
+        for item in iter {
+            match item.map_err(git("walking the workspace"))? {
+                Item::Modification { rela_path, status, .. } => match status {
+                    EntryStatus::Change(Change::Removed) => {
+                        removed.insert(rela_path);
+                    }
+                    EntryStatus::Change(_) | EntryStatus::IntentToAdd => dirty.push(rela_path),
+                    // The stat changed but the content did not: the index's blob id is right.
+                    EntryStatus::NeedsUpdate(_) => {}
+                    EntryStatus::Conflict { .. } => {
+                        return Err(Error::Corrupt {
+                            name: rela_path.to_string(),
+                            detail: "is unmerged: resolve the conflict before taking a snapshot".into(),
+                        });
+                    }
+                },
+                Item::DirectoryContents { entry, .. } if entry.status == gix::dir::entry::Status::Untracked => {
+                    dirty.push(entry.rela_path);
+                }
+                _ => {}
+            }
+        }
+        let dirty_set: HashSet<BString> = dirty.iter().cloned().collect();
+        let mut editor = repo.edit_tree(ObjectId::empty_tree(repo.object_hash())).map_err(git("editing a tree"))?;
+        for entry in index.entries() {
+            let path = entry.path(&index);
+            if entry.stage() != gix::index::entry::Stage::Unconflicted || removed.contains(path) || dirty_set.contains(path) {
+                continue;
+            }
+            if entry.mode.is_submodule() {
+                // `git add -A` records the submodule's current HEAD, which may have moved.
+                dirty.push(path.to_owned());
+                continue;
+            }
+            let kind = entry
+                .mode
+                .to_tree_entry_mode()
+                .ok_or_else(|| Error::Corrupt { name: path.to_string(), detail: "has an index mode git cannot store".into() })?
+                .kind();
+            editor.upsert(path, kind, entry.id).map_err(git("editing a tree"))?;
+        }
+        for (path, added) in self.add_paths(dirty)? {
+            match added {
+                Some((id, kind)) => {
+                    editor.upsert(path.as_bstr(), kind, id).map_err(git("editing a tree"))?;
+                }
+                None => {
+                    editor.remove(path.as_bstr()).map_err(git("editing a tree"))?;
+                }
+            }
+        }
+        let tree = editor.write().map_err(git("writing the snapshot tree"))?.detach();
+        Ok(TreeId::from(tree))
+    }
+
+    /// Hashes and writes `paths` with `git add` semantics, on as many threads as there are cores.
+    #[allow(clippy::type_complexity)]
+    fn add_paths(&self, paths: Vec<BString>) -> Result<Vec<(BString, Option<(ObjectId, gix::objs::tree::EntryKind)>)>, Error> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(8);
+        let chunk = paths.len().div_ceil(threads).max(1);
+        let sync = self.repo.clone().into_sync();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = paths
+                .chunks(chunk)
+                .map(|part| {
+                    let sync = sync.clone();
+                    scope.spawn(move || -> Result<Vec<_>, Error> {
+                        let repo = sync.to_thread_local();
+                        let (mut pipeline, index) = repo.filter_pipeline(None).map_err(git("preparing filters"))?;
+                        part.iter()
+                            .map(|path| {
+                                let added = pipeline
+                                    .worktree_file_to_object(path.as_bstr(), &index)
+                                    .map_err(git(format!("adding {path}")))?;
+                                Ok((path.clone(), added.map(|(id, kind, _)| (id, kind))))
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            let mut all = Vec::new();
+            for handle in handles {
+                all.extend(handle.join().expect("a snapshot worker does not panic")?);
+            }
+            Ok(all)
+        })
+    }
+}
