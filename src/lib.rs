@@ -13,10 +13,14 @@
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
 
+pub mod attest;
 pub mod cli;
 pub mod event_log;
 pub mod event_loop;
 pub mod events;
+pub mod evidence;
+pub mod gate;
+pub mod hooks;
 pub mod manifest;
 pub mod process;
 pub mod record;

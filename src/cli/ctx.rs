@@ -5,7 +5,9 @@ use std::cell::OnceCell;
 use std::path::PathBuf;
 
 use super::exit::CliError;
+use crate::evidence::Signing;
 use crate::manifest::{self, Manifest};
+use crate::sign::{self, AllowedSigners, SignerId};
 use crate::store::Store;
 use crate::store::refs::LoopId;
 
@@ -62,6 +64,57 @@ impl Ctx {
                 Ok(Manifest::parse(&text, &path.display().to_string())?)
             }
         }
+    }
+
+    /// Loads a signing key and pairs it with its principal; the passphrase of an encrypted key
+    /// comes from the environment variable [`sign::PASSPHRASE_ENV`].
+    pub fn signing(&self, key: &std::path::Path, signer: &str) -> Result<Signing, CliError> {
+        let signer: SignerId = signer.parse().map_err(CliError::refused)?;
+        let passphrase = std::env::var(sign::PASSPHRASE_ENV).ok();
+        let key = sign::load_key(&self.cwd.join(key), passphrase.as_deref())
+            .map_err(CliError::refused)?;
+        Ok(Signing { key, signer })
+    }
+
+    /// Returns the allowed-signers file in force: `--allowed-signers`, else git config
+    /// `hpp.allowedSignersFile`, else `gpg.ssh.allowedSignersFile`; `None` when none is set.
+    /// A configured relative path is taken from the worktree root, as git does for this key.
+    pub fn allowed_signers(
+        &self,
+        explicit: Option<&std::path::Path>,
+    ) -> Result<Option<AllowedSigners>, CliError> {
+        let path = match explicit {
+            Some(path) => Some(self.cwd.join(path)),
+            None => {
+                let store = self.store()?;
+                let configured = store
+                    .config_string("hpp.allowedSignersFile")
+                    .or_else(|| store.config_string("gpg.ssh.allowedSignersFile"));
+                configured.map(|text| {
+                    let home = std::env::var_os("HOME")
+                        .map(PathBuf::from)
+                        .unwrap_or_default();
+                    match text.strip_prefix("~/") {
+                        Some(rest) => home.join(rest),
+                        None => store.workdir().unwrap_or(&self.cwd).join(text),
+                    }
+                })
+            }
+        };
+        path.map(|p| AllowedSigners::load(&p).map_err(CliError::refused))
+            .transpose()
+    }
+
+    /// Returns the directories of `PATH`.
+    pub fn path_dirs(&self) -> Vec<PathBuf> {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default()
+    }
+
+    /// Returns standard input (for hooks, which git feeds on stdin).
+    pub fn stdin(&self) -> std::io::Stdin {
+        std::io::stdin()
     }
 
     /// Returns the loop to act on: `--loop`, else the current branch's name.

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::{events, manifest, store};
+use crate::{attest, events, evidence, manifest, store};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,5 +132,28 @@ impl From<events::Error> for CliError {
 impl From<manifest::Error> for CliError {
     fn from(e: manifest::Error) -> Self {
         CliError::refused(e)
+    }
+}
+
+impl From<evidence::Error> for CliError {
+    fn from(e: evidence::Error) -> Self {
+        match e {
+            evidence::Error::Store(inner) => inner.into(),
+            evidence::Error::Process(ref inner) => {
+                CliError::internal("running the criterion command", inner)
+            }
+            other => CliError::refused(other),
+        }
+    }
+}
+
+impl From<attest::Error> for CliError {
+    fn from(e: attest::Error) -> Self {
+        match e {
+            attest::Error::Store(inner) => inner.into(),
+            attest::Error::Evidence(inner) => inner.into(),
+            attest::Error::Loop(inner) => inner.into(),
+            other => CliError::refused(other),
+        }
     }
 }

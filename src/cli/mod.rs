@@ -3,15 +3,22 @@
 //! One file per command (or folder per family); handlers return an [`Outcome`] and never
 //! print. [`run`] is the whole program: `main` only hands it argv.
 
+pub mod attest;
 pub mod ctx;
 pub mod demo;
 pub mod event;
+pub mod evidence;
 pub mod exit;
+pub mod hook;
+pub mod hooks;
 pub mod loops;
 pub mod output;
+pub mod remote;
 pub mod resume;
 pub mod snapshot;
 pub mod status;
+pub mod sync;
+pub mod verify;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -46,6 +53,27 @@ pub enum Command {
     /// Manage a loop's event log: append, verify, log, export, import
     #[command(subcommand)]
     Event(event::EventCommand),
+    /// Manage evidence bundles: run, verify, list, show
+    #[command(subcommand)]
+    Evidence(evidence::EvidenceCommand),
+    /// Manage attestations: create, verify
+    #[command(subcommand)]
+    Attest(attest::AttestCommand),
+    /// Verify commits: each needs an approved attestation of its tree
+    Verify(verify::VerifyArgs),
+    /// Push every record to a remote, never forcing
+    Push(sync::PushArgs),
+    /// Fetch every record from a remote, never forcing
+    Fetch(sync::FetchArgs),
+    /// Manage the refspecs that carry records with plain git fetch and push
+    #[command(subcommand)]
+    Remote(remote::RemoteCommand),
+    /// Manage the pre-push gate: install, status
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
+    /// Run a git hook (called by the installed hooks)
+    #[command(subcommand, hide = true)]
+    Hook(hook::HookCommand),
     /// Show where a loop stands and what to do next
     Status(status::StatusArgs),
     /// Print the state, next step and event count of a loop as JSON
@@ -108,7 +136,15 @@ fn clap_exit(error: &clap::Error) -> Exit {
 fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
     match command {
         Command::Event(cmd) => event::dispatch(ctx, cmd),
+        Command::Evidence(cmd) => evidence::dispatch(ctx, cmd),
+        Command::Attest(cmd) => attest::dispatch(ctx, cmd),
         Command::Status(args) => status::cmd_status(ctx, &args),
+        Command::Push(args) => sync::cmd_push(ctx, &args),
+        Command::Fetch(args) => sync::cmd_fetch(ctx, &args),
+        Command::Remote(cmd) => remote::dispatch(ctx, cmd),
+        Command::Hooks(cmd) => hooks::dispatch(ctx, cmd),
+        Command::Hook(cmd) => hook::dispatch(ctx, cmd),
+        Command::Verify(args) => verify::cmd_verify(ctx, &args),
         Command::Resume(args) => resume::cmd_resume(ctx, &args),
         Command::Loops(args) => loops::cmd_loops(ctx, &args),
         Command::Snapshot(args) => snapshot::cmd_snapshot(ctx, &args),

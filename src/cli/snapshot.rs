@@ -21,5 +21,10 @@ pub struct SnapshotArgs {
 /// Computes and prints the snapshot.
 pub fn cmd_snapshot(ctx: &Ctx, args: &SnapshotArgs) -> Result<Outcome, CliError> {
     let tree = ctx.store()?.snapshot()?;
-    Ok(Outcome::document(args.format.json, &json!({"tree": tree}), tree.to_string(), Exit::Ok))
+    Ok(Outcome::document(
+        args.format.json,
+        &json!({"tree": tree}),
+        tree.to_string(),
+        Exit::Ok,
+    ))
 }

@@ -13,8 +13,10 @@
 mod records;
 pub mod refs;
 mod snapshot;
+mod sync;
 
 pub use records::{Content, NOTES_REF, RecordRef};
+pub use sync::{REFSPECS, Rejected, SyncReport};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -405,13 +407,20 @@ impl Store {
     }
 
     /// Writes a commit of `tree` on `parent` with the store's identity and a writer trailer.
-    fn new_commit(&self, tree: ObjectId, parent: Option<ObjectId>, message: &str) -> Result<ObjectId, Error> {
+    fn new_commit(
+        &self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        message: &str,
+    ) -> Result<ObjectId, Error> {
         // A writer trailer makes every commit unique: two writers recording identical payloads
         // on the same parent in the same second would otherwise make one commit and both "win".
         let writer = format!(
             "{}-{}-{}",
             std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
             WRITES.fetch_add(1, Ordering::Relaxed)
         );
         let sig = self.signature();
@@ -424,7 +433,11 @@ impl Store {
             message: format!("{}\n\nHpp-Writer: {writer}\n", message.trim_end()).into(),
             extra_headers: Vec::new(),
         };
-        Ok(self.repo.write_object(&commit).map_err(git("writing a record commit"))?.detach())
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .map_err(git("writing a record commit"))?
+            .detach())
     }
 
     /// Flushes the loose object files of `ids` (those that exist loose) and their directories.

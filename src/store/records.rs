@@ -33,23 +33,40 @@ pub struct RecordRef {
 impl Store {
     /// Creates `name` pointing at a new parentless commit whose tree holds `entries`. Refuses
     /// with [`Error::Moved`] if `name` exists: a record is written once.
-    pub fn create_record(&self, name: &str, entries: &[(&str, Content)], message: &str) -> Result<CommitId, Error> {
+    pub fn create_record(
+        &self,
+        name: &str,
+        entries: &[(&str, Content)],
+        message: &str,
+    ) -> Result<CommitId, Error> {
         let repo = &self.repo;
         let mut written = Vec::new();
-        let mut editor = repo.edit_tree(ObjectId::empty_tree(repo.object_hash())).map_err(git("editing a tree"))?;
+        let mut editor = repo
+            .edit_tree(ObjectId::empty_tree(repo.object_hash()))
+            .map_err(git("editing a tree"))?;
         for (path, content) in entries {
             match content {
                 Content::Bytes(bytes) => {
-                    let blob = repo.write_blob(bytes).map_err(git("writing a record blob"))?.detach();
+                    let blob = repo
+                        .write_blob(bytes)
+                        .map_err(git("writing a record blob"))?
+                        .detach();
                     written.push(blob);
-                    editor.upsert(*path, EntryKind::Blob, blob).map_err(git("editing a tree"))?;
+                    editor
+                        .upsert(*path, EntryKind::Blob, blob)
+                        .map_err(git("editing a tree"))?;
                 }
                 Content::Tree(tree) => {
-                    editor.upsert(*path, EntryKind::Tree, tree.oid()).map_err(git("editing a tree"))?;
+                    editor
+                        .upsert(*path, EntryKind::Tree, tree.oid())
+                        .map_err(git("editing a tree"))?;
                 }
             }
         }
-        let tree = editor.write().map_err(git("writing a record tree"))?.detach();
+        let tree = editor
+            .write()
+            .map_err(git("writing a record tree"))?
+            .detach();
         written.push(tree);
         let commit = self.new_commit(tree, None, message)?;
         written.push(commit);
@@ -64,14 +81,25 @@ impl Store {
         let Some(commit) = self.resolve_commit(name)? else {
             return Ok(None);
         };
-        let tree = self.repo.find_commit(commit).map_err(git(format!("reading {name}")))?.tree().map_err(git(format!("reading the tree of {name}")))?;
-        let Some(entry) = tree.lookup_entry_by_path(path).map_err(git(format!("looking up {path} in {name}")))? else {
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .map_err(git(format!("reading {name}")))?
+            .tree()
+            .map_err(git(format!("reading the tree of {name}")))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .map_err(git(format!("looking up {path} in {name}")))?
+        else {
             return Ok(None);
         };
         if !entry.mode().is_blob() {
             return Ok(None);
         }
-        let blob = self.repo.find_blob(entry.object_id()).map_err(git(format!("reading {path} of {name}")))?;
+        let blob = self
+            .repo
+            .find_blob(entry.object_id())
+            .map_err(git(format!("reading {path} of {name}")))?;
         Ok(Some(blob.data.clone()))
     }
 
@@ -80,7 +108,12 @@ impl Store {
         let Some(commit) = self.resolve_commit(name)? else {
             return Ok(None);
         };
-        let tree = self.repo.find_commit(commit).map_err(git(format!("reading {name}")))?.tree().map_err(git(format!("reading the tree of {name}")))?;
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .map_err(git(format!("reading {name}")))?
+            .tree()
+            .map_err(git(format!("reading the tree of {name}")))?;
         Ok(tree
             .lookup_entry_by_path(path)
             .map_err(git(format!("looking up {path} in {name}")))?
@@ -89,7 +122,13 @@ impl Store {
 
     /// Returns the entry id at `path` inside the tree `tree`, if any.
     pub fn tree_entry_id(&self, tree: &TreeId, path: &str) -> Result<Option<String>, Error> {
-        let tree = self.repo.find_tree(tree.oid()).map_err(|_| Error::Corrupt { name: tree.to_string(), detail: "is not a tree in this repository".into() })?;
+        let tree = self
+            .repo
+            .find_tree(tree.oid())
+            .map_err(|_| Error::Corrupt {
+                name: tree.to_string(),
+                detail: "is not a tree in this repository".into(),
+            })?;
         Ok(tree
             .lookup_entry_by_path(path)
             .map_err(git(format!("looking up {path}")))?
@@ -126,7 +165,10 @@ impl Store {
         match self.repo.rev_parse_single(spec.as_bytes().as_bstr()) {
             Ok(id) => {
                 let object = id.object().map_err(git(format!("reading {spec}")))?;
-                let commit = object.peel_to_commit().map_err(|_| Error::Corrupt { name: spec.to_owned(), detail: "does not name a commit".into() })?;
+                let commit = object.peel_to_commit().map_err(|_| Error::Corrupt {
+                    name: spec.to_owned(),
+                    detail: "does not name a commit".into(),
+                })?;
                 Ok(Some(commit.id))
             }
             Err(_) => Ok(None),
@@ -139,33 +181,62 @@ impl Store {
         if let Some((from, to)) = spec.split_once("..") {
             let to = if to.is_empty() { "HEAD" } else { to };
             let from = if from.is_empty() { "HEAD" } else { from };
-            let tip = self.resolve_commit(to)?.ok_or_else(|| Error::Corrupt { name: to.to_owned(), detail: "names no commit".into() })?;
-            let base = self.resolve_commit(from)?.ok_or_else(|| Error::Corrupt { name: from.to_owned(), detail: "names no commit".into() })?;
-            let walk = self.repo.rev_walk([tip]).with_hidden([base]).all().map_err(git(format!("walking {spec}")))?;
+            let tip = self.resolve_commit(to)?.ok_or_else(|| Error::Corrupt {
+                name: to.to_owned(),
+                detail: "names no commit".into(),
+            })?;
+            let base = self.resolve_commit(from)?.ok_or_else(|| Error::Corrupt {
+                name: from.to_owned(),
+                detail: "names no commit".into(),
+            })?;
+            let walk = self
+                .repo
+                .rev_walk([tip])
+                .with_hidden([base])
+                .all()
+                .map_err(git(format!("walking {spec}")))?;
             let mut out = Vec::new();
             for info in walk {
                 out.push(info.map_err(git(format!("walking {spec}")))?.id.into());
             }
             return Ok(out);
         }
-        let id = self.resolve_commit(spec)?.ok_or_else(|| Error::Corrupt { name: spec.to_owned(), detail: "names no commit".into() })?;
+        let id = self.resolve_commit(spec)?.ok_or_else(|| Error::Corrupt {
+            name: spec.to_owned(),
+            detail: "names no commit".into(),
+        })?;
         Ok(vec![id.into()])
     }
 
     /// Returns the tree of a commit.
     pub fn commit_tree(&self, commit: &CommitId) -> Result<TreeId, Error> {
-        let c = self.repo.find_commit(commit.oid()).map_err(git(format!("reading {commit}")))?;
-        Ok(c.tree_id().map_err(git(format!("reading the tree of {commit}")))?.detach().into())
+        let c = self
+            .repo
+            .find_commit(commit.oid())
+            .map_err(git(format!("reading {commit}")))?;
+        Ok(c.tree_id()
+            .map_err(git(format!("reading the tree of {commit}")))?
+            .detach()
+            .into())
     }
 
     /// Returns a git config value (last one wins), if set.
     pub fn config_string(&self, key: &str) -> Option<String> {
-        self.repo.config_snapshot().string(key).map(|v| v.to_string())
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
     }
 
     /// Returns every value of a multi-valued git config key.
     pub fn config_strings(&self, key: &str) -> Vec<String> {
-        self.repo.config_snapshot().strings(key).unwrap_or_default().into_iter().map(|v| v.to_string()).collect()
+        self.repo
+            .config_snapshot()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect()
     }
 
     /// Returns a git config boolean, if set.
@@ -180,15 +251,28 @@ impl Store {
 
     /// Returns the note on `commit` in [`NOTES_REF`], if any.
     pub fn note(&self, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
-        let mut notes = self.repo.notes().map_err(git("opening notes"))?.with_refs([NOTES_REF]).map_err(git("opening notes"))?;
-        let found = notes.get(commit.oid()).map_err(git(format!("reading the note of {commit}")))?;
+        let mut notes = self
+            .repo
+            .notes()
+            .map_err(git("opening notes"))?
+            .with_refs([NOTES_REF])
+            .map_err(git("opening notes"))?;
+        let found = notes
+            .get(commit.oid())
+            .map_err(git(format!("reading the note of {commit}")))?;
         Ok(found.into_iter().next().map(|n| n.blob.data.clone()))
     }
 
     /// Sets the note on `commit` in [`NOTES_REF`] (a derived, human-readable mirror).
     pub fn set_note(&self, commit: &CommitId, text: &[u8]) -> Result<(), Error> {
-        let mut notes = self.repo.notes().map_err(git("opening notes"))?.with_commit_message("hpp: attestation note");
-        notes.replace(NOTES_REF, commit.oid(), text).map_err(git(format!("writing the note of {commit}")))?;
+        let mut notes = self
+            .repo
+            .notes()
+            .map_err(git("opening notes"))?
+            .with_commit_message("hpp: attestation note");
+        notes
+            .replace(NOTES_REF, commit.oid(), text)
+            .map_err(git(format!("writing the note of {commit}")))?;
         Ok(())
     }
 }

@@ -3,8 +3,10 @@
 //! | ref | holds |
 //! |---|---|
 //! | `refs/hpp/loops/<loop>` | the event log of one loop, one commit per event |
+//! | `refs/hpp/evidence/<id>-<stamp>[-N]` | one evidence bundle |
+//! | `refs/hpp/attestations/<tree>/<id>` | one attestation of the snapshot tree `<tree>` |
 //!
-//! Later record kinds (evidence, attestations, lanes, hop states) add their prefixes here.
+//! Later record kinds (lanes, hop states) add their prefixes here.
 
 use std::fmt;
 use std::str::FromStr;
@@ -60,6 +62,30 @@ impl LoopId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The prefix of every evidence bundle.
+pub const EVIDENCE_PREFIX: &str = "refs/hpp/evidence/";
+
+/// The prefix of every attestation.
+pub const ATTESTATIONS_PREFIX: &str = "refs/hpp/attestations/";
+
+/// Every ref the harness keeps, for push and fetch refspecs.
+pub const ALL: &str = "refs/hpp/*";
+
+/// Returns the ref of an evidence bundle named `name` (`<id>-<stamp>[-N]`, already validated).
+pub fn evidence(name: &str) -> String {
+    format!("{EVIDENCE_PREFIX}{name}")
+}
+
+/// Returns the prefix under which the attestations of `tree` live (ends with `/`).
+pub fn attestations_of(tree: &str) -> String {
+    format!("{ATTESTATIONS_PREFIX}{tree}/")
+}
+
+/// Returns the ref of one attestation of `tree`.
+pub fn attestation(tree: &str, id: &str) -> String {
+    format!("{ATTESTATIONS_PREFIX}{tree}/{id}")
 }
 
 /// Returns the ref holding a loop's event log.

@@ -23,7 +23,10 @@ impl Store {
     pub fn snapshot(&self) -> Result<TreeId, Error> {
         let repo = &self.repo;
         if repo.workdir().is_none() {
-            return Err(Error::Corrupt { name: "snapshot".into(), detail: "a bare repository has no workspace to snapshot".into() });
+            return Err(Error::Corrupt {
+                name: "snapshot".into(),
+                detail: "a bare repository has no workspace to snapshot".into(),
+            });
         }
         let index = repo.index_or_empty().map_err(git("reading the index"))?;
         let iter = repo
@@ -42,7 +45,9 @@ impl Store {
         let mut dirty: Vec<BString> = Vec::new();
         for item in iter {
             match item.map_err(git("walking the workspace"))? {
-                Item::Modification { rela_path, status, .. } => match status {
+                Item::Modification {
+                    rela_path, status, ..
+                } => match status {
                     EntryStatus::Change(Change::Removed) => {
                         removed.insert(rela_path);
                     }
@@ -52,21 +57,29 @@ impl Store {
                     EntryStatus::Conflict { .. } => {
                         return Err(Error::Corrupt {
                             name: rela_path.to_string(),
-                            detail: "is unmerged: resolve the conflict before taking a snapshot".into(),
+                            detail: "is unmerged: resolve the conflict before taking a snapshot"
+                                .into(),
                         });
                     }
                 },
-                Item::DirectoryContents { entry, .. } if entry.status == gix::dir::entry::Status::Untracked => {
+                Item::DirectoryContents { entry, .. }
+                    if entry.status == gix::dir::entry::Status::Untracked =>
+                {
                     dirty.push(entry.rela_path);
                 }
                 _ => {}
             }
         }
         let dirty_set: HashSet<BString> = dirty.iter().cloned().collect();
-        let mut editor = repo.edit_tree(ObjectId::empty_tree(repo.object_hash())).map_err(git("editing a tree"))?;
+        let mut editor = repo
+            .edit_tree(ObjectId::empty_tree(repo.object_hash()))
+            .map_err(git("editing a tree"))?;
         for entry in index.entries() {
             let path = entry.path(&index);
-            if entry.stage() != gix::index::entry::Stage::Unconflicted || removed.contains(path) || dirty_set.contains(path) {
+            if entry.stage() != gix::index::entry::Stage::Unconflicted
+                || removed.contains(path)
+                || dirty_set.contains(path)
+            {
                 continue;
             }
             if entry.mode.is_submodule() {
@@ -77,31 +90,48 @@ impl Store {
             let kind = entry
                 .mode
                 .to_tree_entry_mode()
-                .ok_or_else(|| Error::Corrupt { name: path.to_string(), detail: "has an index mode git cannot store".into() })?
+                .ok_or_else(|| Error::Corrupt {
+                    name: path.to_string(),
+                    detail: "has an index mode git cannot store".into(),
+                })?
                 .kind();
-            editor.upsert(path, kind, entry.id).map_err(git("editing a tree"))?;
+            editor
+                .upsert(path, kind, entry.id)
+                .map_err(git("editing a tree"))?;
         }
         for (path, added) in self.add_paths(dirty)? {
             match added {
                 Some((id, kind)) => {
-                    editor.upsert(path.as_bstr(), kind, id).map_err(git("editing a tree"))?;
+                    editor
+                        .upsert(path.as_bstr(), kind, id)
+                        .map_err(git("editing a tree"))?;
                 }
                 None => {
-                    editor.remove(path.as_bstr()).map_err(git("editing a tree"))?;
+                    editor
+                        .remove(path.as_bstr())
+                        .map_err(git("editing a tree"))?;
                 }
             }
         }
-        let tree = editor.write().map_err(git("writing the snapshot tree"))?.detach();
+        let tree = editor
+            .write()
+            .map_err(git("writing the snapshot tree"))?
+            .detach();
         Ok(TreeId::from(tree))
     }
 
     /// Hashes and writes `paths` with `git add` semantics, on as many threads as there are cores.
     #[allow(clippy::type_complexity)]
-    fn add_paths(&self, paths: Vec<BString>) -> Result<Vec<(BString, Option<(ObjectId, gix::objs::tree::EntryKind)>)>, Error> {
+    fn add_paths(
+        &self,
+        paths: Vec<BString>,
+    ) -> Result<Vec<(BString, Option<(ObjectId, gix::objs::tree::EntryKind)>)>, Error> {
         if paths.is_empty() {
             return Ok(Vec::new());
         }
-        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(8);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(8);
         let chunk = paths.len().div_ceil(threads).max(1);
         let sync = self.repo.clone().into_sync();
         std::thread::scope(|scope| {
@@ -111,7 +141,9 @@ impl Store {
                     let sync = sync.clone();
                     scope.spawn(move || -> Result<Vec<_>, Error> {
                         let repo = sync.to_thread_local();
-                        let (mut pipeline, index) = repo.filter_pipeline(None).map_err(git("preparing filters"))?;
+                        let (mut pipeline, index) = repo
+                            .filter_pipeline(None)
+                            .map_err(git("preparing filters"))?;
                         part.iter()
                             .map(|path| {
                                 let added = pipeline

@@ -1,0 +1,101 @@
+//! `git hpp attest create`: record a checker's verdict.
+
+use std::path::PathBuf;
+
+use crate::attest::{self, CreateRequest};
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::cli::{JsonArg, LoopArg};
+
+/// Record a checker's verdict on the current workspace snapshot
+///
+/// Binds the verdict to the repository identity (a hash of the origin URL), HEAD, the spec
+/// (path, sha256, blob) and the snapshot tree of tracked plus untracked-not-ignored files, with
+/// the evidence bundles named by --evidence and those the loop recorded. Writes
+/// refs/hpp/attestations/<tree>/<id> and a note on HEAD in refs/notes/hpp when HEAD's tree is
+/// the snapshot. Maker and checker must differ ignoring case. Exits 0 for a recorded approved,
+/// 2 for a recorded revise or blocked, and 2 for refused input (nothing written).
+#[derive(Debug, clap::Args)]
+pub struct AttestCreateArgs {
+    /// The spec the work was checked against (a file inside the repository)
+    #[arg(long, value_name = "FILE")]
+    spec: PathBuf,
+    /// Who made the work
+    #[arg(long)]
+    maker: String,
+    /// Who checked it (must not be the maker)
+    #[arg(long)]
+    checker: String,
+    /// Review session id (1-128 of letters, digits, '.', '_', ':' or '-')
+    #[arg(long)]
+    session: String,
+    /// The checker's verdict: approved, revise or blocked
+    #[arg(long)]
+    verdict: String,
+    /// Evidence bundle the verdict relies on: id, <id>-<stamp> or ref (can be repeated)
+    #[arg(long = "evidence", value_name = "BUNDLE")]
+    evidence: Vec<String>,
+    /// OpenSSH private key to sign the record with (ed25519 or ecdsa)
+    #[arg(long, value_name = "KEY")]
+    sign_key: Option<PathBuf>,
+    /// Principal the allowed-signers file lists for that key [default: the checker]
+    #[arg(long, value_name = "NAME", requires = "sign_key")]
+    signer: Option<String>,
+    #[command(flatten)]
+    target: LoopArg,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Records the attestation.
+pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let manifest = ctx.manifest()?;
+    let signing = match &args.sign_key {
+        Some(key) => Some(ctx.signing(key, args.signer.as_deref().unwrap_or(args.checker.trim()))?),
+        None => None,
+    };
+    // The loop's evidence is bound when the loop can be named; a detached HEAD just binds none.
+    let loop_id = match &args.target.name {
+        Some(id) => Some(id.clone()),
+        None => ctx.loop_id(None).ok(),
+    };
+    let created = attest::create(
+        store,
+        ctx.cwd(),
+        CreateRequest {
+            spec: &args.spec,
+            maker: &args.maker,
+            checker: &args.checker,
+            session: &args.session,
+            verdict: &args.verdict,
+            evidence: &args.evidence,
+            loop_id: loop_id.map(|id| (manifest.loop_spec(), id)),
+            signing,
+        },
+    )?;
+    let verdict = created.record["verdict"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let exit = if verdict == "approved" {
+        Exit::Ok
+    } else {
+        Exit::Block
+    };
+    let mut human = format!(
+        "recorded {verdict} by {} for snapshot {}\n{}",
+        created.record["actors"]["checker"]
+            .as_str()
+            .unwrap_or_default(),
+        created.record["snapshot"]["tree"]
+            .as_str()
+            .unwrap_or_default(),
+        created.attestation_ref
+    );
+    if let Some(commit) = &created.noted {
+        human.push_str(&format!("\nnoted on {commit} (git log --notes=hpp)"));
+    }
+    Ok(Outcome::document(args.format.json, &created, human, exit))
+}

@@ -1,0 +1,91 @@
+//! `git hpp attest verify`: does a snapshot have a valid approved attestation?
+
+use std::path::PathBuf;
+
+use crate::attest::{self, VerifyOptions};
+use crate::cli::JsonArg;
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::store::TreeId;
+
+/// Check that a snapshot has a valid approved attestation
+///
+/// Without arguments, checks the current workspace snapshot: change any tracked or untracked
+/// file and it no longer has one. With an attestation (ref or <tree>/<id>), --tree or --commit,
+/// checks that tree. Reports valid or blocked with the reference's mismatch names (verdict,
+/// actors, session, repo, spec_sha256, snapshot_digest, signature, plus evidence). The signature
+/// is checked when an allowed-signers file is given or configured. Exits 0 valid, 2 blocked.
+#[derive(Debug, clap::Args)]
+pub struct AttestVerifyArgs {
+    /// One attestation to verify: refs/hpp/attestations/<tree>/<id> or <tree>/<id>
+    attestation: Option<String>,
+    /// Verify the attestations of this tree id
+    #[arg(long, value_name = "TREE", conflicts_with_all = ["attestation", "commit"])]
+    tree: Option<String>,
+    /// Verify the attestations of this commit's tree
+    #[arg(long, value_name = "COMMIT", conflicts_with = "attestation")]
+    commit: Option<String>,
+    /// Allowed-signers file (git's format) to check signatures against
+    #[arg(long, value_name = "FILE")]
+    allowed_signers: Option<PathBuf>,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Verifies the snapshot.
+pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
+    let (tree, only) = match (&args.attestation, &args.tree, &args.commit) {
+        (Some(name), _, _) => {
+            let (tree, full) = attest::resolve(store, name)?;
+            (tree, Some(full))
+        }
+        (None, Some(tree), _) => (
+            TreeId::parse(tree)
+                .ok_or_else(|| CliError::refused(format!("not a tree id: {tree}")))?,
+            None,
+        ),
+        (None, None, Some(commit)) => {
+            let id = store
+                .commits_in(commit)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| CliError::refused(format!("no commit named {commit}")))?;
+            (store.commit_tree(&id)?, None)
+        }
+        (None, None, None) => (store.snapshot()?, None),
+    };
+    let report = attest::verify_tree(
+        store,
+        &tree,
+        only.as_deref(),
+        VerifyOptions {
+            allowed: allowed.as_ref(),
+            require_signed: false,
+        },
+    )?;
+    let human = if report.is_valid() {
+        format!(
+            "attestation valid for snapshot {}\n{}",
+            tree,
+            report.attestation.as_deref().unwrap_or_default()
+        )
+    } else if report.candidates.is_empty() {
+        format!(
+            "blocked: snapshot {tree} has no attestation\nhint: git hpp attest create --spec SPEC --maker MAKER --checker CHECKER --session ID --verdict approved"
+        )
+    } else {
+        format!(
+            "blocked: snapshot {tree}: mismatches {}",
+            report.mismatches.join(", ")
+        )
+    };
+    let exit = if report.is_valid() {
+        Exit::Ok
+    } else {
+        Exit::Block
+    };
+    Ok(Outcome::document(args.format.json, &report, human, exit))
+}

@@ -1,0 +1,118 @@
+//! `git hpp evidence run`: run a criterion command and record what it did.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::cli::{JsonArg, LoopArg};
+use crate::evidence::bundle::EvidenceId;
+use crate::evidence::{self, RunRequest};
+
+/// Run a criterion command and record an evidence bundle
+///
+/// Runs the command after `--` as an argv (never through a shell) at the worktree root, in its
+/// own process group, killing the whole tree at the timeout, and records an hpp.evidence/v1
+/// bundle at refs/hpp/evidence/<id>-<UTC stamp>[-N]. An artifact counts only if this run
+/// created or changed it. Verdicts: passed, failed, missing-artifacts, timeout,
+/// could-not-start. Exits 0 when passed, 1 for any other verdict, 2 when refused (a
+/// secret-like command line, an artifact outside the workspace, a bad id or timeout) or when
+/// --record-event could not append its event.
+#[derive(Debug, clap::Args)]
+pub struct EvidenceRunArgs {
+    /// Bundle id: 1-80 letters, digits, '.', '_' or '-'
+    #[arg(long)]
+    id: String,
+    /// Artifact the run must create or change, a glob relative to the worktree root (can be repeated)
+    #[arg(long = "artifact", value_name = "GLOB")]
+    artifacts: Vec<String>,
+    /// Seconds before the whole process tree is killed
+    #[arg(long, default_value_t = 600.0)]
+    timeout: f64,
+    /// Append evidence_recorded to the loop when the bundle passed
+    #[arg(long)]
+    record_event: bool,
+    /// Store the artifacts' bytes in the record, so a clone can inspect them
+    #[arg(long)]
+    keep_artifacts: bool,
+    /// OpenSSH private key to sign the record with (ed25519 or ecdsa)
+    #[arg(long, value_name = "KEY", requires = "signer")]
+    sign_key: Option<PathBuf>,
+    /// Principal the allowed-signers file lists for that key
+    #[arg(long, value_name = "NAME")]
+    signer: Option<String>,
+    #[command(flatten)]
+    target: LoopArg,
+    #[command(flatten)]
+    format: JsonArg,
+    /// The criterion command
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Runs and records.
+pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, CliError> {
+    let id: EvidenceId = args.id.parse().map_err(CliError::refused)?;
+    let store = ctx.store()?;
+    let manifest = ctx.manifest()?;
+    let record_event = if args.record_event {
+        Some((
+            manifest.loop_spec(),
+            ctx.loop_id(args.target.name.as_ref())?,
+        ))
+    } else {
+        None
+    };
+    let signing = match (&args.sign_key, &args.signer) {
+        (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
+        (None, Some(_)) => return Err(CliError::refused("--signer needs --sign-key KEY")),
+        _ => None,
+    };
+    let outcome = evidence::run(
+        store,
+        RunRequest {
+            id,
+            command: args.command.clone(),
+            artifacts: args.artifacts.clone(),
+            timeout_s: args.timeout,
+            keep_artifacts: args.keep_artifacts,
+            record_event,
+            signing,
+        },
+    )
+    .map_err(CliError::from)?;
+    let mut printed = Value::Object(outcome.record.clone());
+    printed["event"] = outcome.event.as_ref().map_or(
+        Value::Null,
+        |e| json!({"type": "evidence_recorded", "loop": e.id, "commit": e.commit}),
+    );
+    if let Some(error) = &outcome.event_error {
+        printed["event_error"] = json!(error);
+    }
+    let verdict = outcome.verdict();
+    let exit = match (verdict, &outcome.event_error) {
+        (_, Some(_)) => Exit::Block,
+        ("passed", None) => Exit::Ok,
+        _ => Exit::Warn,
+    };
+    let mut human = format!(
+        "evidence {}: {verdict} (exit code {})\nrecorded at {}",
+        args.id, printed["exit_code"], outcome.record_ref
+    );
+    for missing in outcome.record["missing"].as_array().into_iter().flatten() {
+        human.push_str(&format!("\nno new or changed file for {missing}"));
+    }
+    if let Some(event) = &outcome.event {
+        human.push_str(&format!(
+            "\nappended {} evidence_recorded to loop {}",
+            event.event, event.id
+        ));
+    }
+    let mut result = Outcome::document(args.format.json, &printed, human, exit);
+    if let Some(error) = &outcome.event_error {
+        result = result.warn(format!("the event was not appended: {error}"));
+    }
+    Ok(result)
+}

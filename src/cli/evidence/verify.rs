@@ -1,0 +1,55 @@
+//! `git hpp evidence verify`: re-derive a recorded bundle.
+
+use std::path::PathBuf;
+
+use crate::cli::JsonArg;
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::evidence::{self, ArtifactCheck};
+
+/// Re-derive a bundle: self-hash, consistency, artifacts, signature
+///
+/// Checks that the record was not edited after it was written, that its verdict agrees with its
+/// exit code and artifacts, that every artifact still has the bytes it had (in the workspace,
+/// and in the record when they were kept), and the signature when an allowed-signers file is
+/// given or configured (hpp.allowedSignersFile, gpg.ssh.allowedSignersFile). Exits 0 when valid,
+/// 1 when the ref holds no evidence record, 2 when blocked.
+#[derive(Debug, clap::Args)]
+pub struct EvidenceVerifyArgs {
+    /// Bundle to verify: an id (its newest bundle), <id>-<stamp>, or a full ref
+    bundle: String,
+    /// Allowed-signers file (git's format) to check the signature against
+    #[arg(long, value_name = "FILE")]
+    allowed_signers: Option<PathBuf>,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Verifies the bundle.
+pub fn cmd_evidence_verify(ctx: &Ctx, args: &EvidenceVerifyArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
+    let name = evidence::resolve(store, &args.bundle)?;
+    let check = store
+        .workdir()
+        .map_or(ArtifactCheck::RecordOnly, ArtifactCheck::Workspace);
+    let report = evidence::verify(store, &name, allowed.as_ref(), check)?;
+    let exit = match report.status {
+        "valid" => Exit::Ok,
+        "not-evidence" => Exit::Warn,
+        _ => Exit::Block,
+    };
+    let signature = serde_json::to_value(report.signature.status).expect("a status serialises");
+    let mut human = format!(
+        "evidence {}: {} · verdict={} · signature={}",
+        name,
+        report.status,
+        report.verdict.as_deref().unwrap_or("?"),
+        signature.as_str().unwrap_or_default()
+    );
+    for problem in &report.problems {
+        human.push_str(&format!("\n- {problem}"));
+    }
+    Ok(Outcome::document(args.format.json, &report, human, exit))
+}

@@ -1,0 +1,44 @@
+//! `git hpp hooks status`: is the gate really wired?
+
+use crate::cli::JsonArg;
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::hooks;
+
+/// Tell whether the pre-push gate is really wired
+///
+/// Checks the hook git would run: present, ours, executable, and able to call `git hpp`
+/// (git-hpp on PATH). A silent gate looks like a passing one, so anything missing exits 1.
+#[derive(Debug, clap::Args)]
+pub struct HooksStatusArgs {
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Inspects the hook.
+pub fn cmd_hooks_status(ctx: &Ctx, args: &HooksStatusArgs) -> Result<Outcome, CliError> {
+    let status = hooks::status(ctx.store()?, &ctx.path_dirs()).map_err(CliError::refused)?;
+    let mut human = if status.wired {
+        format!(
+            "the pre-push gate is wired: {}{}",
+            status.hook.display(),
+            if status.chained {
+                " (a previous hook runs first)"
+            } else {
+                ""
+            }
+        )
+    } else {
+        "the pre-push gate is NOT wired".to_owned()
+    };
+    for problem in &status.problems {
+        human.push_str(&format!("\n- {problem}"));
+    }
+    Ok(Outcome::document(
+        args.format.json,
+        &status,
+        human,
+        if status.wired { Exit::Ok } else { Exit::Warn },
+    ))
+}

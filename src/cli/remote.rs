@@ -1,0 +1,103 @@
+//! `git hpp remote setup`: make plain `git fetch`/`git push` carry the records.
+
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::cli::JsonArg;
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+use crate::store::REFSPECS;
+
+/// The `remote` verbs.
+#[derive(Debug, Subcommand)]
+pub enum RemoteCommand {
+    /// Print (then, with --apply, add) the refspecs that make git fetch and push carry records
+    Setup(RemoteSetupArgs),
+}
+
+/// Print (then, with --apply, add) the refspecs that make git fetch and push carry records
+///
+/// Plans `remote.<remote>.fetch` and `remote.<remote>.push` entries for refs/hpp/* and
+/// refs/notes/hpp, without `+`, so nothing is ever forced. Because any push refspec replaces
+/// git's default of pushing the current branch, `HEAD` is added too when the remote has no push
+/// refspec yet. Without --apply nothing is written. Exits 0.
+#[derive(Debug, clap::Args)]
+pub struct RemoteSetupArgs {
+    /// The remote
+    #[arg(default_value = "origin")]
+    remote: String,
+    /// Add the entries to git config
+    #[arg(long)]
+    apply: bool,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Runs one `remote` verb.
+pub fn dispatch(ctx: &Ctx, command: RemoteCommand) -> Result<Outcome, CliError> {
+    match command {
+        RemoteCommand::Setup(args) => cmd_remote_setup(ctx, &args),
+    }
+}
+
+/// Plans or applies the refspecs.
+pub fn cmd_remote_setup(ctx: &Ctx, args: &RemoteSetupArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    if store
+        .config_string(&format!("remote.{}.url", args.remote))
+        .is_none()
+    {
+        return Err(
+            CliError::refused(format!("no remote named {}", args.remote))
+                .hint("add it with `git remote add NAME URL`"),
+        );
+    }
+    let fetch = store.remote_config(&args.remote, "fetch");
+    let push = store.remote_config(&args.remote, "push");
+    let mut plan: Vec<(String, String)> = Vec::new();
+    for spec in REFSPECS {
+        if !fetch.iter().any(|f| f == spec) {
+            plan.push((format!("remote.{}.fetch", args.remote), spec.to_owned()));
+        }
+    }
+    if push.is_empty() {
+        plan.push((format!("remote.{}.push", args.remote), "HEAD".to_owned()));
+    }
+    for spec in REFSPECS {
+        if !push.iter().any(|p| p == spec) {
+            plan.push((format!("remote.{}.push", args.remote), spec.to_owned()));
+        }
+    }
+    if args.apply {
+        for (key, value) in &plan {
+            store.config_add(key, value)?;
+        }
+    }
+    let mut human = String::new();
+    if plan.is_empty() {
+        human.push_str(&format!(
+            "remote {} already carries the records\n",
+            args.remote
+        ));
+    }
+    for (key, value) in &plan {
+        human.push_str(&format!(
+            "{}git config --add {key} '{value}'\n",
+            if args.apply { "done: " } else { "" }
+        ));
+    }
+    if !args.apply && !plan.is_empty() {
+        human.push_str("(plan only: run again with --apply to add these)\n");
+    }
+    let steps: Vec<_> = plan
+        .iter()
+        .map(|(k, v)| json!({"key": k, "value": v}))
+        .collect();
+    Ok(Outcome::document(
+        args.format.json,
+        &json!({"remote": args.remote, "applied": args.apply, "steps": steps}),
+        human,
+        Exit::Ok,
+    ))
+}

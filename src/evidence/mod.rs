@@ -1,0 +1,562 @@
+//! Evidence bundles: commands that really ran, recorded under `refs/hpp/evidence/`.
+//!
+//! CONCEPTS.md "evidence" and "evidence bundle": a criterion command is run as an argv (never
+//! through a shell) in its own process group, killed whole at its timeout, and the run becomes
+//! an `hpp.evidence/v1` record with the reference's fields: the command, HEAD as
+//! `base_commit`, timings, exit code, verdict, digests of stdout and stderr, the artifacts this
+//! run created or changed (path, size, sha256 and git blob id), the patterns that produced
+//! nothing, and a self-hash. The record is one commit at `refs/hpp/evidence/<id>-<stamp>[-N]`
+//! whose tree holds `record.json`, `record.sig` when signed, and `artifacts/<path>` when the
+//! artifacts' bytes are kept, so a reviewer can inspect them from a clone.
+
+pub mod artifacts;
+pub mod bundle;
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+
+use self::bundle::{EvidenceId, SCHEMA, Verdict};
+use crate::event_loop::LoopSpec;
+use crate::events::{self, Appended};
+use crate::process;
+use crate::record::{canonical_json, sha256_hex};
+use crate::secrets;
+use crate::sign::{self, AllowedSigners, SignatureReport, SignerId};
+use crate::store::refs::{self, LoopId};
+use crate::store::{self, Content, Store};
+
+/// The record blob in an evidence commit's tree.
+pub const RECORD_FILE: &str = "record.json";
+/// The signature blob beside it.
+pub const SIGNATURE_FILE: &str = "record.sig";
+/// Where kept artifact bytes live in the tree.
+pub const ARTIFACTS_DIR: &str = "artifacts";
+
+/// Why an evidence operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The command is empty.
+    #[error("evidence run needs a command after --")]
+    EmptyCommand,
+    /// The command line carries something secret-shaped.
+    #[error(
+        "the command line looks like it carries a secret; pass it through the environment instead"
+    )]
+    Secret,
+    /// `--record-event` without an artifact.
+    #[error(
+        "recording an event needs at least one artifact: pass --artifact GLOB for what the run produces"
+    )]
+    EventWithoutArtifact,
+    /// A bad artifact pattern.
+    #[error(transparent)]
+    Artifact(#[from] artifacts::Error),
+    /// A bad timeout.
+    #[error("timeout must be a positive, finite number of seconds, at most 86400")]
+    Timeout,
+    /// A bare repository has no workspace.
+    #[error("evidence needs a worktree: this repository is bare")]
+    Bare,
+    /// No bundle by that name.
+    #[error("no evidence bundle named {0}")]
+    NotFound(String),
+    /// The runner failed in a way that is not a verdict.
+    #[error("running the command failed: {0}")]
+    Process(#[source] process::Error),
+    /// Signing failed.
+    #[error(transparent)]
+    Sign(#[from] sign::Error),
+    /// The store failed or refused.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// How to sign a record: the key and the principal an allowed-signers file lists for it.
+pub struct Signing {
+    /// The private key.
+    pub key: ssh_key::PrivateKey,
+    /// The principal recorded as the signer.
+    pub signer: SignerId,
+}
+
+/// A request to run a criterion command and record it.
+pub struct RunRequest<'a> {
+    /// The bundle's id.
+    pub id: EvidenceId,
+    /// The command, as an argv.
+    pub command: Vec<String>,
+    /// Artifact patterns, relative to the worktree root.
+    pub artifacts: Vec<String>,
+    /// Seconds before the process group is killed.
+    pub timeout_s: f64,
+    /// Store the artifacts' bytes in the record.
+    pub keep_artifacts: bool,
+    /// Append `evidence_recorded` to this loop when the run passed.
+    pub record_event: Option<(&'a LoopSpec, LoopId)>,
+    /// Sign the record.
+    pub signing: Option<Signing>,
+}
+
+/// What a run recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOutcome {
+    /// The record, as stored (with `record_sha256`).
+    pub record: Map<String, Value>,
+    /// The ref it was stored at.
+    pub record_ref: String,
+    /// The appended event, when one was asked for and the run passed.
+    pub event: Option<Appended>,
+    /// Why the event could not be appended, if it could not.
+    pub event_error: Option<String>,
+}
+
+impl RunOutcome {
+    /// Returns the verdict.
+    pub fn verdict(&self) -> &str {
+        self.record
+            .get("verdict")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+}
+
+fn utc_stamp(now: OffsetDateTime) -> (String, String) {
+    let (y, mo, d) = (now.year(), u8::from(now.month()), now.day());
+    let (h, mi, s) = (now.hour(), now.minute(), now.second());
+    (
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"),
+        format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z"),
+    )
+}
+
+/// Runs the criterion command and records the bundle. Everything that can be refused is refused
+/// before the command starts.
+pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> {
+    if request.command.is_empty() || request.command[0].is_empty() {
+        return Err(Error::EmptyCommand);
+    }
+    if secrets::command_line_carries_secret(&request.command) {
+        return Err(Error::Secret);
+    }
+    let timeout = process::valid_timeout(request.timeout_s).map_err(|_| Error::Timeout)?;
+    let patterns = artifacts::parse(&request.artifacts)?;
+    if request.record_event.is_some() && patterns.is_empty() {
+        return Err(Error::EventWithoutArtifact);
+    }
+    let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
+    let before = artifacts::stamp(&root, &patterns);
+    let base_commit = store.head_commit()?;
+    let started = OffsetDateTime::now_utc();
+    let (started_at, stamp) = utc_stamp(started);
+    let clock = std::time::Instant::now();
+    let outcome = process::run_bounded(&process::Request {
+        argv: &request.command,
+        cwd: &root,
+        timeout,
+        stdin: None,
+        env: &[],
+    });
+    let (finished, could_not_start) = match outcome {
+        Ok(finished) => (Some(finished), false),
+        Err(process::Error::CouldNotStart { .. }) => (None, true),
+        Err(e) => return Err(Error::Process(e)),
+    };
+    let duration = finished
+        .as_ref()
+        .map_or_else(|| clock.elapsed(), |f| f.duration);
+    let mut groups = Vec::new();
+    let mut missing = Vec::new();
+    let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
+    for pattern in &patterns {
+        let mut files = Vec::new();
+        let mut unchanged = Vec::new();
+        for (path, stamp) in artifacts::matching(&root, pattern) {
+            if before.get(&path) == Some(&stamp) {
+                unchanged.push(Value::String(path));
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(root.join(&path)) else {
+                continue;
+            };
+            files.push(json!({"path": path, "size": bytes.len(), "sha256": sha256_hex(&bytes), "blob": store.blob_id(&bytes)}));
+            if request.keep_artifacts && !kept.iter().any(|(p, _)| *p == path) {
+                kept.push((path, bytes));
+            }
+        }
+        if files.is_empty() {
+            missing.push(Value::String(pattern.given.clone()));
+        }
+        groups.push(json!({"pattern": pattern.given, "files": files, "unchanged": unchanged}));
+    }
+    let exit_code = finished.as_ref().and_then(|f| f.exit_code);
+    let timed_out = finished.as_ref().is_some_and(|f| f.timed_out);
+    let verdict = Verdict::derive(could_not_start, timed_out, exit_code, !missing.is_empty());
+    let empty = Vec::new();
+    let (out, err) = finished
+        .as_ref()
+        .map_or((&empty, &empty), |f| (&f.stdout, &f.stderr));
+    let mut record = json!({
+        "schema": SCHEMA,
+        "id": request.id,
+        "command": request.command,
+        "base_commit": base_commit,
+        "started_at": started_at,
+        "duration_s": (duration.as_secs_f64() * 1000.0).round() / 1000.0,
+        "timeout_s": request.timeout_s,
+        "exit_code": exit_code,
+        "verdict": verdict.as_str(),
+        "stdout": bundle::stream_digest(out),
+        "stderr": bundle::stream_digest(err),
+        "artifacts": groups,
+        "missing": missing,
+        "kept_artifacts": request.keep_artifacts,
+    })
+    .as_object()
+    .cloned()
+    .expect("a JSON object literal");
+    if let Some(signing) = &request.signing {
+        record.insert("signer".into(), json!(signing.signer));
+    }
+    let (record_ref, record) = store_record(store, &request, &stamp, record, &kept)?;
+    let mut outcome = RunOutcome {
+        record,
+        record_ref,
+        event: None,
+        event_error: None,
+    };
+    if let (Some((spec, loop_id)), Verdict::Passed) = (&request.record_event, verdict) {
+        let data = json!({"evidence": outcome.record_ref, "evidence_sha256": outcome.record["record_sha256"], "id": request.id});
+        let data = data.as_object().cloned().expect("a JSON object literal");
+        match events::append(store, spec, loop_id, "evidence_recorded", data) {
+            Ok(appended) => outcome.event = Some(appended),
+            Err(e) => outcome.event_error = Some(e.to_string()),
+        }
+    }
+    Ok(outcome)
+}
+
+/// Writes the record under the first free `<id>-<stamp>[-N]` name.
+fn store_record(
+    store: &Store,
+    request: &RunRequest<'_>,
+    stamp: &str,
+    mut record: Map<String, Value>,
+    kept: &[(String, Vec<u8>)],
+) -> Result<(String, Map<String, Value>), Error> {
+    for n in 1..=100 {
+        let name = if n == 1 {
+            format!("{}-{stamp}", request.id)
+        } else {
+            format!("{}-{stamp}-{n}", request.id)
+        };
+        let record_ref = refs::evidence(&name);
+        record.insert("record_ref".into(), json!(record_ref));
+        record.remove("record_sha256");
+        let hash = bundle::self_hash(&record);
+        record.insert("record_sha256".into(), json!(hash));
+        let bytes = canonical_json(&Value::Object(record.clone()));
+        let mut entries: Vec<(String, Content)> =
+            vec![(RECORD_FILE.into(), Content::Bytes(bytes.clone()))];
+        if let Some(signing) = &request.signing {
+            let armored = sign::sign(&signing.key, &bytes)?;
+            entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
+        }
+        for (path, data) in kept {
+            entries.push((
+                format!("{ARTIFACTS_DIR}/{path}"),
+                Content::Bytes(data.clone()),
+            ));
+        }
+        let borrowed: Vec<(&str, Content)> = entries
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.clone()))
+            .collect();
+        let message = format!(
+            "hpp evidence {name}: {}",
+            record["verdict"].as_str().unwrap_or_default()
+        );
+        match store.create_record(&record_ref, &borrowed, &message) {
+            Ok(_) => return Ok((record_ref, record)),
+            Err(store::Error::Moved { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(Error::Store(store::Error::Busy {
+        name: refs::evidence(&request.id.to_string()),
+    }))
+}
+
+/// Finds a bundle's ref: a full `refs/...` name, an exact bundle name, or the newest bundle of
+/// an id.
+pub fn resolve(store: &Store, name: &str) -> Result<String, Error> {
+    if name.starts_with("refs/") {
+        return store
+            .tip(name)?
+            .map(|_| name.to_owned())
+            .ok_or_else(|| Error::NotFound(name.to_owned()));
+    }
+    let all = store.list(refs::EVIDENCE_PREFIX)?;
+    if let Some((full, _)) = all
+        .iter()
+        .find(|(full, _)| full.strip_prefix(refs::EVIDENCE_PREFIX) == Some(name))
+    {
+        return Ok(full.clone());
+    }
+    all.into_iter()
+        .map(|(full, _)| full)
+        .filter(|full| {
+            full.strip_prefix(refs::EVIDENCE_PREFIX)
+                .and_then(|rest| rest.strip_prefix(name))
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(is_stamp_suffix)
+        })
+        .max()
+        .ok_or_else(|| Error::NotFound(name.to_owned()))
+}
+
+/// `YYYYMMDDTHHMMSSZ` optionally followed by `-N`.
+fn is_stamp_suffix(rest: &str) -> bool {
+    let (stamp, n) = rest
+        .split_once('-')
+        .map_or((rest, None), |(s, n)| (s, Some(n)));
+    let b = stamp.as_bytes();
+    b.len() == 16
+        && b[8] == b'T'
+        && b[15] == b'Z'
+        && b[..8].iter().chain(&b[9..15]).all(u8::is_ascii_digit)
+        && n.is_none_or(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// How artifacts are compared at verification.
+#[derive(Debug, Clone, Copy)]
+pub enum ArtifactCheck<'a> {
+    /// Against the files in this workspace now (kept bytes, when present, are checked too).
+    Workspace(&'a Path),
+    /// Only against the bytes kept in the record (verification from a clone).
+    RecordOnly,
+}
+
+/// The report of `evidence verify`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verification {
+    /// `valid`, `not-evidence` or `blocked`.
+    pub status: &'static str,
+    /// The bundle's id.
+    pub id: Option<String>,
+    /// The ref verified.
+    #[serde(rename = "ref")]
+    pub record_ref: String,
+    /// The recorded verdict.
+    pub verdict: Option<String>,
+    /// The recorded HEAD.
+    pub base_commit: Option<String>,
+    /// Everything wrong, in sentences.
+    pub problems: Vec<String>,
+    /// Artifacts whose bytes differ from the record.
+    pub changed: Vec<String>,
+    /// Artifacts that are gone.
+    pub missing: Vec<String>,
+    /// The signature check.
+    pub signature: SignatureReport,
+    /// The record's self-hash, as recomputed.
+    pub record_sha256: Option<String>,
+}
+
+/// Re-derives a bundle: self-hash, consistency, artifacts now against then, signature.
+pub fn verify(
+    store: &Store,
+    record_ref: &str,
+    allowed: Option<&AllowedSigners>,
+    check: ArtifactCheck<'_>,
+) -> Result<Verification, Error> {
+    let bytes = store
+        .read_file(record_ref, RECORD_FILE)?
+        .ok_or_else(|| Error::NotFound(record_ref.to_owned()))?;
+    let sig = store.read_file(record_ref, SIGNATURE_FILE)?;
+    let mut report = Verification {
+        status: "valid",
+        id: None,
+        record_ref: record_ref.to_owned(),
+        verdict: None,
+        base_commit: None,
+        problems: Vec::new(),
+        changed: Vec::new(),
+        missing: Vec::new(),
+        signature: sign::check(
+            &bytes,
+            sig.as_deref(),
+            None,
+            allowed,
+            OffsetDateTime::now_utc(),
+        ),
+        record_sha256: None,
+    };
+    let record = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) if map.get("schema").and_then(Value::as_str) == Some(SCHEMA) => map,
+        _ => {
+            report.status = "not-evidence";
+            report
+                .problems
+                .push(format!("{RECORD_FILE} is not an {SCHEMA} record"));
+            return Ok(report);
+        }
+    };
+    let text = |key: &str| record.get(key).and_then(Value::as_str).map(str::to_owned);
+    report.id = text("id");
+    report.verdict = text("verdict");
+    report.base_commit = text("base_commit");
+    report.signature = sign::check(
+        &bytes,
+        sig.as_deref(),
+        text("signer").as_deref(),
+        allowed,
+        OffsetDateTime::now_utc(),
+    );
+    let hash = bundle::self_hash(&record);
+    report.record_sha256 = Some(hash.clone());
+    if text("record_sha256").as_deref() != Some(hash.as_str()) {
+        report
+            .problems
+            .push("the record was edited after it was written".into());
+    }
+    if text("record_ref").as_deref() != Some(record_ref) {
+        report.problems.push(format!(
+            "the record names {} but is stored at {record_ref}",
+            text("record_ref").unwrap_or_default()
+        ));
+    }
+    report
+        .problems
+        .extend(bundle::consistency_problems(&record));
+    for group in record
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for file in group
+            .get("files")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let path = file.get("path").and_then(Value::as_str).unwrap_or_default();
+            let sha = file
+                .get("sha256")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let kept = store.read_file(record_ref, &format!("{ARTIFACTS_DIR}/{path}"))?;
+            if let Some(kept) = &kept
+                && sha256_hex(kept) != sha
+            {
+                report.changed.push(path.to_owned());
+                continue;
+            }
+            match check {
+                ArtifactCheck::Workspace(root) if bundle::is_inside(path) => {
+                    match std::fs::read(root.join(path)) {
+                        Ok(now) if sha256_hex(&now) != sha => report.changed.push(path.to_owned()),
+                        Ok(_) => {}
+                        Err(_) if kept.is_some() => {}
+                        Err(_) => report.missing.push(path.to_owned()),
+                    }
+                }
+                ArtifactCheck::Workspace(_) => {}
+                ArtifactCheck::RecordOnly => {}
+            }
+        }
+    }
+    if !report.changed.is_empty() {
+        report.problems.push(format!(
+            "{} artifact(s) changed since the run",
+            report.changed.len()
+        ));
+    }
+    if !report.missing.is_empty() {
+        report.problems.push(format!(
+            "{} artifact(s) missing since the run",
+            report.missing.len()
+        ));
+    }
+    if allowed.is_some() && !report.signature.is_verified() {
+        report.problems.push(format!(
+            "signature: {}",
+            report.signature.detail.clone().unwrap_or_default()
+        ));
+    }
+    if let Some(verdict) = &report.verdict
+        && verdict != "passed"
+    {
+        report
+            .problems
+            .push(format!("the run did not pass (verdict: {verdict})"));
+    }
+    if !report.problems.is_empty() {
+        report.status = "blocked";
+    }
+    Ok(report)
+}
+
+/// One bundle in a listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub record_ref: String,
+    /// The bundle's id.
+    pub id: Option<String>,
+    /// The recorded verdict.
+    pub verdict: Option<String>,
+    /// When the run started.
+    pub started_at: Option<String>,
+}
+
+/// Lists every bundle, sorted by ref.
+pub fn list(store: &Store) -> Result<Vec<Listed>, Error> {
+    let mut out = Vec::new();
+    for (name, _) in store.list(refs::EVIDENCE_PREFIX)? {
+        let record = store
+            .read_file(&name, RECORD_FILE)?
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        let field = |k: &str| {
+            record
+                .as_ref()
+                .and_then(|r| r.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        out.push(Listed {
+            id: field("id"),
+            verdict: field("verdict"),
+            started_at: field("started_at"),
+            record_ref: name,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamp_suffixes_are_recognised() {
+        assert!(is_stamp_suffix("20261202T130000Z"));
+        assert!(is_stamp_suffix("20261202T130000Z-12"));
+    }
+
+    #[test]
+    fn control_other_suffixes_are_not_stamps() {
+        for bad in [
+            "page-20261202T130000Z",
+            "20261202T130000",
+            "20261202T130000Z-",
+            "20261202X130000Z",
+        ] {
+            assert!(!is_stamp_suffix(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Moving records between repositories, through the `git` CLI: gix 0.91 has no push, and a
+//! fetch through gix's local transport runs `git upload-pack` anyway. Refspecs never carry `+`:
+//! an update that is not a fast-forward is rejected by git and reported as divergence, never
+//! resolved by overwriting.
+
+use std::process::Command;
+
+use serde::Serialize;
+
+use super::{Error, Store};
+
+/// The refspecs that carry every record, and the notes mirror, under the same names.
+pub const REFSPECS: [&str; 2] = ["refs/hpp/*:refs/hpp/*", "refs/notes/hpp*:refs/notes/hpp*"];
+
+/// A ref git refused to move.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rejected {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// git's reason.
+    pub reason: String,
+}
+
+/// What a push or fetch did.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SyncReport {
+    /// The remote.
+    pub remote: String,
+    /// Refs created or fast-forwarded.
+    pub updated: Vec<String>,
+    /// Refs already equal on both sides.
+    pub up_to_date: usize,
+    /// Refs git refused to move (divergence).
+    pub rejected: Vec<Rejected>,
+}
+
+impl Store {
+    fn git_cli(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.arg("--git-dir").arg(self.repo.git_dir());
+        if let Some(root) = self.workdir() {
+            cmd.current_dir(root);
+        }
+        cmd
+    }
+
+    fn run_git(&self, args: &[&str], what: &str) -> Result<(bool, String, String), Error> {
+        let out = self
+            .git_cli()
+            .args(args)
+            .output()
+            .map_err(|e| Error::Corrupt {
+                name: what.to_owned(),
+                detail: format!("cannot run git: {e}"),
+            })?;
+        Ok((
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ))
+    }
+
+    /// Pushes every record to `remote` without forcing.
+    pub fn push_records(&self, remote: &str) -> Result<SyncReport, Error> {
+        let mut args = vec!["push", "--porcelain", remote];
+        args.extend(REFSPECS);
+        let (ok, stdout, stderr) = self.run_git(&args, &format!("git push {remote}"))?;
+        let mut report = SyncReport {
+            remote: remote.to_owned(),
+            ..SyncReport::default()
+        };
+        for line in stdout.lines() {
+            let mut parts = line.splitn(3, '\t');
+            let (Some(flag), Some(refs), summary) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let name = refs.split(':').nth(1).unwrap_or(refs).to_owned();
+            match flag {
+                "=" => report.up_to_date += 1,
+                "!" => report.rejected.push(Rejected {
+                    name,
+                    reason: summary.unwrap_or_default().to_owned(),
+                }),
+                _ => report.updated.push(name),
+            }
+        }
+        if !ok && report.rejected.is_empty() {
+            return Err(Error::Corrupt {
+                name: format!("git push {remote}"),
+                detail: last_line(&stderr),
+            });
+        }
+        Ok(report)
+    }
+
+    /// Fetches every record from `remote` without forcing.
+    pub fn fetch_records(&self, remote: &str) -> Result<SyncReport, Error> {
+        let mut args = vec!["fetch", "--porcelain", "--no-tags", remote];
+        args.extend(REFSPECS);
+        let (ok, stdout, stderr) = self.run_git(&args, &format!("git fetch {remote}"))?;
+        let mut report = SyncReport {
+            remote: remote.to_owned(),
+            ..SyncReport::default()
+        };
+        for line in stdout.lines() {
+            let parts: Vec<&str> = line.split(' ').collect();
+            let [flag, _old, _new, name] = parts[..] else {
+                continue;
+            };
+            match flag {
+                "=" => report.up_to_date += 1,
+                "!" => report.rejected.push(Rejected {
+                    name: name.to_owned(),
+                    reason: "non-fast-forward".into(),
+                }),
+                _ => report.updated.push(name.to_owned()),
+            }
+        }
+        // With --porcelain, git reports rejected refs on stderr only.
+        for line in stderr.lines().filter(|l| l.contains("[rejected]")) {
+            let name = line
+                .split("->")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .unwrap_or_default();
+            if !name.is_empty() && !report.rejected.iter().any(|r| r.name == name) {
+                report.rejected.push(Rejected {
+                    name: name.to_owned(),
+                    reason: "non-fast-forward".into(),
+                });
+            }
+        }
+        if !ok && report.rejected.is_empty() {
+            return Err(Error::Corrupt {
+                name: format!("git fetch {remote}"),
+                detail: last_line(&stderr),
+            });
+        }
+        Ok(report)
+    }
+
+    /// Returns the values of `remote.<name>.<key>`.
+    pub fn remote_config(&self, remote: &str, key: &str) -> Vec<String> {
+        self.config_strings(&format!("remote.{remote}.{key}"))
+    }
+
+    /// Adds `value` to the multi-valued git config `key` (through git, so its locking and file
+    /// format are respected).
+    pub fn config_add(&self, key: &str, value: &str) -> Result<(), Error> {
+        let (ok, _, stderr) = self.run_git(&["config", "--add", key, value], "git config")?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Corrupt {
+                name: key.to_owned(),
+                detail: last_line(&stderr),
+            })
+        }
+    }
+
+    /// Returns the directory git runs hooks from: `core.hooksPath` (relative to the worktree
+    /// root) or the common git directory's `hooks`.
+    pub fn hooks_dir(&self) -> std::path::PathBuf {
+        match self.config_string("core.hooksPath") {
+            Some(path) => {
+                let path = std::path::PathBuf::from(path);
+                if path.is_absolute() {
+                    path
+                } else {
+                    self.workdir().unwrap_or(self.repo.git_dir()).join(path)
+                }
+            }
+            None => self.common_dir().join("hooks"),
+        }
+    }
+}
+
+fn last_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("git failed")
+        .trim()
+        .to_owned()
+}
