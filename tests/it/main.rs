@@ -3,10 +3,15 @@
 
 mod harness;
 
+mod attest;
 mod cli;
 mod event;
+mod evidence;
+mod gate;
 mod process;
 mod race;
 mod repos;
 mod sign;
+mod snapshot;
 mod tamper;
+mod trust;
