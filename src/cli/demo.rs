@@ -1,55 +1,124 @@
-//! `git hpp demo`: the tour. Runs the real binary, step by step, in a throwaway repository.
+//! `git hpp demo`: the tour. Runs the real binary and the real git, step by step, in a
+//! throwaway directory holding a bare remote, the maker's repository and a reviewer's clone.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::store::Store;
+use crate::sign;
 
-/// Walk a loop from work_started to verified in a throwaway repository
+/// Walk the whole loop in a throwaway repository: evidence, attestation, gate, clone
 ///
-/// Creates a repository in a temporary directory, runs each step as the command a user would
-/// type (this same binary, as `git hpp ...`), prints what it printed and its exit code, and
-/// removes the repository at the end unless --keep is given. Exits 0 when every step behaved
-/// as the tour expects, 3 otherwise.
+/// Creates a bare remote and a maker's repository in a temporary directory, then runs each step
+/// as the command a user would type (this binary as `git hpp ...`, and git): the loop's gates, a
+/// refused out-of-order event, evidence from a real command, a signed attestation by a checker
+/// who is not the maker, a push of an unverified commit refused by the pre-push gate, the
+/// verified push going through, and a fresh clone verifying it. Removes everything at the end
+/// unless --keep is given. Needs git on PATH. Exits 0 when every step behaved as the tour
+/// expects, 3 otherwise.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Keep the throwaway repository and print its path
+    /// Keep the throwaway directory and print its path
     #[arg(long)]
     keep: bool,
 }
 
-/// One step of the tour: what to run, what it shows, and the exit code it must have.
+/// Which program a step runs.
+#[derive(Clone, Copy)]
+enum Prog {
+    Hpp,
+    Git,
+}
+
+/// What a step must exit with.
+#[derive(Clone, Copy)]
+enum Expect {
+    Code(u8),
+    Fails,
+}
+
+/// One step of the tour.
 struct Step {
+    dir: &'static str,
+    prog: Prog,
     args: &'static [&'static str],
     note: &'static str,
-    expect: u8,
+    expect: Expect,
     stdout_to: Option<&'static str>,
 }
 
-const fn step(args: &'static [&'static str], note: &'static str, expect: u8) -> Step {
+const fn hpp(args: &'static [&'static str], note: &'static str) -> Step {
     Step {
+        dir: "maker",
+        prog: Prog::Hpp,
         args,
         note,
-        expect,
+        expect: Expect::Code(0),
         stdout_to: None,
     }
 }
 
+const fn git(args: &'static [&'static str], note: &'static str) -> Step {
+    Step {
+        dir: "maker",
+        prog: Prog::Git,
+        args,
+        note,
+        expect: Expect::Code(0),
+        stdout_to: None,
+    }
+}
+
+const fn expect(step: Step, expect: Expect) -> Step {
+    Step { expect, ..step }
+}
+
+const fn in_dir(step: Step, dir: &'static str) -> Step {
+    Step { dir, ..step }
+}
+
+const SETUP: &[Step] = &[
+    in_dir(
+        git(
+            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+            "A bare remote stands in for the team's server.",
+        ),
+        ".",
+    ),
+    in_dir(
+        git(
+            &["init", "-q", "-b", "main", "maker"],
+            "The maker's repository.",
+        ),
+        ".",
+    ),
+    git(&["add", "-A"], ""),
+    git(
+        &["commit", "-q", "-m", "Add the spec and the discount code"],
+        "",
+    ),
+    git(&["remote", "add", "origin", "../remote.git"], ""),
+];
+
 const STEPS: &[Step] = &[
-    step(
+    hpp(
+        &["hooks", "install", "--apply"],
+        "Install the pre-push gate: main cannot be pushed unless its tip is verified.",
+    ),
+    hpp(
         &["status"],
-        "A new loop is planned; the loop is named after the current branch.",
-        0,
+        "A new loop is planned; it is named after the current branch.",
     ),
-    step(
-        &["event", "append", "--type", "verified"],
-        "Closing a loop that never started is refused before anything is written.",
-        2,
+    expect(
+        hpp(
+            &["event", "append", "--type", "verified"],
+            "Closing a loop that never started is refused before anything is written.",
+        ),
+        Expect::Code(2),
     ),
-    step(
+    hpp(
         &[
             "event",
             "append",
@@ -59,21 +128,32 @@ const STEPS: &[Step] = &[
             r#"{"work":"ITEM-1"}"#,
         ],
         "Gate scope: the maker starts work.",
-        0,
     ),
-    step(
+    expect(
+        git(
+            &["push", "-q", "origin", "main"],
+            "Pushing main now is refused: nobody verified this commit.",
+        ),
+        Expect::Fails,
+    ),
+    hpp(
         &[
-            "event",
-            "append",
-            "--type",
-            "evidence_recorded",
-            "--data",
-            r#"{"evidence":"tests passed"}"#,
+            "evidence",
+            "run",
+            "--id",
+            "tests",
+            "--artifact",
+            "out/report.txt",
+            "--record-event",
+            "--keep-artifacts",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p out && echo 3 passed > out/report.txt",
         ],
-        "Gate fresh-evidence: evidence of a real run is recorded.",
-        0,
+        "Gate fresh-evidence: the criterion command really runs; its bundle is recorded and the loop advances.",
     ),
-    step(
+    hpp(
         &[
             "event",
             "append",
@@ -83,9 +163,27 @@ const STEPS: &[Step] = &[
             r#"{"checker":"checker-b"}"#,
         ],
         "Gate read-only-checker: a checker who is not the maker passes it.",
-        0,
     ),
-    step(
+    hpp(
+        &[
+            "attest",
+            "create",
+            "--spec",
+            "SPEC.md",
+            "--maker",
+            "maker-a",
+            "--checker",
+            "checker-b",
+            "--session",
+            "review:001",
+            "--verdict",
+            "approved",
+            "--sign-key",
+            "../checker-key",
+        ],
+        "The checker attests the exact snapshot (a git tree) and signs it with an SSH key.",
+    ),
+    hpp(
         &[
             "event",
             "append",
@@ -95,35 +193,71 @@ const STEPS: &[Step] = &[
             r#"{"by":"reviewer"}"#,
         ],
         "Gate human: a person approves.",
-        0,
     ),
-    step(
+    hpp(
         &["event", "append", "--type", "verified"],
         "Gate closure: the loop is verified.",
-        0,
     ),
-    step(
-        &["event", "verify"],
-        "Every event is a commit on refs/hpp/loops/main; the commit chain and the hash chain both hold.",
-        0,
+    git(
+        &["config", "hpp.allowedSignersFile", "../allowed_signers"],
+        "Whose signatures count, in git's allowed-signers format.",
     ),
-    step(&["event", "log"], "The history, oldest first.", 0),
+    git(&["config", "hpp.requireSigned", "true"], ""),
+    hpp(
+        &["verify"],
+        "The commit's tree has an approved, signed attestation whose evidence still verifies.",
+    ),
+    git(
+        &["push", "-q", "origin", "main"],
+        "Now the gate lets main through.",
+    ),
+    hpp(
+        &["push"],
+        "Records travel with git: refs/hpp/* and refs/notes/hpp, never forced.",
+    ),
+    in_dir(
+        git(
+            &["clone", "-q", "remote.git", "reviewer"],
+            "A reviewer starts from a plain clone.",
+        ),
+        ".",
+    ),
+    in_dir(hpp(&["fetch"], ""), "reviewer"),
+    in_dir(
+        hpp(
+            &[
+                "verify",
+                "--allowed-signers",
+                "../allowed_signers",
+                "--require-signed",
+            ],
+            "Verification from the clone needs only the repository and the allowed signers.",
+        ),
+        "reviewer",
+    ),
+    in_dir(
+        hpp(
+            &["event", "verify"],
+            "The loop's commit chain and hash chain hold in the clone too.",
+        ),
+        "reviewer",
+    ),
     Step {
+        dir: "reviewer",
+        prog: Prog::Hpp,
         args: &["event", "export"],
-        note: "The reference harness's events.jsonl, byte for byte.",
-        expect: 0,
+        note: "The Python harness's events.jsonl, byte for byte, for a team moving either way.",
+        expect: Expect::Code(0),
         stdout_to: Some("events.jsonl"),
     },
-    step(
-        &["event", "import", "events.jsonl", "--loop", "imported"],
-        "A team moving from the Python harness keeps its history.",
-        0,
+    in_dir(
+        hpp(
+            &["event", "import", "events.jsonl", "--loop", "imported"],
+            "",
+        ),
+        "reviewer",
     ),
-    step(
-        &["loops"],
-        "Every loop in the repository; `git push origin 'refs/hpp/*:refs/hpp/*'` would publish them.",
-        0,
-    ),
+    in_dir(hpp(&["loops"], "Every loop in the repository."), "reviewer"),
 ];
 
 /// Runs the tour.
@@ -134,33 +268,50 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
         .prefix("hpp-demo-")
         .tempdir()
         .map_err(|e| CliError::internal("creating a temporary directory", &e))?;
-    let repo = dir.path().join("demo");
-    Store::init(&repo)?;
-    let mut out = String::from(
-        "git hpp demo: one loop from work_started to verified, in a throwaway repository\n",
-    );
-    out.push_str("$ git init demo && cd demo\n");
+    let root = dir.path().to_path_buf();
+    let mut out = String::from("git hpp demo: the whole loop, in a throwaway directory\n");
     let mut failed = None;
-    for step in STEPS {
-        let (transcript, code) = run_step(&exe, &repo, step)?;
-        out.push_str(&format!("\n# {}\n", step.note));
-        out.push_str(&transcript);
-        if code != step.expect && failed.is_none() {
-            failed = Some(format!(
-                "step `git hpp {}` exited {code}, the tour expects {}",
-                step.args.join(" "),
-                step.expect
-            ));
+    let mut run_all = |steps: &[Step], out: &mut String| -> Result<(), CliError> {
+        for step in steps {
+            let (transcript, code) = run_step(&exe, &root, step)?;
+            if !step.note.is_empty() {
+                out.push_str(&format!("\n# {}\n", step.note));
+            }
+            out.push_str(&transcript);
+            let ok = match step.expect {
+                Expect::Code(c) => code == c,
+                Expect::Fails => code != 0,
+            };
+            if !ok && failed.is_none() {
+                failed = Some(format!(
+                    "step `{}` exited {code}, which the tour did not expect",
+                    shown(step)
+                ));
+            }
         }
-    }
+        Ok(())
+    };
+    run_all(&SETUP[..2], &mut out)?;
+    write_files(&root.join("maker"))?;
+    out.push_str("$ printf ... > SPEC.md discount.py .gitignore   # the work: a spec, its code, out/ ignored\n");
+    run_all(&SETUP[2..], &mut out)?;
+    let public = sign::generate_key(&root.join("checker-key"))
+        .map_err(|e| CliError::internal("generating the checker's key", &e))?;
+    std::fs::write(
+        root.join("allowed_signers"),
+        format!("checker-b namespaces=\"hpp\" {public}\n"),
+    )
+    .map_err(|e| CliError::internal("writing allowed_signers", &e))?;
+    out.push_str(
+        "\n# The checker's throwaway SSH key, and the allowed-signers file that trusts it.\n",
+    );
+    out.push_str("$ ssh-keygen -q -t ed25519 -N '' -f checker-key\n$ echo \"checker-b namespaces=\\\"hpp\\\" $(cat checker-key.pub)\" > allowed_signers\n");
+    run_all(STEPS, &mut out)?;
     if args.keep {
         let kept = dir.keep();
-        out.push_str(&format!(
-            "\nkept the repository at {}\n",
-            kept.join("demo").display()
-        ));
+        out.push_str(&format!("\nkept everything under {}\n", kept.display()));
     } else {
-        out.push_str("\nremoved the throwaway repository. Next: `git hpp --help`.\n");
+        out.push_str("\nremoved the throwaway directory. Next: `git hpp --help`.\n");
     }
     let mut outcome = Outcome::raw(out.into_bytes());
     if let Some(why) = failed {
@@ -170,21 +321,75 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
     Ok(outcome)
 }
 
-fn run_step(exe: &Path, repo: &Path, step: &Step) -> Result<(String, u8), CliError> {
-    let shown: Vec<String> = step.args.iter().map(|a| shell_quote(a)).collect();
-    let mut text = format!("$ git hpp {}", shown.join(" "));
+fn write_files(repo: &Path) -> Result<(), CliError> {
+    let files = [
+        (
+            "SPEC.md",
+            "# Discount\n\nOrders of 100 or more get 10% off. Acceptance: `tests` passes and writes out/report.txt.\n",
+        ),
+        (
+            "discount.py",
+            "def discount(total):\n    return total * 0.9 if total >= 100 else total\n",
+        ),
+        (".gitignore", "out/\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(repo.join(name), text)
+            .map_err(|e| CliError::internal("writing the tour's files", &e))?;
+    }
+    Ok(())
+}
+
+fn shown(step: &Step) -> String {
+    let words: Vec<String> = step.args.iter().map(|a| shell_quote(a)).collect();
+    let prog = match step.prog {
+        Prog::Hpp => "git hpp",
+        Prog::Git => "git",
+    };
+    format!("{prog} {}", words.join(" "))
+}
+
+fn run_step(exe: &Path, root: &Path, step: &Step) -> Result<(String, u8), CliError> {
+    let cwd: PathBuf = root.join(step.dir);
+    let mut text = String::new();
+    if step.dir != "maker" {
+        text.push_str(&format!(
+            "({}) ",
+            if step.dir == "." { "top" } else { step.dir }
+        ));
+    }
+    text.push_str(&format!("$ {}", shown(step)));
     if let Some(file) = step.stdout_to {
         text.push_str(&format!(" > {file}"));
     }
     text.push('\n');
-    let output = Command::new(exe)
+    let mut cmd = match step.prog {
+        Prog::Hpp => Command::new(exe),
+        Prog::Git => {
+            let mut c = Command::new("git");
+            // The tour's own commits need an author; the harness itself never does.
+            c.env("GIT_AUTHOR_NAME", "maker-a")
+                .env("GIT_AUTHOR_EMAIL", "maker-a@example.com");
+            c.env("GIT_COMMITTER_NAME", "maker-a")
+                .env("GIT_COMMITTER_EMAIL", "maker-a@example.com");
+            c
+        }
+    };
+    // The pre-push hook calls `git hpp`: make sure it finds this binary first.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = exe.parent().map(Path::to_path_buf).into_iter().collect();
+    dirs.extend(std::env::split_paths(&path));
+    let path = std::env::join_paths(dirs)
+        .map_err(|e| CliError::internal("building PATH for the tour", &e))?;
+    let output = cmd
         .args(step.args)
-        .current_dir(repo)
+        .current_dir(&cwd)
+        .env("PATH", path)
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .output()
-        .map_err(|e| CliError::internal("running a tour step", &e))?;
+        .map_err(|e| CliError::refused(format!("the tour could not run `{}`: {e}", shown(step))))?;
     let code = output
         .status
         .code()
@@ -192,13 +397,10 @@ fn run_step(exe: &Path, repo: &Path, step: &Step) -> Result<(String, u8), CliErr
         .unwrap_or(u8::MAX);
     match step.stdout_to {
         Some(file) => {
-            std::fs::write(repo.join(file), &output.stdout)
+            std::fs::write(cwd.join(file), &output.stdout)
                 .map_err(|e| CliError::internal("writing the export", &e))?;
-            text.push_str(&format!(
-                "({} bytes, {} lines)\n",
-                output.stdout.len(),
-                output.stdout.iter().filter(|b| **b == b'\n').count()
-            ));
+            let lines = output.stdout.iter().filter(|b| **b == b'\n').count();
+            text.push_str(&format!("({} bytes, {lines} lines)\n", output.stdout.len()));
         }
         None => text.push_str(&String::from_utf8_lossy(&output.stdout)),
     }
@@ -210,9 +412,10 @@ fn run_step(exe: &Path, repo: &Path, step: &Step) -> Result<(String, u8), CliErr
 }
 
 fn shell_quote(arg: &str) -> String {
-    if arg
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c))
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c))
     {
         arg.to_owned()
     } else {

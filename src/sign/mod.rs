@@ -293,6 +293,29 @@ pub fn sign(key: &PrivateKey, bytes: &[u8]) -> Result<String, Error> {
         .map_err(|source| Error::Sign { source })
 }
 
+/// Generates an ed25519 key pair: writes the private key to `path` (OpenSSH format, mode 600,
+/// unencrypted) and returns the public key line (`ssh-ed25519 AAAA...`), as
+/// `ssh-keygen -t ed25519 -N '' -f PATH` would. Used by the tour for a throwaway key.
+pub fn generate_key(path: &Path) -> Result<String, Error> {
+    let key = PrivateKey::random(&mut ssh_key::rand_core::OsRng, ssh_key::Algorithm::Ed25519)
+        .map_err(|source| Error::Sign { source })?;
+    key.write_openssh_file(path, ssh_key::LineEnding::LF)
+        .map_err(|source| Error::Sign { source })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(
+            |source| Error::ReadKey {
+                path: path.to_owned(),
+                source,
+            },
+        )?;
+    }
+    key.public_key()
+        .to_openssh()
+        .map_err(|source| Error::Sign { source })
+}
+
 /// The outcome of checking a record's signature ([`check`]), serialized as the reference's
 /// signature report (`{"status":…,"signer":…,"sha256":…,"detail":…}`, absent fields left out).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,7 +6,10 @@ use crate::harness::{BIN, Sandbox};
 fn help_lists_the_command_families() {
     let sandbox = Sandbox::empty();
     let help = sandbox.hpp(["--help"]).ok();
-    for family in ["event", "status", "resume", "loops", "demo"] {
+    for family in [
+        "event", "evidence", "attest", "verify", "push", "fetch", "remote", "hooks", "status",
+        "resume", "loops", "snapshot", "demo",
+    ] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(family)),
             "{family} missing from:\n{help}"
@@ -97,19 +100,30 @@ fn json_output_is_pretty_and_sorted() {
 }
 
 #[test]
-fn the_demo_walks_a_loop_to_verified_and_cleans_up() {
-    let sandbox = Sandbox::empty();
+fn the_demo_tours_the_whole_story_and_cleans_up() {
+    let mut sandbox = Sandbox::empty();
+    let tmp = sandbox.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("writable");
+    sandbox
+        .env
+        .insert("TMPDIR".into(), tmp.display().to_string());
     let out = sandbox.hpp(["demo"]).ok();
     for needle in [
         "$ git hpp event append --type verified\nhpp: invalid transition at event 1: planned --verified--> ?\n[exit 2]",
+        "hpp: push to origin refused: refs/heads/main at ",
+        "evidence tests: passed (exit code 0)",
+        "recorded approved by checker-b for snapshot ",
         "HPP status: verified · events=5 · evidence=1 · next=no-op",
+        "(reviewer) $ git hpp verify --allowed-signers ../allowed_signers --require-signed\nok   ",
         "HPP event chain: intact · loop=main · events=5",
         "imported 5 events into loop imported (chain intact",
-        "removed the throwaway repository",
+        "removed the throwaway directory",
     ] {
         assert!(
             out.contains(needle),
             "{needle:?} missing from the tour:\n{out}"
         );
     }
+    let left: Vec<_> = std::fs::read_dir(&tmp).expect("readable").collect();
+    assert!(left.is_empty(), "the tour left {left:?} behind");
 }
