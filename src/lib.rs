@@ -14,16 +14,27 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
 
 pub mod attest;
+pub mod citations;
 pub mod cli;
+pub mod context;
+pub mod coverage;
+pub mod decision;
+pub mod evals;
 pub mod event_log;
 pub mod event_loop;
 pub mod events;
 pub mod evidence;
+pub mod findings;
 pub mod gate;
 pub mod hooks;
 pub mod manifest;
+pub mod mutation;
+pub mod policy;
 pub mod process;
 pub mod record;
+pub mod retrieval;
+pub mod routing;
 pub mod secrets;
 pub mod sign;
 pub mod store;
+pub mod workgraph;

@@ -98,8 +98,8 @@ pub struct Created {
     pub attestation_ref: String,
     /// The record.
     pub record: Map<String, Value>,
-    /// The commit that got a note, when HEAD's tree is the attested snapshot.
-    pub noted: Option<CommitId>,
+    /// The commits that got a note: HEAD and branch tips whose tree is the attested snapshot.
+    pub noted: Vec<CommitId>,
 }
 
 /// Hashes the repository identity: the origin URL, normalised so a clone over another
@@ -246,21 +246,31 @@ pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<C
             Err(e) => return Err(e.into()),
         }
     }
-    let noted = match &head {
-        Some(commit) if store.commit_tree(commit)? == snapshot => {
-            let mut text = store
-                .note(commit)?
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&format!("hpp attestation: {verdict} by {checker} (maker {maker}, session {}) {attestation_ref}\n", request.session));
-            store.set_note(commit, text.as_bytes())?;
-            Some(commit.clone())
+    // Mirror it on every commit at hand that has this tree: HEAD and the local branch tips.
+    let mut tips: Vec<CommitId> = head.into_iter().collect();
+    tips.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
+    tips.sort();
+    tips.dedup();
+    let line = format!(
+        "hpp attestation: {verdict} by {checker} (maker {maker}, session {}) {attestation_ref}\n",
+        request.session
+    );
+    let mut noted = Vec::new();
+    for commit in tips {
+        if store.commit_tree(&commit)? != snapshot {
+            continue;
         }
-        _ => None,
-    };
+        let mut text = store
+            .note(&commit)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&line);
+        store.set_note(&commit, text.as_bytes())?;
+        noted.push(commit);
+    }
     Ok(Created {
         status: "recorded",
         attestation_ref,

@@ -4,21 +4,31 @@
 //! print. [`run`] is the whole program: `main` only hands it argv.
 
 pub mod attest;
+pub mod benchmark;
+pub mod cite;
+pub mod context;
 pub mod ctx;
+pub mod decide;
 pub mod demo;
+pub mod eval;
 pub mod event;
 pub mod evidence;
 pub mod exit;
+pub mod findings;
 pub mod hook;
 pub mod hooks;
 pub mod loops;
 pub mod output;
+pub mod policy;
 pub mod remote;
 pub mod resume;
+pub mod retrieval;
+pub mod route;
 pub mod snapshot;
 pub mod status;
 pub mod sync;
 pub mod verify;
+pub mod work;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -74,6 +84,34 @@ pub enum Command {
     /// Run a git hook (called by the installed hooks)
     #[command(subcommand, hide = true)]
     Hook(hook::HookCommand),
+    /// Classify commands with the command policy
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
+    /// Compile WorkGraph specs into waves; measure spec coverage
+    #[command(subcommand)]
+    Work(work::WorkCommand),
+    /// Compile context blocks under a budget
+    #[command(subcommand)]
+    Context(context::ContextCommand),
+    /// Check citations against their context
+    #[command(subcommand)]
+    Cite(cite::CiteCommand),
+    /// Measure retrievers
+    #[command(subcommand)]
+    Retrieval(retrieval::RetrievalCommand),
+    /// Validate and measure typed decisions
+    #[command(subcommand)]
+    Decide(decide::DecideCommand),
+    /// Check review findings
+    #[command(subcommand)]
+    Findings(findings::FindingsCommand),
+    /// Choose a tier and provider for a request
+    Route(route::RouteArgs),
+    /// Run eval suites: pass@k and pass^k
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
+    /// Run the packaged benchmark of controls
+    Benchmark(benchmark::BenchmarkArgs),
     /// Show where a loop stands and what to do next
     Status(status::StatusArgs),
     /// Print the state, next step and event count of a loop as JSON
@@ -139,6 +177,16 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Evidence(cmd) => evidence::dispatch(ctx, cmd),
         Command::Attest(cmd) => attest::dispatch(ctx, cmd),
         Command::Status(args) => status::cmd_status(ctx, &args),
+        Command::Policy(cmd) => policy::dispatch(ctx, cmd),
+        Command::Work(cmd) => work::dispatch(ctx, cmd),
+        Command::Context(cmd) => context::dispatch(ctx, cmd),
+        Command::Cite(cmd) => cite::dispatch(ctx, cmd),
+        Command::Retrieval(cmd) => retrieval::dispatch(ctx, cmd),
+        Command::Decide(cmd) => decide::dispatch(ctx, cmd),
+        Command::Findings(cmd) => findings::dispatch(ctx, cmd),
+        Command::Route(args) => route::cmd_route(ctx, &args),
+        Command::Eval(cmd) => eval::dispatch(ctx, cmd),
+        Command::Benchmark(args) => benchmark::cmd_benchmark(ctx, &args),
         Command::Push(args) => sync::cmd_push(ctx, &args),
         Command::Fetch(args) => sync::cmd_fetch(ctx, &args),
         Command::Remote(cmd) => remote::dispatch(ctx, cmd),

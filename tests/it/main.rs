@@ -4,14 +4,24 @@
 mod harness;
 
 mod attest;
+mod cite;
 mod cli;
+mod context;
+mod decide;
+mod evals;
 mod event;
 mod evidence;
+mod findings;
 mod gate;
+mod mutate;
+mod policy;
 mod process;
 mod race;
 mod repos;
+mod retrieval;
+mod route;
 mod sign;
 mod snapshot;
 mod tamper;
 mod trust;
+mod work;

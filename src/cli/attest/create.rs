@@ -13,8 +13,8 @@ use crate::cli::{JsonArg, LoopArg};
 /// Binds the verdict to the repository identity (a hash of the origin URL), HEAD, the spec
 /// (path, sha256, blob) and the snapshot tree of tracked plus untracked-not-ignored files, with
 /// the evidence bundles named by --evidence and those the loop recorded. Writes
-/// refs/hpp/attestations/<tree>/<id> and a note on HEAD in refs/notes/hpp when HEAD's tree is
-/// the snapshot. Maker and checker must differ ignoring case. Exits 0 for a recorded approved,
+/// refs/hpp/attestations/<tree>/<id>, and a note in refs/notes/hpp on HEAD and each branch tip
+/// whose tree is the snapshot. Maker and checker must differ ignoring case. Exits 0 for a recorded approved,
 /// 2 for a recorded revise or blocked, and 2 for refused input (nothing written).
 #[derive(Debug, clap::Args)]
 pub struct AttestCreateArgs {
@@ -94,7 +94,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
             .unwrap_or_default(),
         created.attestation_ref
     );
-    if let Some(commit) = &created.noted {
+    for commit in &created.noted {
         human.push_str(&format!("\nnoted on {commit} (git log --notes=hpp)"));
     }
     Ok(Outcome::document(args.format.json, &created, human, exit))

@@ -1,6 +1,7 @@
 //! `git hpp evidence`: bundles from commands that really ran.
 
 pub mod list;
+pub mod mutate;
 pub mod run;
 pub mod show;
 pub mod verify;
@@ -22,6 +23,8 @@ pub enum EvidenceCommand {
     List(list::EvidenceListArgs),
     /// Print one bundle's record
     Show(show::EvidenceShowArgs),
+    /// Measure whether a criterion command notices planted bugs
+    Mutate(mutate::EvidenceMutateArgs),
 }
 
 /// Runs one `evidence` verb.
@@ -31,5 +34,6 @@ pub fn dispatch(ctx: &Ctx, command: EvidenceCommand) -> Result<Outcome, CliError
         EvidenceCommand::Verify(args) => verify::cmd_evidence_verify(ctx, &args),
         EvidenceCommand::List(args) => list::cmd_evidence_list(ctx, &args),
         EvidenceCommand::Show(args) => show::cmd_evidence_show(ctx, &args),
+        EvidenceCommand::Mutate(args) => mutate::cmd_evidence_mutate(ctx, &args),
     }
 }
