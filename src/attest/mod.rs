@@ -382,9 +382,8 @@ fn judge(
     repo_id: &str,
     options: VerifyOptions<'_>,
 ) -> Result<Judged, Error> {
-    let bytes = store
-        .read_file(name, RECORD_FILE)?
-        .ok_or_else(|| Error::NotFound(name.to_owned()))?;
+    // A ref without a record is a failed candidate, never a reason to stop judging the others.
+    let bytes = store.read_file(name, RECORD_FILE)?.unwrap_or_default();
     let sig = store.read_file(name, SIGNATURE_FILE)?;
     let rec = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => map,

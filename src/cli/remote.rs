@@ -7,7 +7,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::store::REFSPECS;
+use crate::store::{NOTES_PUSH, RECORDS, notes_fetch};
 
 /// The `remote` verbs.
 #[derive(Debug, Subcommand)]
@@ -18,8 +18,9 @@ pub enum RemoteCommand {
 
 /// Print (then, with --apply, add) the refspecs that make git fetch and push carry records
 ///
-/// Plans `remote.<remote>.fetch` and `remote.<remote>.push` entries for refs/hpp/* and
-/// refs/notes/hpp, without `+`, so nothing is ever forced. Because any push refspec replaces
+/// Plans `remote.<remote>.fetch` and `remote.<remote>.push` entries for refs/hpp/* (without
+/// `+`, so no record is ever forced) and refs/notes/hpp (fetched into the staging ref
+/// refs/notes/remote-hpp/<remote>/hpp, merged into the local notes by `git hpp fetch`). Because any push refspec replaces
 /// git's default of pushing the current branch, `HEAD` is added too when the remote has no push
 /// refspec yet. Without --apply nothing is written. Exits 0.
 #[derive(Debug, clap::Args)]
@@ -56,15 +57,15 @@ pub fn cmd_remote_setup(ctx: &Ctx, args: &RemoteSetupArgs) -> Result<Outcome, Cl
     let fetch = store.remote_config(&args.remote, "fetch");
     let push = store.remote_config(&args.remote, "push");
     let mut plan: Vec<(String, String)> = Vec::new();
-    for spec in REFSPECS {
-        if !fetch.iter().any(|f| f == spec) {
-            plan.push((format!("remote.{}.fetch", args.remote), spec.to_owned()));
+    for spec in [RECORDS.to_owned(), notes_fetch(&args.remote)] {
+        if !fetch.contains(&spec) {
+            plan.push((format!("remote.{}.fetch", args.remote), spec));
         }
     }
     if push.is_empty() {
         plan.push((format!("remote.{}.push", args.remote), "HEAD".to_owned()));
     }
-    for spec in REFSPECS {
+    for spec in [RECORDS, NOTES_PUSH] {
         if !push.iter().any(|p| p == spec) {
             plan.push((format!("remote.{}.push", args.remote), spec.to_owned()));
         }

@@ -22,9 +22,10 @@ pub struct PushArgs {
 
 /// Fetch every record (refs/hpp/*, refs/notes/hpp) from a remote, never forcing
 ///
-/// Runs `git fetch <remote> 'refs/hpp/*:refs/hpp/*' 'refs/notes/hpp*:refs/notes/hpp*'`. A local
-/// record that differs from the remote's is kept and reported as divergence. Exits 0 when
-/// everything moved, 2 on divergence.
+/// Runs `git fetch <remote> 'refs/hpp/*:refs/hpp/*'`; a local record that differs from the
+/// remote's is kept and reported as divergence. The remote's notes mirror is staged and merged
+/// into refs/notes/hpp (union of both sides' notes), so a later push is a fast-forward. Exits 0
+/// when everything moved, 2 on divergence.
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The remote

@@ -307,14 +307,37 @@ pub fn resolve(store: &Store, name: &str) -> Result<String, Error> {
     }
     all.into_iter()
         .map(|(full, _)| full)
-        .filter(|full| {
-            full.strip_prefix(refs::EVIDENCE_PREFIX)
+        .filter_map(|full| {
+            let key = full
+                .strip_prefix(refs::EVIDENCE_PREFIX)
                 .and_then(|rest| rest.strip_prefix(name))
                 .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(is_stamp_suffix)
+                .and_then(stamp_order)?;
+            Some((key, full))
         })
         .max()
+        .map(|(_, full)| full)
         .ok_or_else(|| Error::NotFound(name.to_owned()))
+}
+
+/// Orders `<stamp>[-N]` suffixes by time, then by counter as a number (`-10` after `-9`).
+fn stamp_order(rest: &str) -> Option<(String, u64)> {
+    if !is_stamp_suffix(rest) {
+        return None;
+    }
+    let (stamp, n) = rest.split_once('-').map_or((rest, "1"), |(s, n)| (s, n));
+    Some((stamp.to_owned(), n.parse().ok()?))
+}
+
+/// Orders a bundle name `<id>-<stamp>[-N]` by id, then time, then counter.
+fn bundle_order(name: &str) -> (String, String, u64) {
+    // The stamp is the first `-YYYYMMDDTHHMMSSZ` whose remainder parses as a stamp suffix.
+    for (i, _) in name.match_indices('-') {
+        if let Some((stamp, n)) = stamp_order(&name[i + 1..]) {
+            return (name[..i].to_owned(), stamp, n);
+        }
+    }
+    (name.to_owned(), String::new(), 0)
 }
 
 /// `YYYYMMDDTHHMMSSZ` optionally followed by `-N`.
@@ -372,9 +395,12 @@ pub fn verify(
     allowed: Option<&AllowedSigners>,
     check: ArtifactCheck<'_>,
 ) -> Result<Verification, Error> {
-    let bytes = store
-        .read_file(record_ref, RECORD_FILE)?
-        .ok_or_else(|| Error::NotFound(record_ref.to_owned()))?;
+    let bytes = match store.read_file(record_ref, RECORD_FILE)? {
+        Some(bytes) => bytes,
+        // The ref exists but holds no record: that is not evidence, not a missing bundle.
+        None if store.tip(record_ref)?.is_some() => Vec::new(),
+        None => return Err(Error::NotFound(record_ref.to_owned())),
+    };
     let sig = store.read_file(record_ref, SIGNATURE_FILE)?;
     let mut report = Verification {
         status: "valid",
@@ -535,6 +561,13 @@ pub fn list(store: &Store) -> Result<Vec<Listed>, Error> {
             record_ref: name,
         });
     }
+    out.sort_by_cached_key(|l| {
+        bundle_order(
+            l.record_ref
+                .strip_prefix(refs::EVIDENCE_PREFIX)
+                .unwrap_or(&l.record_ref),
+        )
+    });
     Ok(out)
 }
 
@@ -546,6 +579,30 @@ mod tests {
     fn stamp_suffixes_are_recognised() {
         assert!(is_stamp_suffix("20261202T130000Z"));
         assert!(is_stamp_suffix("20261202T130000Z-12"));
+    }
+
+    #[test]
+    fn counters_order_as_numbers_after_the_stamp() {
+        let mut names = [
+            "a-20261202T130000Z-10",
+            "a-20261202T130000Z-9",
+            "a-20261202T130000Z",
+            "a-20261202T125959Z-3",
+        ];
+        names.sort_by_key(|n| bundle_order(n));
+        assert_eq!(
+            names,
+            [
+                "a-20261202T125959Z-3",
+                "a-20261202T130000Z",
+                "a-20261202T130000Z-9",
+                "a-20261202T130000Z-10"
+            ]
+        );
+        assert_eq!(
+            bundle_order("smoke-page-20261202T130000Z-2"),
+            ("smoke-page".into(), "20261202T130000Z".into(), 2)
+        );
     }
 
     #[test]

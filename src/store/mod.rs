@@ -16,7 +16,7 @@ mod snapshot;
 mod sync;
 
 pub use records::{Content, NOTES_REF, RecordRef};
-pub use sync::{REFSPECS, Rejected, SyncReport};
+pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

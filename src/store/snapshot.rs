@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
+use gix::objs::tree::EntryKind;
 use gix::status::index_worktree::Item;
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 
@@ -74,17 +75,17 @@ impl Store {
         let mut editor = repo
             .edit_tree(ObjectId::empty_tree(repo.object_hash()))
             .map_err(git("editing a tree"))?;
+        let root = repo.workdir().expect("checked above").to_path_buf();
+        // With core.fileMode false, git ignores the executable bit on disk: a tracked file keeps
+        // its recorded mode and a new file is stored as 100644.
+        let file_mode = repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
+        let mut index_kinds = std::collections::HashMap::new();
         for entry in index.entries() {
             let path = entry.path(&index);
-            if entry.stage() != gix::index::entry::Stage::Unconflicted
-                || removed.contains(path)
-                || dirty_set.contains(path)
-            {
-                continue;
-            }
-            if entry.mode.is_submodule() {
-                // `git add -A` records the submodule's current HEAD, which may have moved.
-                dirty.push(path.to_owned());
+            if entry.stage() != gix::index::entry::Stage::Unconflicted {
                 continue;
             }
             let kind = entry
@@ -95,13 +96,40 @@ impl Store {
                     detail: "has an index mode git cannot store".into(),
                 })?
                 .kind();
+            index_kinds.insert(path.to_owned(), kind);
+            if entry.mode.is_submodule() {
+                let rel =
+                    gix::path::from_bstr(path).map_err(git(format!("reading the path {path}")))?;
+                let dir = root.join(rel);
+                if dir.join(".git").exists() {
+                    // A checked-out submodule: `git add -A` records its current HEAD.
+                    dirty.push(path.to_owned());
+                } else if dir.is_dir() {
+                    // Not checked out (a plain clone, or deinit): git keeps the recorded gitlink.
+                    editor
+                        .upsert(path, kind, entry.id)
+                        .map_err(git("editing a tree"))?;
+                }
+                continue;
+            }
+            if removed.contains(path) || dirty_set.contains(path) {
+                continue;
+            }
             editor
                 .upsert(path, kind, entry.id)
                 .map_err(git("editing a tree"))?;
         }
         for (path, added) in self.add_paths(dirty)? {
             match added {
-                Some((id, kind)) => {
+                Some((id, mut kind)) => {
+                    if !file_mode && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable) {
+                        kind = match index_kinds.get(&path) {
+                            Some(recorded @ (EntryKind::Blob | EntryKind::BlobExecutable)) => {
+                                *recorded
+                            }
+                            _ => EntryKind::Blob,
+                        };
+                    }
                     editor
                         .upsert(path.as_bstr(), kind, id)
                         .map_err(git("editing a tree"))?;

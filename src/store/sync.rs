@@ -1,7 +1,14 @@
 //! Moving records between repositories, through the `git` CLI: gix 0.91 has no push, and a
-//! fetch through gix's local transport runs `git upload-pack` anyway. Refspecs never carry `+`:
-//! an update that is not a fast-forward is rejected by git and reported as divergence, never
-//! resolved by overwriting.
+//! fetch through gix's local transport runs `git upload-pack` anyway. Record refspecs never
+//! carry `+`: an update that is not a fast-forward is rejected by git and reported as
+//! divergence, never resolved by overwriting.
+//!
+//! The notes mirror is the one ref every machine writes, so it is not fetched over the local
+//! one: the remote's notes land in a staging ref, `refs/notes/remote-hpp/<remote>/hpp` (which
+//! mirrors the remote and may move any way, like `refs/remotes/`), and are merged into
+//! `refs/notes/hpp` forward: a fast-forward when one side contains the other, else
+//! `git notes merge -s cat_sort_uniq` (the union of the lines of both notes). After a fetch, a
+//! push of the notes is a fast-forward again.
 
 use std::process::Command;
 
@@ -9,8 +16,21 @@ use serde::Serialize;
 
 use super::{Error, Store};
 
-/// The refspecs that carry every record, and the notes mirror, under the same names.
-pub const REFSPECS: [&str; 2] = ["refs/hpp/*:refs/hpp/*", "refs/notes/hpp*:refs/notes/hpp*"];
+/// The refspec that carries every record under the same name, in both directions.
+pub const RECORDS: &str = "refs/hpp/*:refs/hpp/*";
+
+/// The push refspec of the notes mirror (a glob, so it is quiet when there are no notes yet).
+pub const NOTES_PUSH: &str = "refs/notes/hpp*:refs/notes/hpp*";
+
+/// Returns the fetch refspec that stages `remote`'s notes mirror.
+pub fn notes_fetch(remote: &str) -> String {
+    format!("+refs/notes/hpp*:refs/notes/remote-hpp/{remote}/hpp*")
+}
+
+/// Returns the staging ref of `remote`'s notes mirror.
+pub fn notes_staging(remote: &str) -> String {
+    format!("refs/notes/remote-hpp/{remote}/hpp")
+}
 
 /// A ref git refused to move.
 #[derive(Debug, Clone, Serialize)]
@@ -63,8 +83,7 @@ impl Store {
 
     /// Pushes every record to `remote` without forcing.
     pub fn push_records(&self, remote: &str) -> Result<SyncReport, Error> {
-        let mut args = vec!["push", "--porcelain", remote];
-        args.extend(REFSPECS);
+        let args = vec!["push", "--porcelain", remote, RECORDS, NOTES_PUSH];
         let (ok, stdout, stderr) = self.run_git(&args, &format!("git push {remote}"))?;
         let mut report = SyncReport {
             remote: remote.to_owned(),
@@ -97,8 +116,16 @@ impl Store {
 
     /// Fetches every record from `remote` without forcing.
     pub fn fetch_records(&self, remote: &str) -> Result<SyncReport, Error> {
-        let mut args = vec!["fetch", "--porcelain", "--no-tags", remote];
-        args.extend(REFSPECS);
+        let staging_spec = notes_fetch(remote);
+        let args = vec![
+            "fetch",
+            "--porcelain",
+            "-v",
+            "--no-tags",
+            remote,
+            RECORDS,
+            staging_spec.as_str(),
+        ];
         let (ok, stdout, stderr) = self.run_git(&args, &format!("git fetch {remote}"))?;
         let mut report = SyncReport {
             remote: remote.to_owned(),
@@ -109,6 +136,9 @@ impl Store {
             let [flag, _old, _new, name] = parts[..] else {
                 continue;
             };
+            if name.starts_with("refs/notes/remote-hpp/") {
+                continue;
+            }
             match flag {
                 "=" => report.up_to_date += 1,
                 "!" => report.rejected.push(Rejected {
@@ -118,7 +148,7 @@ impl Store {
                 _ => report.updated.push(name.to_owned()),
             }
         }
-        // With --porcelain, git reports rejected refs on stderr only.
+        // git reports some rejected refs on stderr only.
         for line in stderr.lines().filter(|l| l.contains("[rejected]")) {
             let name = line
                 .split("->")
@@ -138,7 +168,80 @@ impl Store {
                 detail: last_line(&stderr),
             });
         }
+        if self.merge_notes(remote)? {
+            report.updated.push(super::NOTES_REF.to_owned());
+        }
         Ok(report)
+    }
+
+    /// Merges the staged notes of `remote` into the local notes mirror, forward only. Returns
+    /// whether the local notes moved.
+    fn merge_notes(&self, remote: &str) -> Result<bool, Error> {
+        let staging = notes_staging(remote);
+        let Some(theirs) = self.tip(&staging)? else {
+            return Ok(false);
+        };
+        let ours = self.tip(super::NOTES_REF)?;
+        let is_ancestor = |a: &str, b: &str| -> Result<bool, Error> {
+            Ok(self
+                .run_git(&["merge-base", "--is-ancestor", a, b], "git merge-base")?
+                .0)
+        };
+        match ours {
+            None => {
+                self.cas(super::NOTES_REF, None, theirs)?;
+                Ok(true)
+            }
+            Some(ours)
+                if ours == theirs || is_ancestor(&theirs.to_string(), &ours.to_string())? =>
+            {
+                Ok(false)
+            }
+            Some(ours) if is_ancestor(&ours.to_string(), &theirs.to_string())? => {
+                self.cas(super::NOTES_REF, Some(ours), theirs)?;
+                Ok(true)
+            }
+            Some(_) => {
+                let mut cmd = self.git_cli();
+                cmd.args([
+                    "notes",
+                    "--ref",
+                    super::NOTES_REF,
+                    "merge",
+                    "-q",
+                    "-s",
+                    "cat_sort_uniq",
+                    &staging,
+                ]);
+                // git needs an identity for the merge commit; give it ours where it has none.
+                if !self
+                    .git_cli()
+                    .args(["var", "GIT_COMMITTER_IDENT"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+                {
+                    for (k, v) in [
+                        ("GIT_AUTHOR_NAME", super::FALLBACK_NAME),
+                        ("GIT_AUTHOR_EMAIL", super::FALLBACK_EMAIL),
+                        ("GIT_COMMITTER_NAME", super::FALLBACK_NAME),
+                        ("GIT_COMMITTER_EMAIL", super::FALLBACK_EMAIL),
+                    ] {
+                        cmd.env(k, v);
+                    }
+                }
+                let out = cmd.output().map_err(|e| Error::Corrupt {
+                    name: super::NOTES_REF.into(),
+                    detail: format!("cannot run git notes merge: {e}"),
+                })?;
+                if !out.status.success() {
+                    return Err(Error::Corrupt {
+                        name: super::NOTES_REF.into(),
+                        detail: last_line(&String::from_utf8_lossy(&out.stderr)),
+                    });
+                }
+                Ok(true)
+            }
+        }
     }
 
     /// Returns the values of `remote.<name>.<key>`.
