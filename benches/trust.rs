@@ -1,1 +1,762 @@
-fn main() {}
+//! Whole-process latency of the trust commands: `git-hpp snapshot`, `attest verify` and `verify`,
+//! against plain `git` doing comparable work.
+//!
+//! Measurement A, snapshot of a large tree: a repository with 50,000 committed files (500
+//! directories of 100 files of a few hundred bytes of text each) plus 2,000 ignored files under
+//! `target/`, in which 100 tracked files are then modified and 100 untracked files added. The
+//! series, run on that one repository, are
+//! - `git-hpp snapshot`;
+//! - `git status --porcelain`, the baseline: the target is a snapshot within 1.5x of it;
+//! - `git add -A` into a copy of the index plus `git write-tree`, which is what git itself needs
+//!   to produce the same tree (checked to be the same once, before timing);
+//! - sha256 of every tracked and untracked file, the reference harness's method, as the pipeline
+//!   `git ls-files -z --cached --others --exclude-standard | xargs -0 sha256sum`;
+//! - `git-hpp attest verify` of the current workspace, after one `attest create` on it.
+//!
+//! Then one more file changes and the next `git-hpp snapshot` is timed once; a further change
+//! and a run under `strace` (when it is installed) count the worktree files that snapshot opens,
+//! which should be the changed and untracked ones, not all 50,000.
+//!
+//! Measurement B, verify against many attestations: `git-hpp verify HEAD` in a repository with
+//! one real attestation of HEAD's tree, and with 10,000 more attestation refs (for other tree
+//! ids, pointing at the same record) stored loose and packed by `git pack-refs --all`. The
+//! baseline, run on the same repositories, is `git for-each-ref` listing HEAD's tree's
+//! attestations. The ratios "10k / 1" of git-hpp's medians are printed at the end: looking
+//! attestations up by ref prefix should not scan them all.
+//!
+//! Every sample is timed from spawn to exit. The series of a measurement run interleaved
+//! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
+//! a temporary directory on disk and every process runs in a hermetic environment (no user or
+//! system git config). The benchmark reports and never fails on timing, but it panics if a
+//! command it runs exits non-zero, since timing a failing command means nothing.
+//!
+//! Run it with `cargo bench --bench trust` (this builds the release binary first; the setup of
+//! the large repository takes about a minute); set `HPP_BENCH_QUICK=1` for a smoke run with
+//! fewer samples.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+/// The binary under test, built by cargo in the bench profile.
+const HPP: &str = env!("CARGO_BIN_EXE_git-hpp");
+
+/// Directories, and files in each, of the large repository.
+const DIRS: usize = 500;
+const FILES_PER_DIR: usize = 100;
+/// Ignored files under `target/` in the large repository.
+const IGNORED: usize = 2_000;
+/// Tracked files modified, and untracked files added, before timing.
+const MODIFIED: usize = 100;
+const UNTRACKED: usize = 100;
+
+/// Extra attestations in the "many attestations" repositories.
+const MANY_ATTESTATIONS: usize = 10_000;
+
+/// The command every attestation in this benchmark is recorded with.
+const ATTEST: &[&str] = &[
+    "attest",
+    "create",
+    "--spec",
+    "SPEC.md",
+    "--maker",
+    "a",
+    "--checker",
+    "b",
+    "--session",
+    "s:1",
+    "--verdict",
+    "approved",
+];
+
+/// How many warm-up runs and measured samples each series gets: few for the large tree, whose
+/// every round costs seconds, more for verify.
+#[derive(Clone, Copy)]
+struct Plan {
+    big: Rounds,
+    verify: Rounds,
+    quick: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Rounds {
+    warmup: usize,
+    samples: usize,
+}
+
+impl Plan {
+    fn from_env() -> Self {
+        if std::env::var_os("HPP_BENCH_QUICK").is_some_and(|v| v == "1") {
+            Self {
+                big: Rounds {
+                    warmup: 1,
+                    samples: 3,
+                },
+                verify: Rounds {
+                    warmup: 1,
+                    samples: 5,
+                },
+                quick: true,
+            }
+        } else {
+            Self {
+                big: Rounds {
+                    warmup: 1,
+                    samples: 10,
+                },
+                verify: Rounds {
+                    warmup: 3,
+                    samples: 20,
+                },
+                quick: false,
+            }
+        }
+    }
+}
+
+/// A temporary directory holding a HOME and the repositories, and the hermetic environment
+/// every spawned process runs in.
+struct Sandbox {
+    root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        // On disk (TMPDIR or /tmp), not in memory: the snapshot's cost includes real file reads.
+        let root = tempfile::tempdir().expect("the benchmark needs a temporary directory");
+        std::fs::create_dir(root.path().join("home")).expect("creating the temporary HOME");
+        Self { root }
+    }
+
+    /// A command for `program` in `dir` with nothing of the caller's environment but PATH.
+    fn command(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir)
+            .env_clear()
+            .env("HOME", self.root.path().join("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Bench Author")
+            .env("GIT_AUTHOR_EMAIL", "author@bench.invalid")
+            .env("GIT_COMMITTER_NAME", "Bench Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@bench.invalid")
+            .stdin(Stdio::null());
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        cmd
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut cmd = self.command("git", dir);
+        cmd.args(args);
+        cmd
+    }
+
+    fn hpp(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut cmd = self.command(HPP, dir);
+        cmd.args(args);
+        cmd
+    }
+
+    /// `bash -c script` with errexit and pipefail, so a failing step fails the command.
+    fn bash(&self, dir: &Path, script: &str) -> Command {
+        let mut cmd = self.command("bash", dir);
+        cmd.args(["-c", &format!("set -euo pipefail; {script}")]);
+        cmd
+    }
+
+    /// A fresh, empty repository on branch main.
+    fn init(&self, name: &str) -> PathBuf {
+        let dir = self.root.path().join(name);
+        std::fs::create_dir(&dir).expect("creating a repository directory");
+        run(self.git(&dir, &["init", "-q", "-b", "main"]));
+        dir
+    }
+
+    /// A repository with one commit holding a README and the spec attestations name.
+    fn small_repo(&self, name: &str) -> PathBuf {
+        let dir = self.init(name);
+        write(&dir.join("README"), b"bench\n");
+        write(&dir.join("SPEC.md"), SPEC.as_bytes());
+        run(self.git(&dir, &["add", "-A"]));
+        run(self.git(&dir, &["commit", "-q", "-m", "first"]));
+        dir
+    }
+}
+
+const SPEC: &str = "# Spec\n\nThe benchmark's work is whatever it finds in the tree.\n";
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
+fn append(path: &Path, line: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    file.write_all(line.as_bytes())
+        .unwrap_or_else(|e| panic!("cannot append to {}: {e}", path.display()));
+}
+
+/// `program arg arg ...`, for messages.
+fn describe(cmd: &Command) -> String {
+    let program = Path::new(cmd.get_program())
+        .file_name()
+        .unwrap_or(cmd.get_program())
+        .to_string_lossy()
+        .into_owned();
+    std::iter::once(program)
+        .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Panics with the command and its stderr unless it exited 0.
+fn check(what: &str, output: &Output) {
+    assert!(
+        output.status.success(),
+        "benchmark command failed: `{what}` exited with {}\nstdout: {}\nstderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout).trim_end(),
+        String::from_utf8_lossy(&output.stderr).trim_end(),
+    );
+}
+
+/// Runs a command to completion, panicking on failure, and returns its stdout.
+fn run(mut cmd: Command) -> String {
+    let what = describe(&cmd);
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
+    check(&what, &output);
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// Runs a command with `input` on its stdin, panicking on failure.
+fn run_with_input(mut cmd: Command, input: &[u8]) {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let what = describe(&cmd);
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {what}: {e}"));
+    child
+        .stdin
+        .take()
+        .expect("stdin was piped")
+        .write_all(input)
+        .unwrap_or_else(|e| panic!("cannot feed {what}: {e}"));
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("cannot wait for {what}: {e}"));
+    check(&what, &output);
+}
+
+/// Runs a command once and returns how long it took from spawn to exit.
+fn timed(mut cmd: Command) -> Duration {
+    let what = describe(&cmd);
+    let start = Instant::now();
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
+    let elapsed = start.elapsed();
+    check(&what, &output);
+    elapsed
+}
+
+fn rev_parse(sandbox: &Sandbox, dir: &Path, rev: &str) -> String {
+    run(sandbox.git(dir, &["rev-parse", "--verify", rev]))
+}
+
+/// One timed series: how to build its `n`th command (`n` counts every run, warm-ups included).
+struct Series<'a> {
+    make: Box<dyn Fn(usize) -> Command + 'a>,
+    samples: Vec<Duration>,
+}
+
+impl<'a> Series<'a> {
+    fn new(make: impl Fn(usize) -> Command + 'a) -> Self {
+        Self {
+            make: Box::new(make),
+            samples: Vec::new(),
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        Stats::of(&self.samples)
+    }
+}
+
+/// Runs every series round-robin: `rounds.warmup` unrecorded rounds, then `rounds.samples`
+/// recorded ones. Each round starts one series later than the last, so no series always runs
+/// first (or always right after the same other one).
+fn run_interleaved(series: &mut [Series<'_>], rounds: Rounds) {
+    let len = series.len();
+    for round in 0..rounds.warmup + rounds.samples {
+        for k in 0..len {
+            let s = &mut series[(round + k) % len];
+            let elapsed = timed((s.make)(round));
+            if round >= rounds.warmup {
+                s.samples.push(elapsed);
+            }
+        }
+    }
+}
+
+/// Median and 90th percentile of a series, in milliseconds.
+#[derive(Clone, Copy)]
+struct Stats {
+    median: f64,
+    p90: f64,
+    n: usize,
+}
+
+impl Stats {
+    fn of(samples: &[Duration]) -> Self {
+        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        assert!(!ms.is_empty(), "a series needs at least one sample");
+        let n = ms.len();
+        let median = if n % 2 == 1 {
+            ms[n / 2]
+        } else {
+            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+        };
+        // Nearest-rank percentile: the smallest sample with at least 90% of samples at or below.
+        let p90 = ms[(n * 9).div_ceil(10) - 1];
+        Self { median, p90, n }
+    }
+}
+
+fn nproc() -> String {
+    Command::new("nproc")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .or_else(|| {
+            std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// A small, fast, deterministic generator (SplitMix64): varied file contents without a
+/// dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        // The modulo bias is irrelevant for filler text.
+        (self.next() % n as u64) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "agent", "attest", "branch", "checker", "commit", "digest", "event", "evidence", "gate",
+    "harness", "index", "loop", "maker", "object", "party", "record", "ref", "session", "snapshot",
+    "spec", "stat", "tree", "verdict", "worktree", "fn", "let", "match", "return", "impl",
+    "struct", "0", "1", "42", "=", "{", "}", "(", ")", ";", "//",
+];
+
+/// A few hundred bytes of text that differ from file to file.
+fn filler(seed: u64) -> String {
+    let mut rng = Rng(seed);
+    let target = 200 + rng.below(400);
+    let mut text = format!("// file {seed}\n");
+    while text.len() < target {
+        let words = 4 + rng.below(10);
+        for i in 0..words {
+            if i > 0 {
+                text.push(' ');
+            }
+            text.push_str(WORDS[rng.below(WORDS.len())]);
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn tracked_path(dir: &Path, d: usize, f: usize) -> PathBuf {
+    dir.join(format!("d{d:03}")).join(format!("f{f:03}.txt"))
+}
+
+/// The large repository of measurement A, committed, with its ignored files.
+fn large_repo(sandbox: &Sandbox) -> PathBuf {
+    let dir = sandbox.init("large");
+    let start = Instant::now();
+    write(&dir.join("SPEC.md"), SPEC.as_bytes());
+    write(&dir.join(".gitignore"), b"target/\n");
+    for d in 0..DIRS {
+        std::fs::create_dir(dir.join(format!("d{d:03}"))).expect("creating a directory");
+        for f in 0..FILES_PER_DIR {
+            let n = d * FILES_PER_DIR + f;
+            write(&tracked_path(&dir, d, f), filler(n as u64).as_bytes());
+        }
+    }
+    let per_dir = 100;
+    for k in 0..IGNORED.div_ceil(per_dir) {
+        let sub = dir.join("target").join("debug").join(format!("b{k:02}"));
+        std::fs::create_dir_all(&sub).expect("creating an ignored directory");
+        for j in 0..per_dir.min(IGNORED - k * per_dir) {
+            write(
+                &sub.join(format!("o{j:03}.o")),
+                filler(1_000_000 + (k * per_dir + j) as u64).as_bytes(),
+            );
+        }
+    }
+    let generated = start.elapsed();
+    let start = Instant::now();
+    run(sandbox.git(&dir, &["add", "-A"]));
+    run(sandbox.git(&dir, &["commit", "-q", "-m", "large tree"]));
+    let committed = start.elapsed();
+    let tracked = run(sandbox.git(&dir, &["ls-files"])).lines().count();
+    assert_eq!(
+        tracked,
+        DIRS * FILES_PER_DIR + 2,
+        "every generated file but the ignored ones should be tracked"
+    );
+    println!(
+        "setup: {tracked} tracked + {IGNORED} ignored files written in {:.1} s, \
+         `git add -A && git commit` in {:.1} s",
+        generated.as_secs_f64(),
+        committed.as_secs_f64()
+    );
+    dir
+}
+
+/// Modifies `MODIFIED` tracked files (spread over the directories) and adds `UNTRACKED` files.
+fn dirty_the_tree(dir: &Path) {
+    for i in 0..MODIFIED {
+        let d = (i * DIRS / MODIFIED) % DIRS;
+        append(&tracked_path(dir, d, 50), &format!("modified {i}\n"));
+    }
+    for i in 0..UNTRACKED {
+        let d = (i * DIRS / UNTRACKED + 2) % DIRS;
+        write(
+            &dir.join(format!("d{d:03}")).join(format!("new{i:03}.txt")),
+            filler(2_000_000 + i as u64).as_bytes(),
+        );
+    }
+}
+
+/// Worktree files (outside `.git`, not directories, not `.gitignore` or `.gitattributes`
+/// probes) that a command opened, counted from an `strace` log of its run; `None` when strace
+/// is not installed.
+fn files_opened(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<usize> {
+    let found = Command::new("strace")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        return None;
+    }
+    let log = sandbox.root.path().join("strace.log");
+    let mut cmd = sandbox.command("strace", dir);
+    cmd.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+        .arg(&log)
+        .arg(HPP)
+        .args(args);
+    run(cmd);
+    let text = std::fs::read_to_string(&log).expect("reading the strace log");
+    let prefix = format!("{}/", dir.display());
+    let opened: HashSet<&str> = text
+        .lines()
+        .filter(|line| !line.contains("O_DIRECTORY") && !line.contains("= -1"))
+        .filter_map(|line| {
+            let start = line.find("open")?;
+            let quoted = &line[start..];
+            let from = quoted.find('"')? + 1;
+            let len = quoted[from..].find('"')?;
+            let path = &quoted[from..from + len];
+            let rel = path.strip_prefix(&prefix)?;
+            let probe = rel.ends_with(".gitignore") || rel.ends_with(".gitattributes");
+            (!rel.starts_with(".git/") && !probe).then_some(rel)
+        })
+        .collect();
+    Some(opened.len())
+}
+
+/// One row of the printed table.
+struct Row {
+    label: String,
+    stats: Stats,
+    note: String,
+}
+
+impl Row {
+    fn new(label: impl Into<String>, stats: Stats, note: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            stats,
+            note: note.into(),
+        }
+    }
+}
+
+/// What measurement A found, for the table and the ratios.
+struct LargeTree {
+    rows: Vec<Row>,
+    snapshot: Stats,
+    status: Stats,
+    add_write_tree: Stats,
+    attest_verify: Stats,
+    after_change: Duration,
+    files_read: Option<usize>,
+    files_total: usize,
+}
+
+fn measure_large_tree(sandbox: &Sandbox, plan: Plan) -> LargeTree {
+    let dir = large_repo(sandbox);
+    dirty_the_tree(&dir);
+    // Any git command refreshes the index's stat cache; wait past the second of the last write
+    // first, so no index entry is left racily clean (to be re-read by every later command).
+    std::thread::sleep(Duration::from_millis(1_100));
+    let status = run(sandbox.git(&dir, &["status", "--porcelain"]));
+    assert_eq!(
+        status.lines().count(),
+        MODIFIED + UNTRACKED,
+        "git status should see exactly the modified and the untracked files"
+    );
+
+    let add_write_tree = "T=$(mktemp -u); cp .git/index \"$T\"; GIT_INDEX_FILE=\"$T\" git add -A; \
+                          GIT_INDEX_FILE=\"$T\" git write-tree; rm -f \"$T\"";
+    let hash_all = "git ls-files -z --cached --others --exclude-standard \
+                    | xargs -0 sha256sum > /dev/null";
+    let snapshot = run(sandbox.hpp(&dir, &["snapshot"]));
+    let git_tree = run(sandbox.bash(&dir, add_write_tree));
+    assert_eq!(
+        snapshot, git_tree,
+        "git-hpp snapshot should be the tree git add -A && git write-tree writes"
+    );
+    run(sandbox.hpp(&dir, ATTEST));
+
+    let dir = dir.as_path();
+    let mut series = vec![
+        Series::new(move |_| sandbox.hpp(dir, &["snapshot"])),
+        Series::new(move |_| sandbox.git(dir, &["status", "--porcelain"])),
+        Series::new(move |_| sandbox.bash(dir, add_write_tree)),
+        Series::new(move |_| sandbox.bash(dir, hash_all)),
+        Series::new(move |_| sandbox.hpp(dir, &["attest", "verify"])),
+    ];
+    run_interleaved(&mut series, plan.big);
+    let stats: Vec<Stats> = series.iter().map(Series::stats).collect();
+
+    // One more file changes: the next snapshot should read it, not the whole tree.
+    append(&tracked_path(dir, DIRS - 1, FILES_PER_DIR - 1), "changed\n");
+    let after_change = timed(sandbox.hpp(dir, &["snapshot"]));
+    append(&tracked_path(dir, DIRS - 2, FILES_PER_DIR - 1), "changed\n");
+    let files_read = files_opened(sandbox, dir, &["snapshot"]);
+    let files_total = DIRS * FILES_PER_DIR + 2 + UNTRACKED;
+
+    let rows = vec![
+        Row::new("git-hpp snapshot", stats[0], ""),
+        Row::new("git status --porcelain", stats[1], "baseline"),
+        Row::new(
+            "git add -A (index copy) + write-tree",
+            stats[2],
+            "same tree, checked",
+        ),
+        Row::new(
+            "sha256 of every file",
+            stats[3],
+            "git ls-files | xargs -0 sha256sum",
+        ),
+        Row::new("git-hpp attest verify", stats[4], "exit 0"),
+    ];
+    LargeTree {
+        rows,
+        snapshot: stats[0],
+        status: stats[1],
+        add_write_tree: stats[2],
+        attest_verify: stats[4],
+        after_change,
+        files_read,
+        files_total,
+    }
+}
+
+/// A repository with one real attestation of HEAD's tree and `extra` more attestation refs for
+/// other tree ids, all pointing at that record; returns it and HEAD's tree.
+fn attested_repo(sandbox: &Sandbox, name: &str, extra: usize) -> (PathBuf, String) {
+    let dir = sandbox.small_repo(name);
+    run(sandbox.hpp(&dir, ATTEST));
+    let tree = rev_parse(sandbox, &dir, "HEAD^{tree}");
+    let real = run(sandbox.git(
+        &dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            &format!("refs/hpp/attestations/{tree}/"),
+        ],
+    ));
+    assert_eq!(
+        real.lines().count(),
+        1,
+        "attest create should record one ref"
+    );
+    let record = rev_parse(sandbox, &dir, &real);
+    let id = real.rsplit('/').next().expect("a ref has a last component");
+    if extra > 0 {
+        let script: String = (0..extra)
+            .map(|i| {
+                let digest = Sha256::digest(format!("fake tree {i}").as_bytes());
+                let hex: String = digest[..20].iter().map(|b| format!("{b:02x}")).collect();
+                format!("create refs/hpp/attestations/{hex}/{id} {record}\n")
+            })
+            .collect();
+        run_with_input(
+            sandbox.git(&dir, &["update-ref", "--stdin"]),
+            script.as_bytes(),
+        );
+    }
+    let listed = run(sandbox.git(
+        &dir,
+        &["for-each-ref", "--format=x", "refs/hpp/attestations/"],
+    ));
+    assert_eq!(
+        listed.lines().count(),
+        extra + 1,
+        "the repository should hold {extra} attestations besides the real one"
+    );
+    (dir, tree)
+}
+
+/// Measurement B: rows of (label, git-hpp verify, git for-each-ref), one per repository.
+fn measure_verify(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats, Stats)> {
+    let one = attested_repo(sandbox, "one-attestation", 0);
+    let loose = attested_repo(sandbox, "loose-attestations", MANY_ATTESTATIONS);
+    let packed = attested_repo(sandbox, "packed-attestations", MANY_ATTESTATIONS);
+    run(sandbox.git(&packed.0, &["pack-refs", "--all"]));
+    assert!(
+        !packed.0.join(".git/refs/hpp/attestations").exists(),
+        "git pack-refs --all should have removed the loose attestation refs"
+    );
+    assert!(
+        loose.0.join(".git/refs/hpp/attestations").is_dir(),
+        "the loose repository should hold its attestations as loose ref files"
+    );
+
+    let repos = [
+        ("verify HEAD, 1 attestation", one),
+        ("verify HEAD, 10k loose", loose),
+        ("verify HEAD, 10k packed", packed),
+    ];
+    let mut series = Vec::new();
+    for (_, (dir, tree)) in &repos {
+        series.push(Series::new(move |_| sandbox.hpp(dir, &["verify", "HEAD"])));
+        series.push(Series::new(move |_| {
+            sandbox.git(
+                dir,
+                &[
+                    "for-each-ref",
+                    "--format=%(objectname)",
+                    &format!("refs/hpp/attestations/{tree}/"),
+                ],
+            )
+        }));
+    }
+    run_interleaved(&mut series, plan.verify);
+    repos
+        .iter()
+        .zip(series.chunks(2))
+        .map(|((label, _), pair)| (*label, pair[0].stats(), pair[1].stats()))
+        .collect()
+}
+
+fn print_row(label: &str, stats: &Stats, note: &str) {
+    println!(
+        "{label:<38} {:>9.1} {:>9.1} {:>4}  {note}",
+        stats.median, stats.p90, stats.n
+    );
+}
+
+fn main() {
+    let plan = Plan::from_env();
+    let sandbox = Sandbox::new();
+    let home = sandbox.root.path().join("home");
+    println!("nproc:  {}", nproc());
+    println!("git:    {}", run(sandbox.git(&home, &["--version"])));
+    println!("binary: {HPP}");
+    println!("dir:    {}", sandbox.root.path().display());
+    println!(
+        "plan:   large tree {} warm-up + {} samples, verify {} warm-up + {} samples per series, \
+         interleaved{}",
+        plan.big.warmup,
+        plan.big.samples,
+        plan.verify.warmup,
+        plan.verify.samples,
+        if plan.quick { " (HPP_BENCH_QUICK)" } else { "" }
+    );
+
+    let large = measure_large_tree(&sandbox, plan);
+    let verify = measure_verify(&sandbox, plan);
+
+    println!();
+    println!(
+        "{:<38} {:>9} {:>9} {:>4}  note",
+        "series", "median ms", "p90 ms", "n"
+    );
+    println!(
+        "A. {} files ({} modified, {} untracked) + {IGNORED} ignored",
+        large.files_total - UNTRACKED,
+        MODIFIED,
+        UNTRACKED
+    );
+    for row in &large.rows {
+        print_row(&row.label, &row.stats, &row.note);
+    }
+    let files_read = large.files_read.map_or_else(
+        || "files read: n/a (no strace)".to_owned(),
+        |n| format!("a later run opened {n} of {} files", large.files_total),
+    );
+    print_row(
+        "git-hpp snapshot after 1 file changed",
+        &Stats::of(&[large.after_change]),
+        &files_read,
+    );
+    println!("B. one commit, attestations by ref prefix");
+    for (label, hpp, git) in &verify {
+        print_row(
+            &format!("git-hpp {label}"),
+            hpp,
+            &format!("git for-each-ref <tree>/: {:.1} ms", git.median),
+        );
+    }
+
+    println!();
+    println!(
+        "ratios (median): snapshot / git status = {:.2}x (target <= 1.5x); \
+         add -A + write-tree / git status = {:.2}x; attest verify / snapshot = {:.2}x",
+        large.snapshot.median / large.status.median,
+        large.add_write_tree.median / large.status.median,
+        large.attest_verify.median / large.snapshot.median,
+    );
+    println!(
+        "ratios (median): verify 10k loose / 1 = {:.2}x, 10k packed / 1 = {:.2}x; \
+         git for-each-ref {:.2}x, {:.2}x",
+        verify[1].1.median / verify[0].1.median,
+        verify[2].1.median / verify[0].1.median,
+        verify[1].2.median / verify[0].2.median,
+        verify[2].2.median / verify[0].2.median,
+    );
+}

@@ -72,17 +72,35 @@ impl Store {
             }
         }
         let dirty_set: HashSet<BString> = dirty.iter().cloned().collect();
+        // Start from the index's cache-tree: every directory git already knows the tree of is
+        // reused whole, so only what changed is edited (as `git write-tree` does).
+        let mut covered: Vec<(BString, ObjectId)> = Vec::new();
+        if let Some(cache) = index.tree() {
+            valid_subtrees(repo, cache, &mut BString::default(), &mut covered);
+        }
+        let root_tree = covered
+            .iter()
+            .find(|(prefix, _)| prefix.is_empty())
+            .map(|(_, id)| *id);
         let mut editor = repo
-            .edit_tree(ObjectId::empty_tree(repo.object_hash()))
+            .edit_tree(root_tree.unwrap_or_else(|| ObjectId::empty_tree(repo.object_hash())))
             .map_err(git("editing a tree"))?;
+        if root_tree.is_none() {
+            for (prefix, id) in &covered {
+                editor
+                    .upsert(prefix.as_bstr(), EntryKind::Tree, *id)
+                    .map_err(git("editing a tree"))?;
+            }
+        }
+        let prefixes: HashSet<&[u8]> = covered.iter().map(|(p, _)| p.as_slice()).collect();
+        let is_covered = |path: &[u8]| {
+            root_tree.is_some()
+                || path
+                    .iter()
+                    .enumerate()
+                    .any(|(i, b)| *b == b'/' && prefixes.contains(&path[..i]))
+        };
         let root = repo.workdir().expect("checked above").to_path_buf();
-        // With core.fileMode false, git ignores the executable bit on disk: a tracked file keeps
-        // its recorded mode and a new file is stored as 100644.
-        let file_mode = repo
-            .config_snapshot()
-            .boolean("core.fileMode")
-            .unwrap_or(true);
-        let mut index_kinds = std::collections::HashMap::new();
         for entry in index.entries() {
             let path = entry.path(&index);
             if entry.stage() != gix::index::entry::Stage::Unconflicted {
@@ -96,7 +114,7 @@ impl Store {
                     detail: "has an index mode git cannot store".into(),
                 })?
                 .kind();
-            index_kinds.insert(path.to_owned(), kind);
+            let covered = is_covered(path);
             if entry.mode.is_submodule() {
                 let rel =
                     gix::path::from_bstr(path).map_err(git(format!("reading the path {path}")))?;
@@ -106,26 +124,45 @@ impl Store {
                     dirty.push(path.to_owned());
                 } else if dir.is_dir() {
                     // Not checked out (a plain clone, or deinit): git keeps the recorded gitlink.
-                    editor
-                        .upsert(path, kind, entry.id)
-                        .map_err(git("editing a tree"))?;
+                    if !covered {
+                        editor
+                            .upsert(path, kind, entry.id)
+                            .map_err(git("editing a tree"))?;
+                    }
+                } else if covered {
+                    editor.remove(path).map_err(git("editing a tree"))?;
                 }
                 continue;
             }
-            if removed.contains(path) || dirty_set.contains(path) {
+            if removed.contains(path) {
+                if covered {
+                    editor.remove(path).map_err(git("editing a tree"))?;
+                }
                 continue;
             }
-            editor
-                .upsert(path, kind, entry.id)
-                .map_err(git("editing a tree"))?;
+            if !covered && !dirty_set.contains(path) {
+                editor
+                    .upsert(path, kind, entry.id)
+                    .map_err(git("editing a tree"))?;
+            }
         }
+        // With core.fileMode false, git ignores the executable bit on disk: a tracked file keeps
+        // its recorded mode and a new file is stored as 100644.
+        let file_mode = repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
         for (path, added) in self.add_paths(dirty)? {
             match added {
                 Some((id, mut kind)) => {
                     if !file_mode && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable) {
-                        kind = match index_kinds.get(&path) {
+                        let recorded = index
+                            .entry_by_path(path.as_bstr())
+                            .and_then(|e| e.mode.to_tree_entry_mode())
+                            .map(|m| m.kind());
+                        kind = match recorded {
                             Some(recorded @ (EntryKind::Blob | EntryKind::BlobExecutable)) => {
-                                *recorded
+                                recorded
                             }
                             _ => EntryKind::Blob,
                         };
@@ -189,5 +226,28 @@ impl Store {
             }
             Ok(all)
         })
+    }
+}
+
+/// Collects the outermost valid nodes of the index's cache-tree (path prefix, tree id) whose
+/// tree objects exist: whole directories whose tree git already wrote.
+fn valid_subtrees(
+    repo: &gix::Repository,
+    node: &gix::index::extension::Tree,
+    prefix: &mut BString,
+    out: &mut Vec<(BString, ObjectId)>,
+) {
+    if node.num_entries.is_some() && repo.has_object(node.id) {
+        out.push((prefix.clone(), node.id));
+        return;
+    }
+    for child in &node.children {
+        let len = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(&child.name);
+        valid_subtrees(repo, child, prefix, out);
+        prefix.truncate(len);
     }
 }
