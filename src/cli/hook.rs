@@ -12,8 +12,11 @@ use crate::gate::{self, Decision};
 
 /// The hooks git runs.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum HookCommand {
-    /// Refuse a push of a protected ref whose tip does not pass `git hpp verify`
     PrePush(PrePushArgs),
 }
 

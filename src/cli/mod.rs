@@ -59,6 +59,10 @@ pub struct Cli {
 
 /// The command families.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum Command {
     /// Manage a loop's event log: append, verify, log, export, import
     #[command(subcommand)]
@@ -69,11 +73,8 @@ pub enum Command {
     /// Manage attestations: create, verify
     #[command(subcommand)]
     Attest(attest::AttestCommand),
-    /// Verify commits: each needs an approved attestation of its tree
     Verify(verify::VerifyArgs),
-    /// Push every record to a remote, never forcing
     Push(sync::PushArgs),
-    /// Fetch every record from a remote, never forcing
     Fetch(sync::FetchArgs),
     /// Manage the refspecs that carry records with plain git fetch and push
     #[command(subcommand)]
@@ -105,22 +106,15 @@ pub enum Command {
     /// Check review findings
     #[command(subcommand)]
     Findings(findings::FindingsCommand),
-    /// Choose a tier and provider for a request
     Route(route::RouteArgs),
     /// Run eval suites: pass@k and pass^k
     #[command(subcommand)]
     Eval(eval::EvalCommand),
-    /// Run the packaged benchmark of controls
     Benchmark(benchmark::BenchmarkArgs),
-    /// Show where a loop stands and what to do next
     Status(status::StatusArgs),
-    /// Print the state, next step and event count of a loop as JSON
     Resume(resume::ResumeArgs),
-    /// List every loop with its state
     Loops(loops::LoopsArgs),
-    /// Print the workspace snapshot as a git tree id
     Snapshot(snapshot::SnapshotArgs),
-    /// Walk a loop from work_started to verified in a throwaway repository
     Demo(demo::DemoArgs),
 }
 

@@ -11,8 +11,11 @@ use crate::store::{NOTES_PUSH, RECORDS, notes_fetch};
 
 /// The `remote` verbs.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum RemoteCommand {
-    /// Print (then, with --apply, add) the refspecs that make git fetch and push carry records
     Setup(RemoteSetupArgs),
 }
 

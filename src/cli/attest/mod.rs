@@ -11,10 +11,12 @@ use super::output::Outcome;
 
 /// The `attest` verbs.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum AttestCommand {
-    /// Record a checker's verdict on the current workspace snapshot
     Create(create::AttestCreateArgs),
-    /// Check that a snapshot has a valid approved attestation
     Verify(verify::AttestVerifyArgs),
 }
 

@@ -14,16 +14,15 @@ use super::output::Outcome;
 
 /// The `event` verbs.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum EventCommand {
-    /// Append one event to a loop and print where the loop stands
     Append(append::EventAppendArgs),
-    /// Check a loop's commit chain, hash chain and transitions
     Verify(verify::EventVerifyArgs),
-    /// List a loop's events, oldest first
     Log(log::EventLogArgs),
-    /// Write a loop as the reference's hash-chained events.jsonl
     Export(export::EventExportArgs),
-    /// Verify a reference events.jsonl and record it as a new loop
     Import(import::EventImportArgs),
 }
 

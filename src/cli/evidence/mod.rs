@@ -14,16 +14,15 @@ use super::output::Outcome;
 
 /// The `evidence` verbs.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum EvidenceCommand {
-    /// Run a criterion command and record an evidence bundle
     Run(run::EvidenceRunArgs),
-    /// Re-derive a bundle: self-hash, consistency, artifacts, signature
     Verify(verify::EvidenceVerifyArgs),
-    /// List every evidence bundle
     List(list::EvidenceListArgs),
-    /// Print one bundle's record
     Show(show::EvidenceShowArgs),
-    /// Measure whether a criterion command notices planted bugs
     Mutate(mutate::EvidenceMutateArgs),
 }
 

@@ -11,10 +11,12 @@ use super::output::Outcome;
 
 /// The `hooks` verbs.
 #[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum HooksCommand {
-    /// Plan (then, with --apply, install) the pre-push gate
     Install(install::HooksInstallArgs),
-    /// Tell whether the pre-push gate is really wired
     Status(status::HooksStatusArgs),
 }
 
