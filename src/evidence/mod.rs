@@ -11,6 +11,7 @@
 
 pub mod artifacts;
 pub mod bundle;
+pub mod mutate;
 
 use std::path::Path;
 

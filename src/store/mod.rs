@@ -10,6 +10,7 @@
 //! files written for it are flushed to disk ([`Store::append`]), so a crash can lose the last
 //! append but cannot leave a ref naming an object that never reached the disk.
 
+mod files;
 mod records;
 pub mod refs;
 mod snapshot;
