@@ -1,21 +1,229 @@
-//! `git hpp policy`: being written.
+//! `git hpp policy check|hook`: classify a command with the command policy (CONCEPTS.md
+//! "command policy"), from the command line or from an agent host's PreToolUse hook.
+//!
+//! Neither verb opens a repository: they read `--policy FILE` or `./.hpp/policy.json` from the
+//! working directory, and work outside any git repository.
 
-use clap::Subcommand;
+use std::io::Read;
+use std::path::Path;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::{Value, json};
 
 use super::ctx::Ctx;
-use super::exit::CliError;
+use super::exit::{CliError, Exit};
 use super::output::Outcome;
+use crate::policy::{self, Action, Policy, Verdict};
 
 /// The `policy` verbs.
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
     /// Classify a command as ALLOW, MANUAL or BLOCK
-    Check,
+    ///
+    /// Prints {"mode", "policy", "action", "rule", "reason", "source"} as JSON. The built-in rules
+    /// come first; a project policy file (hpp.policy/v1) can only add BLOCK or MANUAL rules and
+    /// raise built-in MANUAL rules to BLOCK. Exit codes: audit 0 always; enforce 2 for BLOCK, 1 for
+    /// MANUAL, 0 for ALLOW; a refused policy file exits 2 in either mode with nothing on stdout.
+    /// Reads no repository.
+    Check(PolicyCheckArgs),
     /// Answer an agent host's PreToolUse hook with the policy
-    Hook,
+    ///
+    /// Reads the hook's JSON on stdin and classifies tool_input.command of a Bash tool call. In
+    /// enforce mode BLOCK answers deny and MANUAL answers ask (deny on Codex, which cannot ask);
+    /// ALLOW prints nothing, so the host's own permission rules still decide. Audit mode never
+    /// answers: it prints a non-ALLOW verdict as a warning on stderr. Other tools get no answer.
+    /// Exit codes: 0 answered; 2 malformed input or a refused policy file (the host blocks the
+    /// call).
+    Hook(PolicyHookArgs),
+}
+
+/// What a verdict does to the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Print the verdict and exit 0.
+    Audit,
+    /// BLOCK exits 2, MANUAL exits 1, ALLOW exits 0.
+    Enforce,
+}
+
+/// The agent host whose hook protocol to answer in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    /// Claude Code: `hookSpecificOutput.permissionDecision` allow, ask or deny.
+    ClaudeCode,
+    /// Codex CLI: the same shape; deny only, since its PreToolUse hook cannot ask.
+    Codex,
+}
+
+/// The arguments of `git hpp policy check`.
+#[derive(Debug, clap::Args)]
+pub struct PolicyCheckArgs {
+    /// audit prints the verdict and exits 0; enforce exits with the verdict's code
+    #[arg(long, value_enum)]
+    mode: Mode,
+    /// The command to classify, as one shell string
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
+    command: String,
+    /// Project policy file (hpp.policy/v1) [default: ./.hpp/policy.json if it exists]
+    #[arg(long, value_name = "FILE")]
+    policy: Option<std::path::PathBuf>,
+}
+
+/// The arguments of `git hpp policy hook`.
+#[derive(Debug, clap::Args)]
+pub struct PolicyHookArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: Host,
+    /// enforce answers deny or ask; audit only warns on stderr
+    #[arg(long, value_enum, default_value = "enforce")]
+    mode: Mode,
+    /// Project policy file (hpp.policy/v1) [default: ./.hpp/policy.json if it exists]
+    #[arg(long, value_name = "FILE")]
+    policy: Option<std::path::PathBuf>,
 }
 
 /// Runs one `policy` verb.
-pub fn dispatch(_ctx: &Ctx, _command: PolicyCommand) -> Result<Outcome, CliError> {
-    Err(CliError::usage("git hpp policy is not implemented yet"))
+pub fn dispatch(ctx: &Ctx, command: PolicyCommand) -> Result<Outcome, CliError> {
+    match command {
+        PolicyCommand::Check(args) => cmd_policy_check(ctx, &args),
+        PolicyCommand::Hook(args) => cmd_policy_hook(ctx, &args),
+    }
+}
+
+/// Classifies `--command` and prints the verdict.
+pub fn cmd_policy_check(ctx: &Ctx, args: &PolicyCheckArgs) -> Result<Outcome, CliError> {
+    let (policy, shown) = load_policy(ctx, args.policy.as_deref())?;
+    let verdict = policy.classify(&args.command);
+    let exit = match (args.mode, verdict.action) {
+        (Mode::Audit, _) | (Mode::Enforce, Action::Allow) => Exit::Ok,
+        (Mode::Enforce, Action::Manual) => Exit::Warn,
+        (Mode::Enforce, Action::Block) => Exit::Block,
+    };
+    let value = json!({
+        "mode": args.mode,
+        "policy": shown,
+        "action": verdict.action,
+        "rule": verdict.rule,
+        "reason": verdict.reason,
+        "source": verdict.source,
+    });
+    Ok(Outcome::json(&value, exit))
+}
+
+/// Answers one PreToolUse hook call.
+pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliError> {
+    let (policy, _) = load_policy(ctx, args.policy.as_deref())?;
+    let input = read_stdin(ctx)?;
+    let Some(command) = hook_command(&input)? else {
+        return Ok(Outcome::raw(Vec::new()));
+    };
+    let verdict = policy.classify(&command);
+    let said = format!(
+        "{} by git hpp policy (rule {}, {}): {}",
+        verdict.action,
+        verdict.rule,
+        source_name(&verdict),
+        verdict.reason
+    );
+    let decision = match (args.mode, args.host, verdict.action) {
+        (_, _, Action::Allow) => None,
+        (Mode::Audit, _, _) => {
+            return Ok(Outcome::raw(Vec::new()).warn(format!("audit: {said}")));
+        }
+        (Mode::Enforce, _, Action::Block) => Some(("deny", said)),
+        (Mode::Enforce, Host::ClaudeCode, Action::Manual) => Some(("ask", said)),
+        (Mode::Enforce, Host::Codex, Action::Manual) => Some((
+            "deny",
+            format!("{said}; Codex hooks cannot ask, so a person has to run this command"),
+        )),
+    };
+    let Some((decision, reason)) = decision else {
+        return Ok(Outcome::raw(Vec::new()));
+    };
+    let answer = json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+    }});
+    Ok(Outcome::json(&answer, Exit::Ok))
+}
+
+fn source_name(verdict: &Verdict) -> &'static str {
+    match verdict.source {
+        policy::Source::BuiltIn => "built-in",
+        policy::Source::Policy => "policy",
+    }
+}
+
+/// Reads the hook input; the host writes one JSON document and closes stdin.
+fn read_stdin(ctx: &Ctx) -> Result<String, CliError> {
+    let mut input = String::new();
+    ctx.stdin()
+        .lock()
+        .read_to_string(&mut input)
+        .map_err(|e| CliError::refused(format!("cannot read the hook input on stdin: {e}")))?;
+    Ok(input)
+}
+
+/// Returns the shell command of a Bash tool call, `None` for any other tool.
+fn hook_command(input: &str) -> Result<Option<String>, CliError> {
+    let value: Value = serde_json::from_str(input)
+        .map_err(|e| CliError::refused(format!("invalid JSON in the hook input on stdin: {e}")))?;
+    let Value::Object(map) = value else {
+        return Err(CliError::refused(
+            "the hook input on stdin must be a JSON object",
+        ));
+    };
+    match map.get("hook_event_name") {
+        None => {}
+        Some(Value::String(event)) if event == "PreToolUse" => {}
+        Some(other) => {
+            return Err(CliError::refused(format!(
+                "the policy hook answers PreToolUse only, not hook_event_name {other}"
+            )));
+        }
+    }
+    let Some(tool) = map.get("tool_name").and_then(Value::as_str) else {
+        return Err(CliError::refused("the hook input has no tool_name string"));
+    };
+    if tool != "Bash" {
+        return Ok(None);
+    }
+    match map.get("tool_input").and_then(|input| input.get("command")) {
+        Some(Value::String(command)) => Ok(Some(command.clone())),
+        _ => Err(CliError::refused(
+            "the hook input for Bash has no tool_input.command string",
+        )),
+    }
+}
+
+/// Reads the project policy: `--policy FILE`, else `./.hpp/policy.json` if it exists, else the
+/// built-in rules alone. Returns it with the path to print (`None` for the built-ins).
+fn load_policy(ctx: &Ctx, explicit: Option<&Path>) -> Result<(Policy, Option<String>), CliError> {
+    let (path, shown) = match explicit {
+        Some(path) => (ctx.cwd().join(path), path.display().to_string()),
+        None => {
+            let path = ctx.cwd().join(policy::DEFAULT_FILE);
+            if !path.is_file() {
+                return Ok((Policy::built_in(), None));
+            }
+            (path, policy::DEFAULT_FILE.to_owned())
+        }
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CliError::refused(format!("JSON file not found: {shown}")),
+        _ => CliError::refused(format!("cannot read {shown}: {e}")),
+    })?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
+    if !value.is_object() {
+        return Err(CliError::refused(format!(
+            "JSON root in {shown} must be an object"
+        )));
+    }
+    let policy = Policy::from_json(&value)
+        .map_err(|e| CliError::refused(format!("policy {shown} refused: {e}")))?;
+    Ok((policy, Some(shown)))
 }

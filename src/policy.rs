@@ -1,3 +1,0 @@
-//! Command policy: classify a shell command as ALLOW, MANUAL or BLOCK (CONCEPTS.md "policy").
-//!
-//! Being written: see the issue for the rulers.
