@@ -1,15 +1,12 @@
 //! `git hpp context compile`: fit whole context blocks under a character budget.
-//!
-//! Also home, for now, of [`read_json`], the JSON-file reader the text rulers (context, cite,
-//! findings, route) share, with the reference's refusal sentences.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Subcommand;
-use serde_json::Value;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use crate::context;
 
@@ -50,39 +47,4 @@ pub fn cmd_context_compile(ctx: &Ctx, args: &ContextCompileArgs) -> Result<Outco
     let inputs = read_json(ctx, &args.inputs, JsonRoot::Array)?;
     let compiled = context::compile(&inputs, args.budget).map_err(CliError::refused)?;
     Ok(Outcome::json(&compiled, Exit::Ok))
-}
-
-/// The JSON root a command expects in a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JsonRoot {
-    /// A JSON object.
-    Object,
-    /// A JSON array.
-    Array,
-}
-
-/// Reads a JSON file (relative to the working directory), refusing with the reference's
-/// sentences: `JSON file not found: P`, `invalid JSON in P: msg`, `JSON root in P must be an
-/// object|array`.
-pub fn read_json(ctx: &Ctx, path: &Path, root: JsonRoot) -> Result<Value, CliError> {
-    let shown = path.display();
-    let full = ctx.cwd().join(path);
-    if !full.is_file() {
-        return Err(CliError::refused(format!("JSON file not found: {shown}")));
-    }
-    let bytes =
-        std::fs::read(&full).map_err(|e| CliError::refused(format!("cannot read {shown}: {e}")))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| CliError::refused(format!("invalid JSON in {shown}: not UTF-8 text")))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
-    match (root, &value) {
-        (JsonRoot::Object, Value::Object(_)) | (JsonRoot::Array, Value::Array(_)) => Ok(value),
-        (JsonRoot::Object, _) => Err(CliError::refused(format!(
-            "JSON root in {shown} must be an object"
-        ))),
-        (JsonRoot::Array, _) => Err(CliError::refused(format!(
-            "JSON root in {shown} must be an array"
-        ))),
-    }
 }

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use super::context::{JsonRoot, read_json};
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use crate::findings::{self, Verdict};
 

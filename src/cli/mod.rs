@@ -17,6 +17,7 @@ pub mod exit;
 pub mod findings;
 pub mod hook;
 pub mod hooks;
+pub mod input;
 pub mod loops;
 pub mod output;
 pub mod policy;

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use crate::policy::{self, Action, Policy, Verdict};
 
@@ -202,27 +203,13 @@ fn hook_command(input: &str) -> Result<Option<String>, CliError> {
 /// Reads the project policy: `--policy FILE`, else `./.hpp/policy.json` if it exists, else the
 /// built-in rules alone. Returns it with the path to print (`None` for the built-ins).
 fn load_policy(ctx: &Ctx, explicit: Option<&Path>) -> Result<(Policy, Option<String>), CliError> {
-    let (path, shown) = match explicit {
-        Some(path) => (ctx.cwd().join(path), path.display().to_string()),
-        None => {
-            let path = ctx.cwd().join(policy::DEFAULT_FILE);
-            if !path.is_file() {
-                return Ok((Policy::built_in(), None));
-            }
-            (path, policy::DEFAULT_FILE.to_owned())
-        }
+    let given = match explicit {
+        Some(path) => path.to_path_buf(),
+        None if ctx.cwd().join(policy::DEFAULT_FILE).is_file() => policy::DEFAULT_FILE.into(),
+        None => return Ok((Policy::built_in(), None)),
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => CliError::refused(format!("JSON file not found: {shown}")),
-        _ => CliError::refused(format!("cannot read {shown}: {e}")),
-    })?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
-    if !value.is_object() {
-        return Err(CliError::refused(format!(
-            "JSON root in {shown} must be an object"
-        )));
-    }
+    let shown = given.display().to_string();
+    let value = read_json(ctx, &given, JsonRoot::Object)?;
     let policy = Policy::from_json(&value)
         .map_err(|e| CliError::refused(format!("policy {shown} refused: {e}")))?;
     Ok((policy, Some(shown)))

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::context::{JsonRoot, read_json};
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use crate::routing::{self, Tier};
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
+use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
 use crate::evidence::bundle::EvidenceId;
 use crate::evidence::mutate::{self, MutateRequest, Progress};
@@ -52,7 +53,7 @@ pub fn cmd_evidence_mutate(ctx: &Ctx, args: &EvidenceMutateArgs) -> Result<Outco
     let declared = args
         .mutants
         .as_ref()
-        .map(|path| read_json(&ctx.cwd().join(path), path))
+        .map(|path| read_json(ctx, path, JsonRoot::Any).map(|v| (path.display().to_string(), v)))
         .transpose()?;
     let store = ctx.store()?;
     let request = MutateRequest {
@@ -103,18 +104,6 @@ pub fn cmd_evidence_mutate(ctx: &Ctx, args: &EvidenceMutateArgs) -> Result<Outco
 fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
     text.parse()
         .map_err(|_| format!("--jobs must be a whole number of at least 1, not {text:?}"))
-}
-
-/// Reads a JSON input file with the reference's refusals.
-fn read_json(path: &std::path::Path, given: &std::path::Path) -> Result<(String, Value), CliError> {
-    let name = given.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => CliError::refused(format!("JSON file not found: {name}")),
-        _ => CliError::refused(format!("cannot read {name}: {e}")),
-    })?;
-    let value = serde_json::from_slice(&bytes)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {name}: {e}")))?;
-    Ok((name, value))
 }
 
 fn refusal(error: mutate::Error) -> CliError {

@@ -1,0 +1,47 @@
+//! Reading the JSON files commands take as input, with the reference's refusal sentences.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::ctx::Ctx;
+use super::exit::CliError;
+
+/// The JSON root a command expects in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonRoot {
+    /// Any JSON value; the command checks the shape itself.
+    Any,
+    /// A JSON object.
+    Object,
+    /// A JSON array.
+    Array,
+}
+
+/// Reads a JSON file (relative to the working directory), refusing with the reference's
+/// sentences: `JSON file not found: P`, `invalid JSON in P: msg`, `JSON root in P must be an
+/// object|array`.
+pub fn read_json(ctx: &Ctx, path: &Path, root: JsonRoot) -> Result<Value, CliError> {
+    let shown = path.display();
+    let full = ctx.cwd().join(path);
+    if !full.is_file() {
+        return Err(CliError::refused(format!("JSON file not found: {shown}")));
+    }
+    let bytes =
+        std::fs::read(&full).map_err(|e| CliError::refused(format!("cannot read {shown}: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CliError::refused(format!("invalid JSON in {shown}: not UTF-8 text")))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
+    match (root, &value) {
+        (JsonRoot::Any, _)
+        | (JsonRoot::Object, Value::Object(_))
+        | (JsonRoot::Array, Value::Array(_)) => Ok(value),
+        (JsonRoot::Object, _) => Err(CliError::refused(format!(
+            "JSON root in {shown} must be an object"
+        ))),
+        (JsonRoot::Array, _) => Err(CliError::refused(format!(
+            "JSON root in {shown} must be an array"
+        ))),
+    }
+}
