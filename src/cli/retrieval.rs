@@ -1,19 +1,145 @@
-//! `git hpp retrieval`: being written.
+//! `git hpp retrieval eval`: measure a retriever against a labelled suite.
+//!
+//! Reads the suite file and runs the retriever command (argv, no shell) once per case through
+//! the bounded runner; the scoring is [`crate::retrieval`]. Opens no repository and touches no
+//! refs.
+
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
 use super::ctx::Ctx;
-use super::exit::CliError;
+use super::exit::{CliError, Exit};
 use super::output::Outcome;
+use crate::process;
+use crate::retrieval::{self, Retriever, Settings, Suite};
 
 /// The `retrieval` verbs.
 #[derive(Debug, Subcommand)]
 pub enum RetrievalCommand {
-    /// Measure a retriever against a suite
-    Eval,
+    /// Measure a retriever against a labelled suite
+    ///
+    /// Scores the top k ids of each answer against the ids the suite (hpp.retrieval-suite/v1) marks
+    /// relevant: hit@k, recall@k, precision@k (over k), MRR and nDCG@k, means over measured cases
+    /// only. With --retriever-command each case's {"query", "k"} goes to the command's stdin and its
+    /// JSON answer (a list of ids, or {"results": [{"id", "score"}]}) is scored; without it the
+    /// suite's recorded results are replayed. A timeout, a non-zero exit, output that is not JSON or
+    /// a duplicate id is an instrument failure, counted apart, never a miss. Prints a
+    /// hpp.retrieval-eval/v1 report as JSON. Works outside any repository; writes nothing.
+    ///
+    /// Exit codes: 0 the gate passed, 1 it failed (including when no case was measured), 2 the
+    /// suite or a flag was refused.
+    Eval(RetrievalEvalArgs),
+}
+
+/// The flags of `git hpp retrieval eval` (its help text is on the command variant).
+#[derive(Debug, clap::Args)]
+pub struct RetrievalEvalArgs {
+    /// Suite to measure against (hpp.retrieval-suite/v1)
+    #[arg(value_name = "SUITE")]
+    suite: PathBuf,
+    /// Retriever to run per case, a JSON array of strings (argv, no shell) [default: replay the suite's results]
+    #[arg(long, value_name = "JSONARGV")]
+    retriever_command: Option<String>,
+    /// How many ids of each answer are scored [default: the suite's k, else 5]
+    #[arg(short = 'k', value_name = "N", allow_negative_numbers = true)]
+    k: Option<i64>,
+    /// Seconds each retriever run may take before its process group is stopped
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
+    timeout: f64,
+    /// Lowest mean recall@k that passes the gate
+    #[arg(
+        long,
+        value_name = "RATIO",
+        default_value_t = 0.8,
+        allow_negative_numbers = true
+    )]
+    min_recall: f64,
+    /// Most instrument failures that pass the gate
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    max_failures: i64,
 }
 
 /// Runs one `retrieval` verb.
-pub fn dispatch(_ctx: &Ctx, _command: RetrievalCommand) -> Result<Outcome, CliError> {
-    Err(CliError::usage("git hpp retrieval is not implemented yet"))
+pub fn dispatch(ctx: &Ctx, command: RetrievalCommand) -> Result<Outcome, CliError> {
+    match command {
+        RetrievalCommand::Eval(args) => cmd_retrieval_eval(ctx, &args),
+    }
+}
+
+/// `git hpp retrieval eval`.
+pub fn cmd_retrieval_eval(ctx: &Ctx, args: &RetrievalEvalArgs) -> Result<Outcome, CliError> {
+    let argv = args
+        .retriever_command
+        .as_deref()
+        .map(retrieval::parse_command)
+        .transpose()
+        .map_err(CliError::refused)?;
+    let settings = Settings {
+        k: args.k,
+        timeout_s: args.timeout,
+        min_recall: args.min_recall,
+        max_failures: args.max_failures,
+    };
+    settings.check().map_err(CliError::refused)?;
+    let suite = read_suite(&ctx.cwd().join(&args.suite), &args.suite)?;
+    let timeout = process::valid_timeout(settings.timeout_s).map_err(CliError::refused)?;
+    let report = match &argv {
+        None => retrieval::evaluate(&suite, &settings, Retriever::Replay),
+        Some(argv) => {
+            let mut ask = |stdin: &[u8]| {
+                let run = process::run_bounded(&process::Request {
+                    argv,
+                    cwd: ctx.cwd(),
+                    timeout,
+                    stdin: Some(stdin),
+                    env: &[],
+                });
+                retrieval::answer_of_run(run.as_ref(), settings.timeout_s)
+            };
+            let retriever = Retriever::Command {
+                argv,
+                ask: &mut ask,
+            };
+            retrieval::evaluate(&suite, &settings, retriever)
+        }
+    }
+    .map_err(CliError::refused)?;
+    let exit = if report.gate.passed {
+        Exit::Ok
+    } else {
+        Exit::Warn
+    };
+    Ok(Outcome::json(&report, exit))
+}
+
+/// Reads and validates the suite; its name defaults to the file's stem.
+fn read_suite(path: &Path, given: &Path) -> Result<Suite, CliError> {
+    if !path.is_file() {
+        return Err(CliError::refused(format!(
+            "retrieval suite not found: {}",
+            given.display()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        CliError::refused(format!(
+            "cannot read retrieval suite {}: {e}",
+            given.display()
+        ))
+    })?;
+    let stem = given
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Suite::parse(&bytes, &stem).map_err(CliError::refused)
 }
