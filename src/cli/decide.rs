@@ -7,10 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use crate::decision::{self, Decider, Settings, Suite};
 use crate::process;
@@ -105,7 +106,7 @@ pub fn dispatch(ctx: &Ctx, command: DecideCommand) -> Result<Outcome, CliError> 
 
 /// `git hpp decide validate`.
 pub fn cmd_decide_validate(ctx: &Ctx, args: &DecideValidateArgs) -> Result<Outcome, CliError> {
-    let value = read_json_object(&ctx.cwd().join(&args.record), &args.record)?;
+    let value = read_json(ctx, &args.record, JsonRoot::Object)?;
     let record = decision::validate(&value).map_err(CliError::refused)?;
     let effective = decision::effective(&record);
     let document = json!({"status": "valid", "effective": effective, "record": record});
@@ -156,24 +157,6 @@ pub fn cmd_decide_eval(ctx: &Ctx, args: &DecideEvalArgs) -> Result<Outcome, CliE
         Exit::Warn
     };
     Ok(Outcome::json(&report, exit))
-}
-
-/// Reads a JSON file whose root must be an object, with the reference's refusals.
-fn read_json_object(path: &Path, given: &Path) -> Result<Value, CliError> {
-    let shown = given.display();
-    if !path.is_file() {
-        return Err(CliError::refused(format!("JSON file not found: {shown}")));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
-    if !value.is_object() {
-        return Err(CliError::refused(format!(
-            "JSON root in {shown} must be an object"
-        )));
-    }
-    Ok(value)
 }
 
 /// Reads and validates the suite; its name defaults to the file's stem.
