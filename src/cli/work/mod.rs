@@ -10,10 +10,10 @@ pub mod waves;
 use std::path::Path;
 
 use clap::Subcommand;
-use serde_json::Value;
 
 use super::ctx::Ctx;
 use super::exit::CliError;
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use crate::workgraph::{self, WorkGraph};
 
@@ -62,25 +62,6 @@ pub fn dispatch(ctx: &Ctx, command: WorkCommand) -> Result<Outcome, CliError> {
 
 /// Reads and compiles a spec, refusing with the reference's sentences.
 fn read_spec(ctx: &Ctx, path: &Path) -> Result<WorkGraph, CliError> {
-    let spec = read_json_object(ctx, path)?;
+    let spec = read_json(ctx, path, JsonRoot::Object)?;
     workgraph::compile(&spec).map_err(CliError::refused)
-}
-
-/// Reads a JSON file whose root must be an object.
-fn read_json_object(ctx: &Ctx, path: &Path) -> Result<Value, CliError> {
-    let shown = path.display();
-    let full = ctx.cwd().join(path);
-    if !full.is_file() {
-        return Err(CliError::refused(format!("JSON file not found: {shown}")));
-    }
-    let text = std::fs::read_to_string(&full)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::refused(format!("invalid JSON in {shown}: {e}")))?;
-    if !value.is_object() {
-        return Err(CliError::refused(format!(
-            "JSON root in {shown} must be an object"
-        )));
-    }
-    Ok(value)
 }
