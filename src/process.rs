@@ -385,7 +385,7 @@ mod tests {
     }
 
     #[test]
-    fn valid_timeout_rejects_what_is_not_a_positive_finite_day_or_less() {
+    fn control_valid_timeout_rejects_what_is_not_a_positive_finite_day_or_less() {
         for bad in [
             0.0,
             -0.0,

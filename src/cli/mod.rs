@@ -203,4 +203,12 @@ mod tests {
     fn the_command_tree_is_well_formed() {
         super::Cli::command().debug_assert();
     }
+
+    #[test]
+    fn control_an_unknown_command_or_flag_does_not_parse() {
+        use clap::Parser;
+        assert!(super::Cli::try_parse_from(["git-hpp", "status"]).is_ok());
+        assert!(super::Cli::try_parse_from(["git-hpp", "no-such-command"]).is_err());
+        assert!(super::Cli::try_parse_from(["git-hpp", "status", "--no-such-flag"]).is_err());
+    }
 }

@@ -205,4 +205,11 @@ mod tests {
         assert_eq!(posix_name(Path::new(".")), ".");
         assert_eq!(posix_name(Path::new("/a/b.py")), "/a/b.py");
     }
+
+    #[test]
+    fn control_parent_components_are_kept_not_collapsed() {
+        // Only `.` components go; `..` changes the meaning of a path and must stay visible.
+        assert_eq!(posix_name(Path::new("a/../b.py")), "a/../b.py");
+        assert_ne!(posix_name(Path::new("a/../b.py")), "b.py");
+    }
 }
