@@ -12,12 +12,12 @@
 //! Run it with `cargo bench --bench mutate`; set `HPP_BENCH_QUICK=1` for a smoke run with
 //! fewer samples.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The binary under test, built by cargo in the bench profile.
-const HPP: &str = env!("CARGO_BIN_EXE_git-hpp");
+use common::{Rounds, Sandbox, Stats, run, write};
 
 const MODULE: &str = r#""""Prices: the benchmark's module, 32 generated mutants."""
 
@@ -63,32 +63,8 @@ CASES = [
 sys.exit(0 if all(got == want for got, want in CASES) else 1)
 "#;
 
-fn command(home: &Path, program: &str, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.current_dir(dir)
-        .args(args)
-        .env_clear()
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench Author")
-        .env("GIT_AUTHOR_EMAIL", "author@bench.invalid")
-        .env("GIT_COMMITTER_NAME", "Bench Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@bench.invalid")
-        .stdin(Stdio::null());
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd
-}
-
-fn git(home: &Path, dir: &Path, args: &[&str]) {
-    let out = command(home, "git", dir, args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?} failed: {out:?}");
-}
-
 /// One timed `evidence mutate`; returns its wall time and the recorded score.
-fn sample(home: &Path, repo: &Path, jobs: Option<&str>) -> (Duration, f64) {
+fn sample(sandbox: &Sandbox, repo: &Path, jobs: Option<&str>) -> (Duration, f64) {
     let mut args = vec!["evidence", "mutate", "--id", "bench"];
     if let Some(jobs) = jobs {
         args.extend(["--jobs", jobs]);
@@ -101,9 +77,7 @@ fn sample(home: &Path, repo: &Path, jobs: Option<&str>) -> (Duration, f64) {
         "check_pricing.py",
     ]);
     let start = Instant::now();
-    let out = command(home, HPP, repo, &args)
-        .output()
-        .expect("git-hpp runs");
+    let out = sandbox.hpp(repo, &args).output().expect("git-hpp runs");
     let elapsed = start.elapsed();
     let record: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("evidence mutate prints its record");
@@ -122,54 +96,52 @@ fn sample(home: &Path, repo: &Path, jobs: Option<&str>) -> (Duration, f64) {
     )
 }
 
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
-}
-
 fn main() {
-    let quick = std::env::var_os("HPP_BENCH_QUICK").is_some_and(|v| v == "1");
-    let (warmup, samples) = if quick { (1, 3) } else { (1, 9) };
-    let tmp = tempfile::tempdir().expect("a temporary directory");
-    let home = tmp.path().join("home");
-    let repo: PathBuf = tmp.path().join("repo");
-    std::fs::create_dir_all(&home).expect("writable");
-    std::fs::create_dir_all(&repo).expect("writable");
-    git(&home, &repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("pricing.py"), MODULE).expect("writable");
-    std::fs::write(repo.join("check_pricing.py"), CHECK).expect("writable");
-    git(&home, &repo, &["add", "."]);
-    git(&home, &repo, &["commit", "-q", "-m", "pricing"]);
+    let Rounds { warmup, samples } = Rounds::pick(
+        Rounds {
+            warmup: 1,
+            samples: 3,
+        },
+        Rounds {
+            warmup: 1,
+            samples: 9,
+        },
+    );
+    let sandbox = Sandbox::new();
+    let repo = sandbox.init("repo");
+    write(&repo.join("pricing.py"), MODULE.as_bytes());
+    write(&repo.join("check_pricing.py"), CHECK.as_bytes());
+    run(sandbox.git(&repo, &["add", "."]));
+    run(sandbox.git(&repo, &["commit", "-q", "-m", "pricing"]));
 
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let series: [(&str, Option<&str>); 2] = [("--jobs 1", Some("1")), ("default", None)];
     for (_, jobs) in series {
         for _ in 0..warmup {
-            sample(&home, &repo, jobs);
+            sample(&sandbox, &repo, jobs);
         }
     }
     let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
     let mut score = f64::NAN;
     for _ in 0..samples {
         for (i, (_, jobs)) in series.iter().enumerate() {
-            let (elapsed, s) = sample(&home, &repo, *jobs);
+            let (elapsed, s) = sample(&sandbox, &repo, *jobs);
             times[i].push(elapsed);
             score = s;
         }
     }
     println!("evidence mutate, 32 generated mutants, {samples} samples each, {cores} core(s)");
     println!("score of the check: {score:.3}");
-    let medians: Vec<Duration> = times.iter().cloned().map(median).collect();
+    let medians: Vec<f64> = times.iter().map(|t| Stats::of(t).median).collect();
     for ((name, _), (all, m)) in series.iter().zip(times.iter().zip(&medians)) {
         let min = all.iter().min().copied().unwrap_or_default();
         println!(
-            "{name:>9}: median {:>7.1} ms, min {:>7.1} ms",
-            m.as_secs_f64() * 1e3,
+            "{name:>9}: median {m:>7.1} ms, min {:>7.1} ms",
             min.as_secs_f64() * 1e3
         );
     }
     println!(
         "speed-up of the default over --jobs 1: {:.2}x",
-        medians[0].as_secs_f64() / medians[1].as_secs_f64()
+        medians[0] / medians[1]
     );
 }

@@ -19,90 +19,36 @@
 //! Run it with `cargo bench --bench spine` (this builds the release binary first); set
 //! `HPP_BENCH_QUICK=1` for a smoke run with fewer samples.
 
-use std::ffi::OsStr;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-/// The binary under test, built by cargo in the bench profile.
-const HPP: &str = env!("CARGO_BIN_EXE_git-hpp");
+use std::path::{Path, PathBuf};
+
+use common::{
+    HPP, Rounds, Sandbox, Series, Stats, nproc, rev_parse, run, run_interleaved, run_with_input,
+};
 
 /// Loops created in the "many loops" repositories.
 const MANY_LOOPS: usize = 10_000;
 
 /// How many warm-up runs and measured samples each series gets.
-#[derive(Clone, Copy)]
-struct Plan {
-    warmup: usize,
-    samples: usize,
+fn plan() -> Rounds {
+    Rounds::pick(
+        Rounds {
+            warmup: 1,
+            samples: 5,
+        },
+        Rounds {
+            warmup: 3,
+            samples: 30,
+        },
+    )
 }
 
-impl Plan {
-    fn from_env() -> Self {
-        if std::env::var_os("HPP_BENCH_QUICK").is_some_and(|v| v == "1") {
-            Self {
-                warmup: 1,
-                samples: 5,
-            }
-        } else {
-            Self {
-                warmup: 3,
-                samples: 30,
-            }
-        }
-    }
-}
-
-/// A temporary directory holding a HOME and the repositories, and the hermetic environment
-/// every spawned process runs in.
-struct Sandbox {
-    root: tempfile::TempDir,
-}
-
+/// The repositories of this benchmark: one commit, and many loops besides.
 impl Sandbox {
-    fn new() -> Self {
-        let root = tempfile::tempdir().expect("the benchmark needs a temporary directory");
-        std::fs::create_dir(root.path().join("home")).expect("creating the temporary HOME");
-        Self { root }
-    }
-
-    /// A command for `program` in `dir` with nothing of the caller's environment but PATH.
-    fn command(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(dir)
-            .env_clear()
-            .env("HOME", self.root.path().join("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Bench Author")
-            .env("GIT_AUTHOR_EMAIL", "author@bench.invalid")
-            .env("GIT_COMMITTER_NAME", "Bench Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@bench.invalid")
-            .stdin(Stdio::null());
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        cmd
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = self.command("git", dir);
-        cmd.args(args);
-        cmd
-    }
-
-    fn hpp(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = self.command(HPP, dir);
-        cmd.args(args);
-        cmd
-    }
-
     /// A fresh repository on branch main with one commit.
     fn repo(&self, name: &str) -> PathBuf {
-        let dir = self.root.path().join(name);
-        std::fs::create_dir(&dir).expect("creating a repository directory");
-        run(self.git(&dir, &["init", "-q", "-b", "main"]));
+        let dir = self.init(name);
         std::fs::write(dir.join("README"), "bench\n").expect("writing the first file");
         run(self.git(&dir, &["add", "README"]));
         run(self.git(&dir, &["commit", "-q", "-m", "first"]));
@@ -126,165 +72,18 @@ impl Sandbox {
         let script: String = (0..count)
             .map(|i| format!("create refs/hpp/loops/l{i} {seed}\n"))
             .collect();
-        let mut cmd = self.git(dir, &["update-ref", "--stdin"]);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let what = describe(&cmd);
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot spawn {what}: {e}"));
-        child
-            .stdin
-            .take()
-            .expect("stdin was piped")
-            .write_all(script.as_bytes())
-            .unwrap_or_else(|e| panic!("cannot feed {what}: {e}"));
-        let output = child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("cannot wait for {what}: {e}"));
-        check(&what, &output);
+        run_with_input(self.git(dir, &["update-ref", "--stdin"]), script.as_bytes());
         let listed = run(self.git(dir, &["for-each-ref", "--format=x", "refs/hpp/loops/"]));
         assert_eq!(
             listed.lines().count(),
             count + 1,
-            "{what} should have left {count} loops besides seed"
+            "git update-ref --stdin should have left {count} loops besides seed"
         );
     }
 }
 
-/// `program arg arg ...`, for messages.
-fn describe(cmd: &Command) -> String {
-    let program = Path::new(cmd.get_program())
-        .file_name()
-        .unwrap_or(cmd.get_program())
-        .to_string_lossy()
-        .into_owned();
-    std::iter::once(program)
-        .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Panics with the command and its stderr unless it exited 0.
-fn check(what: &str, output: &Output) {
-    assert!(
-        output.status.success(),
-        "benchmark command failed: `{what}` exited with {}\nstdout: {}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout).trim_end(),
-        String::from_utf8_lossy(&output.stderr).trim_end(),
-    );
-}
-
-/// Runs a command to completion, panicking on failure, and returns its stdout.
-fn run(mut cmd: Command) -> String {
-    let what = describe(&cmd);
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
-    check(&what, &output);
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
-/// Runs a command once and returns how long it took from spawn to exit.
-fn timed(mut cmd: Command) -> Duration {
-    let what = describe(&cmd);
-    let start = Instant::now();
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
-    let elapsed = start.elapsed();
-    check(&what, &output);
-    elapsed
-}
-
-fn rev_parse(sandbox: &Sandbox, dir: &Path, rev: &str) -> String {
-    run(sandbox.git(dir, &["rev-parse", "--verify", rev]))
-}
-
-/// One timed series: a label and how to build its `n`th command (`n` counts every run,
-/// warm-ups included, so it can name a fresh loop or branch each time).
-struct Series<'a> {
-    make: Box<dyn Fn(usize) -> Command + 'a>,
-    samples: Vec<Duration>,
-}
-
-impl<'a> Series<'a> {
-    fn new(make: impl Fn(usize) -> Command + 'a) -> Self {
-        Self {
-            make: Box::new(make),
-            samples: Vec::new(),
-        }
-    }
-
-    fn stats(&self) -> Stats {
-        Stats::of(&self.samples)
-    }
-}
-
-/// Runs every series round-robin: `plan.warmup` unrecorded rounds, then `plan.samples`
-/// recorded ones. Each round starts one series later than the last, so no series always runs
-/// first (or always right after the same other one).
-fn run_interleaved(series: &mut [Series<'_>], plan: Plan) {
-    let len = series.len();
-    for round in 0..plan.warmup + plan.samples {
-        for k in 0..len {
-            let s = &mut series[(round + k) % len];
-            let elapsed = timed((s.make)(round));
-            if round >= plan.warmup {
-                s.samples.push(elapsed);
-            }
-        }
-    }
-}
-
-/// Median and 90th percentile of a series, in milliseconds.
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    p90: f64,
-}
-
-impl Stats {
-    fn of(samples: &[Duration]) -> Self {
-        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        ms.sort_by(f64::total_cmp);
-        assert!(!ms.is_empty(), "a series needs at least one sample");
-        let n = ms.len();
-        let median = if n % 2 == 1 {
-            ms[n / 2]
-        } else {
-            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
-        };
-        // Nearest-rank percentile: the smallest sample with at least 90% of samples at or below.
-        let p90 = ms[(n * 9).div_ceil(10) - 1];
-        Self { median, p90 }
-    }
-}
-
-impl std::fmt::Display for Stats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "median {:6.1} ms  p90 {:6.1} ms", self.median, self.p90)
-    }
-}
-
-fn nproc() -> String {
-    Command::new("nproc")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .or_else(|| {
-            std::thread::available_parallelism()
-                .ok()
-                .map(|n| n.to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
 /// Measurement A: rows of (label, git-hpp append, git update-ref), one per repository.
-fn measure_append(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats, Stats)> {
+fn measure_append(sandbox: &Sandbox, plan: Rounds) -> Vec<(&'static str, Stats, Stats)> {
     let zero = sandbox.repo("zero-loops");
     let loose = sandbox.repo("loose-loops");
     sandbox.add_loops(&loose, MANY_LOOPS);
@@ -329,7 +128,7 @@ fn measure_append(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats, St
 }
 
 /// Measurement B: (label, stats) for `git-hpp --version`, `git-hpp status` and `git status`.
-fn measure_startup(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats)> {
+fn measure_startup(sandbox: &Sandbox, plan: Rounds) -> Vec<(&'static str, Stats)> {
     let dir = sandbox.repo("one-loop");
     run(sandbox.hpp(&dir, &["event", "append", "--type", "work_started"]));
     let dir = dir.as_path();
@@ -347,9 +146,9 @@ fn measure_startup(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats)> 
 }
 
 fn main() {
-    let plan = Plan::from_env();
+    let plan = plan();
     let sandbox = Sandbox::new();
-    let home = sandbox.root.path().join("home");
+    let home = sandbox.home();
     println!("nproc: {}", nproc());
     println!("git:   {}", run(sandbox.git(&home, &["--version"])));
     println!("binary: {HPP}");
@@ -357,7 +156,7 @@ fn main() {
         "plan:  {} warm-up + {} samples per series, interleaved{}",
         plan.warmup,
         plan.samples,
-        if plan.samples < 30 {
+        if common::quick() {
             " (HPP_BENCH_QUICK)"
         } else {
             ""

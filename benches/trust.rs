@@ -34,17 +34,19 @@
 //! the large repository takes about a minute); set `HPP_BENCH_QUICK=1` for a smoke run with
 //! fewer samples.
 
+mod common;
+
 use std::collections::HashSet;
-use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{
+    HPP, Rounds, Sandbox, Series, Stats, nproc, print_header, print_row, rev_parse, run,
+    run_interleaved, run_with_input, timed, write,
+};
 use sha2::{Digest, Sha256};
-
-/// The binary under test, built by cargo in the bench profile.
-const HPP: &str = env!("CARGO_BIN_EXE_git-hpp");
 
 /// Directories, and files in each, of the large repository.
 const DIRS: usize = 500;
@@ -83,102 +85,36 @@ struct Plan {
     quick: bool,
 }
 
-#[derive(Clone, Copy)]
-struct Rounds {
-    warmup: usize,
-    samples: usize,
-}
-
 impl Plan {
     fn from_env() -> Self {
-        if std::env::var_os("HPP_BENCH_QUICK").is_some_and(|v| v == "1") {
-            Self {
-                big: Rounds {
+        Self {
+            big: Rounds::pick(
+                Rounds {
                     warmup: 1,
                     samples: 3,
                 },
-                verify: Rounds {
-                    warmup: 1,
-                    samples: 5,
-                },
-                quick: true,
-            }
-        } else {
-            Self {
-                big: Rounds {
+                Rounds {
                     warmup: 1,
                     samples: 10,
                 },
-                verify: Rounds {
+            ),
+            verify: Rounds::pick(
+                Rounds {
+                    warmup: 1,
+                    samples: 5,
+                },
+                Rounds {
                     warmup: 3,
                     samples: 20,
                 },
-                quick: false,
-            }
+            ),
+            quick: common::quick(),
         }
     }
 }
 
-/// A temporary directory holding a HOME and the repositories, and the hermetic environment
-/// every spawned process runs in.
-struct Sandbox {
-    root: tempfile::TempDir,
-}
-
+/// The small repositories of measurement B.
 impl Sandbox {
-    fn new() -> Self {
-        // On disk (TMPDIR or /tmp), not in memory: the snapshot's cost includes real file reads.
-        let root = tempfile::tempdir().expect("the benchmark needs a temporary directory");
-        std::fs::create_dir(root.path().join("home")).expect("creating the temporary HOME");
-        Self { root }
-    }
-
-    /// A command for `program` in `dir` with nothing of the caller's environment but PATH.
-    fn command(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(dir)
-            .env_clear()
-            .env("HOME", self.root.path().join("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Bench Author")
-            .env("GIT_AUTHOR_EMAIL", "author@bench.invalid")
-            .env("GIT_COMMITTER_NAME", "Bench Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@bench.invalid")
-            .stdin(Stdio::null());
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        cmd
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = self.command("git", dir);
-        cmd.args(args);
-        cmd
-    }
-
-    fn hpp(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = self.command(HPP, dir);
-        cmd.args(args);
-        cmd
-    }
-
-    /// `bash -c script` with errexit and pipefail, so a failing step fails the command.
-    fn bash(&self, dir: &Path, script: &str) -> Command {
-        let mut cmd = self.command("bash", dir);
-        cmd.args(["-c", &format!("set -euo pipefail; {script}")]);
-        cmd
-    }
-
-    /// A fresh, empty repository on branch main.
-    fn init(&self, name: &str) -> PathBuf {
-        let dir = self.root.path().join(name);
-        std::fs::create_dir(&dir).expect("creating a repository directory");
-        run(self.git(&dir, &["init", "-q", "-b", "main"]));
-        dir
-    }
-
     /// A repository with one commit holding a README and the spec attestations name.
     fn small_repo(&self, name: &str) -> PathBuf {
         let dir = self.init(name);
@@ -192,10 +128,6 @@ impl Sandbox {
 
 const SPEC: &str = "# Spec\n\nThe benchmark's work is whatever it finds in the tree.\n";
 
-fn write(path: &Path, bytes: &[u8]) {
-    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-}
-
 fn append(path: &Path, line: &str) {
     let mut file = std::fs::OpenOptions::new()
         .append(true)
@@ -203,151 +135,6 @@ fn append(path: &Path, line: &str) {
         .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
     file.write_all(line.as_bytes())
         .unwrap_or_else(|e| panic!("cannot append to {}: {e}", path.display()));
-}
-
-/// `program arg arg ...`, for messages.
-fn describe(cmd: &Command) -> String {
-    let program = Path::new(cmd.get_program())
-        .file_name()
-        .unwrap_or(cmd.get_program())
-        .to_string_lossy()
-        .into_owned();
-    std::iter::once(program)
-        .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Panics with the command and its stderr unless it exited 0.
-fn check(what: &str, output: &Output) {
-    assert!(
-        output.status.success(),
-        "benchmark command failed: `{what}` exited with {}\nstdout: {}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout).trim_end(),
-        String::from_utf8_lossy(&output.stderr).trim_end(),
-    );
-}
-
-/// Runs a command to completion, panicking on failure, and returns its stdout.
-fn run(mut cmd: Command) -> String {
-    let what = describe(&cmd);
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
-    check(&what, &output);
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
-/// Runs a command with `input` on its stdin, panicking on failure.
-fn run_with_input(mut cmd: Command, input: &[u8]) {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let what = describe(&cmd);
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot spawn {what}: {e}"));
-    child
-        .stdin
-        .take()
-        .expect("stdin was piped")
-        .write_all(input)
-        .unwrap_or_else(|e| panic!("cannot feed {what}: {e}"));
-    let output = child
-        .wait_with_output()
-        .unwrap_or_else(|e| panic!("cannot wait for {what}: {e}"));
-    check(&what, &output);
-}
-
-/// Runs a command once and returns how long it took from spawn to exit.
-fn timed(mut cmd: Command) -> Duration {
-    let what = describe(&cmd);
-    let start = Instant::now();
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
-    let elapsed = start.elapsed();
-    check(&what, &output);
-    elapsed
-}
-
-fn rev_parse(sandbox: &Sandbox, dir: &Path, rev: &str) -> String {
-    run(sandbox.git(dir, &["rev-parse", "--verify", rev]))
-}
-
-/// One timed series: how to build its `n`th command (`n` counts every run, warm-ups included).
-struct Series<'a> {
-    make: Box<dyn Fn(usize) -> Command + 'a>,
-    samples: Vec<Duration>,
-}
-
-impl<'a> Series<'a> {
-    fn new(make: impl Fn(usize) -> Command + 'a) -> Self {
-        Self {
-            make: Box::new(make),
-            samples: Vec::new(),
-        }
-    }
-
-    fn stats(&self) -> Stats {
-        Stats::of(&self.samples)
-    }
-}
-
-/// Runs every series round-robin: `rounds.warmup` unrecorded rounds, then `rounds.samples`
-/// recorded ones. Each round starts one series later than the last, so no series always runs
-/// first (or always right after the same other one).
-fn run_interleaved(series: &mut [Series<'_>], rounds: Rounds) {
-    let len = series.len();
-    for round in 0..rounds.warmup + rounds.samples {
-        for k in 0..len {
-            let s = &mut series[(round + k) % len];
-            let elapsed = timed((s.make)(round));
-            if round >= rounds.warmup {
-                s.samples.push(elapsed);
-            }
-        }
-    }
-}
-
-/// Median and 90th percentile of a series, in milliseconds.
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    p90: f64,
-    n: usize,
-}
-
-impl Stats {
-    fn of(samples: &[Duration]) -> Self {
-        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        ms.sort_by(f64::total_cmp);
-        assert!(!ms.is_empty(), "a series needs at least one sample");
-        let n = ms.len();
-        let median = if n % 2 == 1 {
-            ms[n / 2]
-        } else {
-            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
-        };
-        // Nearest-rank percentile: the smallest sample with at least 90% of samples at or below.
-        let p90 = ms[(n * 9).div_ceil(10) - 1];
-        Self { median, p90, n }
-    }
-}
-
-fn nproc() -> String {
-    Command::new("nproc")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .or_else(|| {
-            std::thread::available_parallelism()
-                .ok()
-                .map(|n| n.to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 /// A small, fast, deterministic generator (SplitMix64): varied file contents without a
@@ -470,7 +257,7 @@ fn files_opened(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<usize> {
     if !found {
         return None;
     }
-    let log = sandbox.root.path().join("strace.log");
+    let log = sandbox.root().join("strace.log");
     let mut cmd = sandbox.command("strace", dir);
     cmd.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
         .arg(&log)
@@ -683,21 +470,14 @@ fn measure_verify(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats, St
         .collect()
 }
 
-fn print_row(label: &str, stats: &Stats, note: &str) {
-    println!(
-        "{label:<38} {:>9.1} {:>9.1} {:>4}  {note}",
-        stats.median, stats.p90, stats.n
-    );
-}
-
 fn main() {
     let plan = Plan::from_env();
     let sandbox = Sandbox::new();
-    let home = sandbox.root.path().join("home");
+    let home = sandbox.home();
     println!("nproc:  {}", nproc());
     println!("git:    {}", run(sandbox.git(&home, &["--version"])));
     println!("binary: {HPP}");
-    println!("dir:    {}", sandbox.root.path().display());
+    println!("dir:    {}", sandbox.root().display());
     println!(
         "plan:   large tree {} warm-up + {} samples, verify {} warm-up + {} samples per series, \
          interleaved{}",
@@ -712,10 +492,7 @@ fn main() {
     let verify = measure_verify(&sandbox, plan);
 
     println!();
-    println!(
-        "{:<38} {:>9} {:>9} {:>4}  note",
-        "series", "median ms", "p90 ms", "n"
-    );
+    print_header();
     println!(
         "A. {} files ({} modified, {} untracked) + {IGNORED} ignored",
         large.files_total - UNTRACKED,
