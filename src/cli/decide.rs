@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
-use super::input::{JsonRoot, read_json};
+use super::input::{JsonRoot, read_json, read_named_file};
 use super::output::Outcome;
 use crate::decision::{self, Decider, Settings, Suite};
 use crate::process;
@@ -128,7 +128,7 @@ pub fn cmd_decide_eval(ctx: &Ctx, args: &DecideEvalArgs) -> Result<Outcome, CliE
         max_failures: args.max_failures,
     };
     settings.check().map_err(CliError::refused)?;
-    let suite = read_suite(&ctx.cwd().join(&args.suite), &args.suite)?;
+    let suite = read_suite(ctx, &args.suite)?;
     let timeout = process::valid_timeout(settings.timeout_s).map_err(CliError::refused)?;
     let report = match &argv {
         None => decision::evaluate(&suite, &settings, Decider::Replay),
@@ -160,22 +160,7 @@ pub fn cmd_decide_eval(ctx: &Ctx, args: &DecideEvalArgs) -> Result<Outcome, CliE
 }
 
 /// Reads and validates the suite; its name defaults to the file's stem.
-fn read_suite(path: &Path, given: &Path) -> Result<Suite, CliError> {
-    if !path.is_file() {
-        return Err(CliError::refused(format!(
-            "decision suite not found: {}",
-            given.display()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| {
-        CliError::refused(format!(
-            "cannot read decision suite {}: {e}",
-            given.display()
-        ))
-    })?;
-    let stem = given
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+fn read_suite(ctx: &Ctx, path: &Path) -> Result<Suite, CliError> {
+    let (bytes, stem) = read_named_file(ctx, path, "decision suite")?;
     Suite::parse(&bytes, &stem).map_err(CliError::refused)
 }

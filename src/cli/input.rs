@@ -45,3 +45,21 @@ pub fn read_json(ctx: &Ctx, path: &Path, root: JsonRoot) -> Result<Value, CliErr
         ))),
     }
 }
+
+/// Reads a whole input file (relative to the working directory) that a command names as `what`
+/// ("decision suite"), refusing with `<what> not found: P` or `cannot read <what> P: why`.
+/// Returns the bytes and the file's stem, which suites use as their default name.
+pub fn read_named_file(ctx: &Ctx, path: &Path, what: &str) -> Result<(Vec<u8>, String), CliError> {
+    let shown = path.display();
+    let full = ctx.cwd().join(path);
+    if !full.is_file() {
+        return Err(CliError::refused(format!("{what} not found: {shown}")));
+    }
+    let bytes = std::fs::read(&full)
+        .map_err(|e| CliError::refused(format!("cannot read {what} {shown}: {e}")))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok((bytes, stem))
+}

@@ -10,6 +10,7 @@ use clap::Subcommand;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::read_named_file;
 use super::output::Outcome;
 use crate::process;
 use crate::retrieval::{self, Retriever, Settings, Suite};
@@ -92,7 +93,7 @@ pub fn cmd_retrieval_eval(ctx: &Ctx, args: &RetrievalEvalArgs) -> Result<Outcome
         max_failures: args.max_failures,
     };
     settings.check().map_err(CliError::refused)?;
-    let suite = read_suite(&ctx.cwd().join(&args.suite), &args.suite)?;
+    let suite = read_suite(ctx, &args.suite)?;
     let timeout = process::valid_timeout(settings.timeout_s).map_err(CliError::refused)?;
     let report = match &argv {
         None => retrieval::evaluate(&suite, &settings, Retriever::Replay),
@@ -124,22 +125,7 @@ pub fn cmd_retrieval_eval(ctx: &Ctx, args: &RetrievalEvalArgs) -> Result<Outcome
 }
 
 /// Reads and validates the suite; its name defaults to the file's stem.
-fn read_suite(path: &Path, given: &Path) -> Result<Suite, CliError> {
-    if !path.is_file() {
-        return Err(CliError::refused(format!(
-            "retrieval suite not found: {}",
-            given.display()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| {
-        CliError::refused(format!(
-            "cannot read retrieval suite {}: {e}",
-            given.display()
-        ))
-    })?;
-    let stem = given
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+fn read_suite(ctx: &Ctx, path: &Path) -> Result<Suite, CliError> {
+    let (bytes, stem) = read_named_file(ctx, path, "retrieval suite")?;
     Suite::parse(&bytes, &stem).map_err(CliError::refused)
 }
