@@ -135,12 +135,20 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-/// Runs `git hpp` with `argv` (the program name first) and returns the exit code.
+/// Runs `git hpp` with `argv` (the program name first) and returns the exit code. An argv that is
+/// exactly `[prog, "--self-test"]` runs the packaged benchmark instead ([`benchmark::self_test`]).
 pub fn run<I, T>(argv: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    // The reference's special form: exactly `--self-test` and nothing else; not a subcommand.
+    if let [_, flag] = argv.as_slice()
+        && flag == "--self-test"
+    {
+        return ExitCode::from(output::emit(benchmark::self_test()).code());
+    }
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(error) => return ExitCode::from(clap_exit(&error).code()),
