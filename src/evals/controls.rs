@@ -45,7 +45,7 @@ pub struct Control {
 pub const CONTROLS: &[Control] = &[
     not_built("manifest-contract", "manifest validation"),
     runs("policy-enforcement", policy_enforcement),
-    not_built("workgraph-waves", "WorkGraph waves"),
+    runs("workgraph-waves", workgraph_waves),
     not_built("lane-collision", "lane map"),
     not_built("monitor-freshness", "monitor map"),
     runs("context-provenance", context_provenance),
@@ -81,6 +81,30 @@ pub fn run(control: &Control, k: usize) -> CaseRun {
             reason: format!("not built yet: {concept}"),
         },
         Check::Run(check) => CaseRun::from_results((0..k).map(|_| check())),
+    }
+}
+
+/// workgraph-waves: spec → build compiles to waves [spec], [build]; a ↔ b is refused as a cycle.
+fn workgraph_waves() -> Result<(), String> {
+    let unit = |id: &str, deps: &[&str]| serde_json::json!({"id": id, "tier": "economy", "acceptance": ["done"], "depends_on": deps});
+    let good = serde_json::json!({"work": [unit("spec", &[]), unit("build", &["spec"])]});
+    let graph =
+        crate::workgraph::compile(&good).map_err(|e| format!("spec -> build was refused: {e}"))?;
+    let waves: Vec<(usize, Vec<String>)> = graph
+        .waves
+        .iter()
+        .map(|w| (w.index, w.work.clone()))
+        .collect();
+    if waves != [(1, vec!["spec".to_owned()]), (2, vec!["build".to_owned()])] {
+        return Err(format!(
+            "spec -> build should give [spec], [build], got {waves:?}"
+        ));
+    }
+    let cycle = serde_json::json!({"work": [unit("a", &["b"]), unit("b", &["a"])]});
+    match crate::workgraph::compile(&cycle) {
+        Err(e) if e.to_string().contains("dependency cycle") => Ok(()),
+        Err(e) => Err(format!("a <-> b was refused for another reason: {e}")),
+        Ok(_) => Err("a <-> b compiled: a cycle must be refused".into()),
     }
 }
 
@@ -344,13 +368,18 @@ mod tests {
 
     #[test]
     fn controls_not_built_yet_do_not_run_and_say_why() {
-        let workgraph = find("workgraph-waves").expect("listed");
+        let lanes = find("lane-collision").expect("listed");
         assert_eq!(
-            run(workgraph, 3),
+            run(lanes, 3),
             CaseRun::NotRun {
-                reason: "not built yet: WorkGraph waves".into()
+                reason: "not built yet: lane map".into()
             }
         );
+    }
+
+    #[test]
+    fn the_workgraph_control_passes_in_both_directions() {
+        assert_eq!(workgraph_waves(), Ok(()));
     }
 
     #[test]

@@ -611,7 +611,7 @@ mod tests {
     fn metrics_are_null_and_no_gate_passes_when_no_case_ran() {
         for cases in [
             json!([]),
-            json!([{"id": "workgraph-waves", "runner": "hpp-control"}]),
+            json!([{"id": "lane-collision", "runner": "hpp-control"}]),
         ] {
             let report = replayed(&suite(cases), 3, Gate::Capability).unwrap();
             assert_eq!(report.metrics.pass_at_k, None);

@@ -210,10 +210,19 @@ impl Store {
             })
     }
 
-    /// Creates a new repository with a worktree at `path` (used by the tour).
+    /// Creates a new repository with a worktree at `path`, isolated from the environment and
+    /// global configuration (for throwaway repositories: the controls, tests).
     pub fn init(path: &Path) -> Result<Self, Error> {
-        let repo = gix::init(path).map_err(git(format!("initialising {}", path.display())))?;
-        Ok(Self::from_repo(repo))
+        // Isolated: a throwaway repository must not pick up GIT_DIR or GIT_WORK_TREE from a
+        // caller such as a git hook, which would point it at the caller's worktree.
+        let repo = gix::ThreadSafeRepository::init_opts(
+            path,
+            gix::create::Kind::WithWorktree,
+            gix::create::Options::default(),
+            gix::open::Options::isolated(),
+        )
+        .map_err(git(format!("initialising {}", path.display())))?;
+        Ok(Self::from_repo(repo.into()))
     }
 
     /// Wraps a repository, giving it the fixed identity as git's lowest-precedence fallback, so
