@@ -13,6 +13,9 @@ use std::str::FromStr;
 
 use gix::bstr::ByteSlice;
 
+/// The prefix of every record ref.
+pub const PREFIX: &str = "refs/hpp/";
+
 /// The prefix of every loop's event log.
 pub const LOOPS_PREFIX: &str = "refs/hpp/loops/";
 

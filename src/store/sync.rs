@@ -116,50 +116,53 @@ impl Store {
 
     /// Fetches every record from `remote` without forcing.
     pub fn fetch_records(&self, remote: &str) -> Result<SyncReport, Error> {
+        // The outcome is read from the refs themselves, before and after, against what the
+        // remote advertises: no parsing of git's fetch output, which changes across versions
+        // (`--porcelain` only exists since git 2.41).
+        let (ok, advertised, stderr) = self.run_git(
+            &["ls-remote", remote, "refs/hpp/*"],
+            &format!("git ls-remote {remote}"),
+        )?;
+        if !ok {
+            return Err(Error::Corrupt {
+                name: format!("git ls-remote {remote}"),
+                detail: last_line(&stderr),
+            });
+        }
+        let before: std::collections::BTreeMap<String, super::CommitId> =
+            self.list(super::refs::PREFIX)?.into_iter().collect();
         let staging_spec = notes_fetch(remote);
-        let args = vec![
+        let args = [
             "fetch",
-            "--porcelain",
-            "-v",
+            "--quiet",
             "--no-tags",
             remote,
             RECORDS,
             staging_spec.as_str(),
         ];
-        let (ok, stdout, stderr) = self.run_git(&args, &format!("git fetch {remote}"))?;
+        let (ok, _, stderr) = self.run_git(&args, &format!("git fetch {remote}"))?;
+        let after: std::collections::BTreeMap<String, super::CommitId> =
+            self.list(super::refs::PREFIX)?.into_iter().collect();
         let mut report = SyncReport {
             remote: remote.to_owned(),
             ..SyncReport::default()
         };
-        for line in stdout.lines() {
-            let parts: Vec<&str> = line.split(' ').collect();
-            let [flag, _old, _new, name] = parts[..] else {
+        for line in advertised.lines() {
+            let Some((id, name)) = line.split_once('\t') else {
                 continue;
             };
-            if name.starts_with("refs/notes/remote-hpp/") {
-                continue;
-            }
-            match flag {
-                "=" => report.up_to_date += 1,
-                "!" => report.rejected.push(Rejected {
+            match after.get(name) {
+                Some(local) if local.as_str() == id => {
+                    if before.get(name) == Some(local) {
+                        report.up_to_date += 1;
+                    } else {
+                        report.updated.push(name.to_owned());
+                    }
+                }
+                _ => report.rejected.push(Rejected {
                     name: name.to_owned(),
-                    reason: "non-fast-forward".into(),
+                    reason: "non-fast-forward: the local record differs and was kept".into(),
                 }),
-                _ => report.updated.push(name.to_owned()),
-            }
-        }
-        // git reports some rejected refs on stderr only.
-        for line in stderr.lines().filter(|l| l.contains("[rejected]")) {
-            let name = line
-                .split("->")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next())
-                .unwrap_or_default();
-            if !name.is_empty() && !report.rejected.iter().any(|r| r.name == name) {
-                report.rejected.push(Rejected {
-                    name: name.to_owned(),
-                    reason: "non-fast-forward".into(),
-                });
             }
         }
         if !ok && report.rejected.is_empty() {
