@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
-use super::input::{JsonRoot, read_json, read_named_file};
+use super::input::{JsonRoot, read_json, read_named_file, run_instrument};
 use super::output::Outcome;
 use crate::decision::{self, Decider, Settings, Suite};
 use crate::process;
@@ -134,13 +134,7 @@ pub fn cmd_decide_eval(ctx: &Ctx, args: &DecideEvalArgs) -> Result<Outcome, CliE
         None => decision::evaluate(&suite, &settings, Decider::Replay),
         Some(argv) => {
             let mut ask = |stdin: &[u8]| {
-                let run = process::run_bounded(&process::Request {
-                    argv,
-                    cwd: ctx.cwd(),
-                    timeout,
-                    stdin: Some(stdin),
-                    env: &[],
-                });
+                let run = run_instrument(ctx, argv, timeout, stdin);
                 decision::answer_of_run(run.as_ref(), settings.timeout_s)
             };
             let decider = Decider::Command {

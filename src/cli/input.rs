@@ -63,3 +63,20 @@ pub fn read_named_file(ctx: &Ctx, path: &Path, what: &str) -> Result<(Vec<u8>, S
         .unwrap_or_default();
     Ok((bytes, stem))
 }
+
+/// Runs a declared instrument (a retriever, a decider) once, in the working directory, with
+/// `stdin` as its input: an argv through the bounded runner, never a shell.
+pub fn run_instrument(
+    ctx: &Ctx,
+    argv: &[String],
+    timeout: std::time::Duration,
+    stdin: &[u8],
+) -> Result<crate::process::Finished, crate::process::Error> {
+    crate::process::run_bounded(&crate::process::Request {
+        argv,
+        cwd: ctx.cwd(),
+        timeout,
+        stdin: Some(stdin),
+        env: &[],
+    })
+}

@@ -10,7 +10,7 @@ use clap::Subcommand;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
-use super::input::read_named_file;
+use super::input::{read_named_file, run_instrument};
 use super::output::Outcome;
 use crate::process;
 use crate::retrieval::{self, Retriever, Settings, Suite};
@@ -99,13 +99,7 @@ pub fn cmd_retrieval_eval(ctx: &Ctx, args: &RetrievalEvalArgs) -> Result<Outcome
         None => retrieval::evaluate(&suite, &settings, Retriever::Replay),
         Some(argv) => {
             let mut ask = |stdin: &[u8]| {
-                let run = process::run_bounded(&process::Request {
-                    argv,
-                    cwd: ctx.cwd(),
-                    timeout,
-                    stdin: Some(stdin),
-                    env: &[],
-                });
+                let run = run_instrument(ctx, argv, timeout, stdin);
                 retrieval::answer_of_run(run.as_ref(), settings.timeout_s)
             };
             let retriever = Retriever::Command {
