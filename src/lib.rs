@@ -27,6 +27,7 @@ pub mod evidence;
 pub mod findings;
 pub mod gate;
 pub mod hooks;
+pub mod instrument;
 pub mod manifest;
 pub mod mutation;
 pub mod policy;

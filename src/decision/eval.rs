@@ -11,11 +11,9 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::{ABSTAIN, Error, Question, Record, Status, digest, normalise_question, unit, validate};
+use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
 use crate::process;
 use crate::record::sha256_hex;
-use crate::retrieval::instrument::{
-    RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer,
-};
 use crate::secrets::looks_secret;
 
 /// Schema of a decision suite.

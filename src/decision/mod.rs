@@ -27,8 +27,8 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::instrument::py_repr;
 use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
-use crate::retrieval::instrument::py_repr;
 use crate::secrets::looks_secret;
 
 mod eval;

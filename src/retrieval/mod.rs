@@ -22,12 +22,10 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use self::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
+use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
 use crate::process;
 use crate::record::sha256_hex;
 use crate::secrets::looks_secret;
-
-pub mod instrument;
 
 /// Schema of a retrieval suite.
 pub const SUITE_SCHEMA: &str = "hpp.retrieval-suite/v1";

@@ -1,5 +1,5 @@
-//! Reading a declared instrument: the command a ruler measures (a retriever here, a decider in
-//! [`crate::decision`]) is run by the caller; this turns the finished run into a JSON answer or
+//! Reading a declared instrument: the command a ruler measures (a retriever in
+//! [`crate::retrieval`], a decider in [`crate::decision`]) is run by the caller; this turns the finished run into a JSON answer or
 //! the instrument failure that replaces it, and builds what the command reads on stdin.
 //!
 //! Pure: it takes the runner's result as a value and returns values.
@@ -43,7 +43,7 @@ pub enum RunFailure {
 ///
 /// ```
 /// use git_hpp::process::Finished;
-/// use git_hpp::retrieval::instrument::read_answer;
+/// use git_hpp::instrument::read_answer;
 /// let run = Finished { exit_code: Some(0), signal: None, timed_out: false,
 ///     stdout: b"[\"a\"]".to_vec(), stderr: Vec::new(), duration: Default::default() };
 /// assert_eq!(read_answer("retriever", Ok(&run), 10.0).unwrap(), serde_json::json!(["a"]));
@@ -114,7 +114,7 @@ fn last_stderr_line(stderr: &[u8]) -> String {
 /// child that decodes stdin in a legacy codepage reads (and hashes) the same text.
 ///
 /// ```
-/// let bytes = git_hpp::retrieval::instrument::ascii_json(&serde_json::json!({"q": "café"}));
+/// let bytes = git_hpp::instrument::ascii_json(&serde_json::json!({"q": "café"}));
 /// assert_eq!(bytes, br#"{"q":"caf\u00e9"}"#);
 /// ```
 pub fn ascii_json(value: &Value) -> Vec<u8> {
@@ -137,7 +137,7 @@ pub fn ascii_json(value: &Value) -> Vec<u8> {
 /// Returns the argv in `text` when it is a non-empty JSON array of non-empty strings.
 ///
 /// ```
-/// use git_hpp::retrieval::instrument::parse_argv;
+/// use git_hpp::instrument::parse_argv;
 /// assert_eq!(parse_argv(r#"["python3", "r.py"]"#), Some(vec!["python3".into(), "r.py".into()]));
 /// assert_eq!(parse_argv("python3 r.py"), None);
 /// ```
@@ -161,7 +161,7 @@ pub fn parse_argv(text: &str) -> Option<Vec<String>> {
 /// thresholds and timeouts read in messages as the user typed them: `0.8`, `10`, `2.5`.
 ///
 /// ```
-/// use git_hpp::retrieval::instrument::format_g;
+/// use git_hpp::instrument::format_g;
 /// assert_eq!((format_g(0.8), format_g(10.0), format_g(0.00001)), ("0.8".into(), "10".into(), "1e-05".into()));
 /// ```
 pub fn format_g(value: f64) -> String {
@@ -192,7 +192,7 @@ pub fn format_g(value: f64) -> String {
 /// value the way the reference's do.
 ///
 /// ```
-/// use git_hpp::retrieval::instrument::py_repr;
+/// use git_hpp::instrument::py_repr;
 /// assert_eq!(py_repr(&serde_json::json!("it's")), r#""it's""#);
 /// assert_eq!(py_repr(&serde_json::json!(null)), "None");
 /// ```
