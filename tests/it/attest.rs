@@ -36,23 +36,9 @@ fn attestable() -> Sandbox {
 /// Runs `attest create --json` with `verdict`, asserting `code`; returns its output.
 #[track_caller]
 fn create(sandbox: &Sandbox, verdict: &str, code: i32) -> serde_json::Value {
-    sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "SPEC.md",
-            "--maker",
-            "maker-a",
-            "--checker",
-            "checker-b",
-            "--session",
-            "review:001",
-            "--verdict",
-            verdict,
-            "--json",
-        ])
-        .json(code)
+    let mut args = crate::harness::attest_args("review:001", verdict);
+    args.push("--json");
+    sandbox.hpp_in(&sandbox.root, &args).json(code)
 }
 
 fn attestation_ref(created: &serde_json::Value) -> String {

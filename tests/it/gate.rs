@@ -104,22 +104,8 @@ impl Gate {
     /// Records an approved, unsigned attestation of the (clean) worktree, i.e. HEAD's tree.
     fn attest(&self) {
         assert!(self.sandbox.git(["status", "--porcelain"]).is_empty());
-        self.sandbox
-            .hpp([
-                "attest",
-                "create",
-                "--spec",
-                "SPEC.md",
-                "--maker",
-                "maker-a",
-                "--checker",
-                "checker-b",
-                "--session",
-                "review:001",
-                "--verdict",
-                "approved",
-            ])
-            .ok();
+        let args = crate::harness::attest_args("review:001", "approved");
+        self.sandbox.hpp_in(&self.sandbox.root, &args).ok();
     }
 
     fn install(&self) {

@@ -92,21 +92,8 @@ fn setup(signed: bool) -> Trust {
         "the run's output is ignored, so the snapshot is HEAD's tree"
     );
     let (key, public_key) = keygen(&sandbox, "key");
-    let mut args = vec![
-        "attest",
-        "create",
-        "--spec",
-        "SPEC.md",
-        "--maker",
-        "maker-a",
-        "--checker",
-        "checker-b",
-        "--session",
-        "review:001",
-        "--verdict",
-        "approved",
-        "--json",
-    ];
+    let mut args = crate::harness::attest_args("review:001", "approved");
+    args.push("--json");
     if signed {
         args.extend(["--sign-key", text(&key)]);
     }
@@ -665,20 +652,10 @@ fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
     std::fs::write(a.root.join("A.txt"), "from a\n").expect("writable");
     a.git(["add", "A.txt"]);
     a.git(["commit", "-q", "-m", "a"]);
-    a.hpp([
-        "attest",
-        "create",
-        "--spec",
-        "SPEC.md",
-        "--maker",
-        "maker-a",
-        "--checker",
-        "checker-b",
-        "--session",
-        "review:a",
-        "--verdict",
-        "approved",
-    ])
+    a.hpp_in(
+        &a.root,
+        &crate::harness::attest_args("review:a", "approved"),
+    )
     .ok();
     let pushed = a.hpp(["push", "--json"]).json(2);
     assert_eq!(pushed["rejected"][0]["ref"], "refs/notes/hpp", "{pushed}");

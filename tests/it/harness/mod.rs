@@ -9,6 +9,25 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
+/// Returns `attest create` for SPEC.md by maker-a, checked by checker-b in `session`, with
+/// `verdict`: the attestation most tests record.
+pub fn attest_args<'a>(session: &'a str, verdict: &'a str) -> Vec<&'a str> {
+    vec![
+        "attest",
+        "create",
+        "--spec",
+        "SPEC.md",
+        "--maker",
+        "maker-a",
+        "--checker",
+        "checker-b",
+        "--session",
+        session,
+        "--verdict",
+        verdict,
+    ]
+}
+
 /// The built binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-hpp");
 
