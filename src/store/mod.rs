@@ -16,7 +16,7 @@ pub mod refs;
 mod snapshot;
 mod sync;
 
-pub use records::{Content, NOTES_REF, RecordRef};
+pub use records::{Content, NOTES_REF};
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
 
 use std::fmt;

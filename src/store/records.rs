@@ -21,15 +21,6 @@ pub enum Content {
     Tree(TreeId),
 }
 
-/// A record as read: its commit and a way to read the files of its tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordRef {
-    /// The full ref name.
-    pub name: String,
-    /// The record's commit.
-    pub commit: CommitId,
-}
-
 impl Store {
     /// Creates `name` pointing at a new parentless commit whose tree holds `entries`. Refuses
     /// with [`Error::Moved`] if `name` exists: a record is written once.
