@@ -3,22 +3,36 @@
 //! One file per command (or folder per family); handlers return an [`Outcome`] and never
 //! print. [`run`] is the whole program: `main` only hands it argv.
 
+pub mod atlas;
 pub mod attest;
 pub mod benchmark;
+pub mod board;
+pub mod checker;
 pub mod cite;
 pub mod context;
 pub mod ctx;
 pub mod decide;
+pub mod deliberate;
 pub mod demo;
+pub mod doctor;
 pub mod eval;
 pub mod event;
 pub mod evidence;
 pub mod exit;
 pub mod findings;
+pub mod gotcha;
+pub mod graph;
+pub mod handoff;
 pub mod hook;
 pub mod hooks;
+pub mod hop;
+pub mod init;
 pub mod input;
+pub mod install;
+pub mod lane;
 pub mod loops;
+pub mod map;
+pub mod module;
 pub mod output;
 pub mod policy;
 pub mod remote;
@@ -117,6 +131,35 @@ pub enum Command {
     Loops(loops::LoopsArgs),
     Snapshot(snapshot::SnapshotArgs),
     Demo(demo::DemoArgs),
+    /// House Sessions: plan, validate, tally, stop, record, verify
+    #[command(subcommand)]
+    Deliberate(deliberate::DeliberateCommand),
+    /// Project lanes, agents, monitors and context budgets as maps
+    #[command(subcommand)]
+    Map(map::MapCommand),
+    Graph(graph::GraphArgs),
+    Atlas(atlas::AtlasArgs),
+    /// Manage lanes: linked worktrees with a claim on a territory
+    #[command(subcommand)]
+    Lane(lane::LaneCommand),
+    /// Move items across the lane board; compete and select
+    #[command(subcommand)]
+    Board(board::BoardCommand),
+    /// Pick a checker of another provider
+    #[command(subcommand)]
+    Checker(checker::CheckerCommand),
+    Doctor(doctor::DoctorArgs),
+    Init(init::InitArgs),
+    Install(install::InstallArgs),
+    /// Manage module directories: checksums
+    #[command(subcommand)]
+    Module(module::ModuleCommand),
+    /// Write, show and inject session handoffs
+    #[command(subcommand)]
+    Handoff(handoff::HandoffCommand),
+    /// Record failures and inject recurring gotchas
+    #[command(subcommand)]
+    Gotcha(gotcha::GotchaCommand),
 }
 
 /// The `--loop` flag shared by every command that acts on one loop.
@@ -200,6 +243,19 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Loops(args) => loops::cmd_loops(ctx, &args),
         Command::Snapshot(args) => snapshot::cmd_snapshot(ctx, &args),
         Command::Demo(args) => demo::cmd_demo(ctx, &args),
+        Command::Deliberate(cmd) => deliberate::dispatch(ctx, cmd),
+        Command::Map(cmd) => map::dispatch(ctx, cmd),
+        Command::Graph(cmd) => graph::dispatch(ctx, cmd),
+        Command::Atlas(cmd) => atlas::dispatch(ctx, cmd),
+        Command::Lane(cmd) => lane::dispatch(ctx, cmd),
+        Command::Board(cmd) => board::dispatch(ctx, cmd),
+        Command::Checker(cmd) => checker::dispatch(ctx, cmd),
+        Command::Doctor(cmd) => doctor::dispatch(ctx, cmd),
+        Command::Init(cmd) => init::dispatch(ctx, cmd),
+        Command::Install(cmd) => install::dispatch(ctx, cmd),
+        Command::Module(cmd) => module::dispatch(ctx, cmd),
+        Command::Handoff(cmd) => handoff::dispatch(ctx, cmd),
+        Command::Gotcha(cmd) => gotcha::dispatch(ctx, cmd),
     }
 }
 

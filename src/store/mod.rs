@@ -10,14 +10,23 @@
 //! files written for it are flushed to disk ([`Store::append`]), so a crash can lose the last
 //! append but cannot leave a ref naming an object that never reached the disk.
 
+mod board;
+mod continuity;
+mod deliberations;
 mod files;
+mod fingerprint;
+mod gotcha;
+mod hop;
+mod lanes;
 mod records;
 pub mod refs;
 mod snapshot;
 mod sync;
+mod worktrees;
 
 pub use records::{Content, NOTES_REF};
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
+pub use worktrees::{Checkout, Worktree};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

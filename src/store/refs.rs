@@ -73,6 +73,27 @@ pub const EVIDENCE_PREFIX: &str = "refs/hpp/evidence/";
 /// The prefix of every attestation.
 pub const ATTESTATIONS_PREFIX: &str = "refs/hpp/attestations/";
 
+/// The prefix of every sealed House Session (`refs/hpp/deliberations/<id>`).
+pub const DELIBERATIONS_PREFIX: &str = "refs/hpp/deliberations/";
+
+/// The prefix of every lane's claim and heartbeat log (`refs/hpp/lanes/<lane>`).
+pub const LANES_PREFIX: &str = "refs/hpp/lanes/";
+
+/// The prefix of the lane board: one log per item and per competition.
+pub const BOARD_PREFIX: &str = "refs/hpp/board/";
+
+/// The prefix of every Hop state (`refs/hpp/hop/states/<ID>`).
+pub const HOP_STATES_PREFIX: &str = "refs/hpp/hop/states/";
+
+/// The chain of accepted Hop states.
+pub const HOP_ACCEPTED: &str = "refs/hpp/hop/accepted";
+
+/// The prefix of every handoff log (`refs/hpp/handoffs/<lane>`).
+pub const HANDOFFS_PREFIX: &str = "refs/hpp/handoffs/";
+
+/// The prefix of the gotcha memory (failures and promoted gotchas).
+pub const GOTCHAS_PREFIX: &str = "refs/hpp/gotchas/";
+
 /// Every ref the harness keeps, for push and fetch refspecs.
 pub const ALL: &str = "refs/hpp/*";
 

@@ -31,6 +31,10 @@ pub fn attest_args<'a>(session: &'a str, verdict: &'a str) -> Vec<&'a str> {
 /// The built binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-hpp");
 
+/// The built `hop` binary.
+#[allow(dead_code, reason = "the hop tests are being built")]
+pub const HOP: &str = env!("CARGO_BIN_EXE_hop");
+
 /// A sandbox: a temporary directory with its own HOME and an empty global git config.
 pub struct Sandbox {
     _tmp: TempDir,
@@ -83,9 +87,16 @@ impl Sandbox {
     pub fn command(&self, program: &str, cwd: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(cwd).env_clear();
+        // The built binaries come first, so `git hpp` in a hook script runs the one under test.
+        let bin_dir = Path::new(BIN).parent().expect("the binary has a directory");
+        let mut dirs = vec![bin_dir.to_path_buf()];
         if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
+            dirs.extend(std::env::split_paths(&path));
         }
+        cmd.env(
+            "PATH",
+            std::env::join_paths(dirs).expect("PATH entries join"),
+        );
         let gitconfig = self.home.join(".gitconfig");
         cmd.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
@@ -149,6 +160,16 @@ impl Sandbox {
             .output()
             .map(|o| Run::from_output(&o))
             .expect("git-hpp runs")
+    }
+
+    /// Runs `hop` in `cwd`.
+    #[allow(dead_code, reason = "the hop tests are being built")]
+    pub fn hop_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        self.command(HOP, cwd)
+            .args(args)
+            .output()
+            .map(|o| Run::from_output(&o))
+            .expect("hop runs")
     }
 
     /// Returns the `git-hpp` command, ready to spawn (for races).

@@ -1,0 +1,1 @@
+//! The lane board (CONCEPTS.md "lane"): items, states, transitions, competitions; pure rules.

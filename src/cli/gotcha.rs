@@ -1,0 +1,24 @@
+//! `git hpp gotcha` (being built).
+
+use super::ctx::Ctx;
+use super::exit::CliError;
+use super::output::Outcome;
+
+/// The verbs of `git hpp gotcha`.
+#[derive(Debug, clap::Subcommand)]
+pub enum GotchaCommand {
+    /// Not built yet
+    Pending(Pending),
+}
+
+/// Arguments not parsed yet.
+#[derive(Debug, clap::Args)]
+pub struct Pending {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    rest: Vec<String>,
+}
+
+/// Runs one verb of `git hpp gotcha`.
+pub fn dispatch(_ctx: &Ctx, _cmd: GotchaCommand) -> Result<Outcome, CliError> {
+    Err(CliError::usage("git hpp gotcha is not built yet"))
+}

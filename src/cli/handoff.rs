@@ -1,0 +1,24 @@
+//! `git hpp handoff` (being built).
+
+use super::ctx::Ctx;
+use super::exit::CliError;
+use super::output::Outcome;
+
+/// The verbs of `git hpp handoff`.
+#[derive(Debug, clap::Subcommand)]
+pub enum HandoffCommand {
+    /// Not built yet
+    Pending(Pending),
+}
+
+/// Arguments not parsed yet.
+#[derive(Debug, clap::Args)]
+pub struct Pending {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    rest: Vec<String>,
+}
+
+/// Runs one verb of `git hpp handoff`.
+pub fn dispatch(_ctx: &Ctx, _cmd: HandoffCommand) -> Result<Outcome, CliError> {
+    Err(CliError::usage("git hpp handoff is not built yet"))
+}

@@ -1,0 +1,24 @@
+//! `git hpp map` (being built).
+
+use super::ctx::Ctx;
+use super::exit::CliError;
+use super::output::Outcome;
+
+/// The verbs of `git hpp map`.
+#[derive(Debug, clap::Subcommand)]
+pub enum MapCommand {
+    /// Not built yet
+    Pending(Pending),
+}
+
+/// Arguments not parsed yet.
+#[derive(Debug, clap::Args)]
+pub struct Pending {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    rest: Vec<String>,
+}
+
+/// Runs one verb of `git hpp map`.
+pub fn dispatch(_ctx: &Ctx, _cmd: MapCommand) -> Result<Outcome, CliError> {
+    Err(CliError::usage("git hpp map is not built yet"))
+}

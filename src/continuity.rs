@@ -1,0 +1,1 @@
+//! Continuity: the handoff record written at Stop/PreCompact and injected at SessionStart.

@@ -1,0 +1,1 @@
+//! House Session (CONCEPTS.md "House Session"): panels, turns, stop rules, the sealed record.

@@ -1,0 +1,1 @@
+//! The doctor: manifest validation, hook census, module checksums and store checks.

@@ -1,0 +1,1 @@
+//! Graph views of the manifest (capability, operational, agent, evidence, code) and mermaid.

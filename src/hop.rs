@@ -1,0 +1,1 @@
+//! The Hop agent protocol (seeds/HOP-PROTOCOL.md): states, checks, proposals, landing.

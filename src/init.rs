@@ -1,0 +1,1 @@
+//! `init`: the six stages (detect, prereqs, profile, configure, wire-suggest, smoke) and readiness.

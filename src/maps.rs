@@ -1,0 +1,1 @@
+//! Maps (CONCEPTS.md "lane", "monitor", "context budget"): lane, agent, monitor and context projections.

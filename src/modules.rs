@@ -1,0 +1,1 @@
+//! Modules (CONCEPTS.md "module"): module directories, CHECKSUMS.txt, install plans.

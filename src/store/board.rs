@@ -1,0 +1,1 @@
+//! Store support for board (see the module of the same concept).

@@ -1,0 +1,1 @@
+//! Store support for continuity (see the module of the same concept).

@@ -1,0 +1,1 @@
+//! Store support for deliberations (see the module of the same concept).

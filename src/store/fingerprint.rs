@@ -1,0 +1,1 @@
+//! Store support for fingerprint (see the module of the same concept).

@@ -1,0 +1,1 @@
+//! Store support for gotcha (see the module of the same concept).

@@ -1,0 +1,1 @@
+//! Store support for hop (see the module of the same concept).

@@ -1,0 +1,1 @@
+//! Store support for lanes (see the module of the same concept).

@@ -1,0 +1,180 @@
+//! Linked worktrees: the agents' lanes and Hop's attempt and check workspaces.
+//!
+//! gix 0.91 can open linked worktrees but has no API to add or remove one, so these go through
+//! the `git` CLI (`git worktree add|remove|list`). git's hooks are switched off for these calls
+//! (`core.hooksPath=/dev/null`): creating a workspace must not run the user's post-checkout hook.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{CommitId, Error, Store};
+
+/// One worktree as `git worktree list --porcelain` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    /// Its directory.
+    pub path: PathBuf,
+    /// The commit checked out, `None` for a bare entry.
+    pub head: Option<CommitId>,
+    /// The branch checked out (`refs/heads/...`), `None` when detached.
+    pub branch: Option<String>,
+    /// Whether git considers it locked.
+    pub locked: bool,
+    /// Whether its directory is gone (`git worktree prune` would drop it).
+    pub prunable: bool,
+}
+
+/// What `git worktree add` should check out.
+#[derive(Debug, Clone, Copy)]
+pub enum Checkout<'a> {
+    /// `commit`, detached.
+    Detached(&'a CommitId),
+    /// A new branch `name` (short name) created at `commit`.
+    NewBranch(&'a str, &'a CommitId),
+}
+
+impl Store {
+    fn worktree_git(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.arg("-c")
+            .arg("core.hooksPath=/dev/null")
+            .arg("--git-dir")
+            .arg(self.common_dir());
+        if let Some(root) = self.workdir() {
+            cmd.current_dir(root);
+        }
+        cmd
+    }
+
+    fn worktree_run(&self, args: &[&OsStr], what: &str) -> Result<Vec<u8>, Error> {
+        let out = self
+            .worktree_git()
+            .args(args)
+            .output()
+            .map_err(|e| Error::Corrupt {
+                name: what.to_owned(),
+                detail: format!("cannot run git: {e}"),
+            })?;
+        if !out.status.success() {
+            return Err(Error::Corrupt {
+                name: what.to_owned(),
+                detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            });
+        }
+        Ok(out.stdout)
+    }
+
+    /// Creates a linked worktree at `path` (which must not exist or be empty) checking out
+    /// `checkout`. The user's hooks do not run.
+    pub fn add_worktree(&self, path: &Path, checkout: Checkout<'_>) -> Result<(), Error> {
+        let what = format!("worktree {}", path.display());
+        let mut args: Vec<&OsStr> = vec![OsStr::new("worktree"), OsStr::new("add")];
+        let commit = match checkout {
+            Checkout::Detached(commit) => {
+                args.push(OsStr::new("--detach"));
+                commit
+            }
+            Checkout::NewBranch(name, commit) => {
+                args.extend([OsStr::new("-b"), OsStr::new(name)]);
+                commit
+            }
+        };
+        args.extend([OsStr::new("--quiet"), path.as_os_str()]);
+        args.push(OsStr::new(commit.as_str()));
+        self.worktree_run(&args, &what).map(drop)
+    }
+
+    /// Removes the linked worktree at `path`. Without `force`, git refuses when it holds
+    /// modified or untracked files; callers that promise to lose nothing check first and say
+    /// what is there.
+    pub fn remove_worktree(&self, path: &Path, force: bool) -> Result<(), Error> {
+        let what = format!("worktree {}", path.display());
+        let mut args: Vec<&OsStr> = vec![OsStr::new("worktree"), OsStr::new("remove")];
+        if force {
+            args.push(OsStr::new("--force"));
+        }
+        args.push(path.as_os_str());
+        self.worktree_run(&args, &what).map(drop)
+    }
+
+    /// Every worktree of the repository, the main one first, as git lists them.
+    pub fn list_worktrees(&self) -> Result<Vec<Worktree>, Error> {
+        let out = self.worktree_run(
+            &[
+                OsStr::new("worktree"),
+                OsStr::new("list"),
+                OsStr::new("--porcelain"),
+                OsStr::new("-z"),
+            ],
+            "the worktree list",
+        )?;
+        Ok(parse_worktree_list(&out))
+    }
+}
+
+/// Parses `git worktree list --porcelain -z`: records of NUL-terminated `key value` lines,
+/// separated by an empty line.
+fn parse_worktree_list(out: &[u8]) -> Vec<Worktree> {
+    let mut list = Vec::new();
+    let mut current: Option<Worktree> = None;
+    for field in out.split(|b| *b == 0) {
+        if field.is_empty() {
+            list.extend(current.take());
+            continue;
+        }
+        let (key, value) = match field.iter().position(|b| *b == b' ') {
+            Some(at) => (&field[..at], &field[at + 1..]),
+            None => (field, &[][..]),
+        };
+        match key {
+            b"worktree" => {
+                list.extend(current.take());
+                current = Some(Worktree {
+                    path: PathBuf::from(OsStr::from_bytes(value)),
+                    head: None,
+                    branch: None,
+                    locked: false,
+                    prunable: false,
+                });
+            }
+            b"HEAD" => {
+                if let Some(wt) = current.as_mut() {
+                    wt.head = Some(CommitId(String::from_utf8_lossy(value).into_owned()));
+                }
+            }
+            b"branch" => {
+                if let Some(wt) = current.as_mut() {
+                    wt.branch = Some(String::from_utf8_lossy(value).into_owned());
+                }
+            }
+            b"locked" => current.iter_mut().for_each(|wt| wt.locked = true),
+            b"prunable" => current.iter_mut().for_each(|wt| wt.prunable = true),
+            _ => {}
+        }
+    }
+    list.extend(current);
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_records_parse_into_worktrees() {
+        let out = b"worktree /r\0HEAD 1111\0branch refs/heads/main\0\0worktree /r-lane\0HEAD 2222\0detached\0locked\0\0";
+        let list = parse_worktree_list(out);
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].branch.as_deref(), Some("refs/heads/main"));
+        assert_eq!(list[1].path, PathBuf::from("/r-lane"));
+        assert!(list[1].branch.is_none() && list[1].locked && !list[1].prunable);
+    }
+
+    #[test]
+    fn control_garbage_yields_no_worktree() {
+        assert!(parse_worktree_list(b"nonsense\0\0").is_empty());
+        assert!(parse_worktree_list(b"").is_empty());
+    }
+}

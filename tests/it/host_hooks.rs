@@ -1,0 +1,1 @@
+//! Integration tests for `host_hooks` (being built).

@@ -1,0 +1,1 @@
+//! Integration tests for `review_guard` (being built).
