@@ -51,6 +51,7 @@ pub enum Error {
 pub struct Manifest {
     origin: String,
     loop_spec: LoopSpec,
+    value: Value,
 }
 
 impl Manifest {
@@ -82,6 +83,7 @@ impl Manifest {
         Ok(Self {
             origin: origin.to_owned(),
             loop_spec,
+            value,
         })
     }
 
@@ -94,6 +96,12 @@ impl Manifest {
     /// Returns where this manifest came from.
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// Returns the whole document, for readers of the blocks this module does not model
+    /// (graph views, maps, the doctor).
+    pub fn value(&self) -> &Value {
+        &self.value
     }
 
     /// Returns the loop machine.
