@@ -600,7 +600,10 @@ mod tests {
         assert!(h.git.dirty);
         assert_eq!(h.git.untracked, 1);
         assert!(h.state.summary.contains("loop main is active"));
-        assert_eq!(h.next_step[0].verify_first_cmd, "git hpp status --loop main");
+        assert_eq!(
+            h.next_step[0].verify_first_cmd,
+            "git hpp status --loop main"
+        );
     }
 
     #[test]

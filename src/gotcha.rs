@@ -40,7 +40,9 @@ pub enum Error {
     #[error("invalid task key {0:?}: 1-200 characters on one line")]
     InvalidTask(String),
     /// The task key has the shape of a secret.
-    #[error("the task key looks like a secret; gotchas are pushed with the repository, so it is refused")]
+    #[error(
+        "the task key looks like a secret; gotchas are pushed with the repository, so it is refused"
+    )]
     SecretTask,
     /// The message is empty.
     #[error("the failure message is empty")]
@@ -191,8 +193,12 @@ static FAMILY_PATTERNS: LazyLock<Vec<(Family, Regex)>> = LazyLock::new(|| {
     Family::ALL
         .iter()
         .filter_map(|f| {
-            f.pattern()
-                .map(|p| (*f, Regex::new(p).expect("family patterns are valid regexes")))
+            f.pattern().map(|p| {
+                (
+                    *f,
+                    Regex::new(p).expect("family patterns are valid regexes"),
+                )
+            })
         })
         .collect()
 });
@@ -266,9 +272,9 @@ pub fn redact(text: &str) -> Redacted {
             let span = m.as_str();
             let before = &out[..m.start()];
             let is_marker = span.contains("[REDACTED:")
-                || before.rfind("[REDACTED:").is_some_and(|open| {
-                    before.rfind(']').is_none_or(|close| close < open)
-                });
+                || before
+                    .rfind("[REDACTED:")
+                    .is_some_and(|open| before.rfind(']').is_none_or(|close| close < open));
             let keep = is_marker
                 || (*kind == "high-entropy" && !high_entropy(span))
                 || (*kind == "url-credential" && !out[..m.start()].ends_with("//"));
@@ -575,13 +581,28 @@ mod tests {
 
     #[test]
     fn families_follow_the_reference_priorities() {
-        assert_eq!(classify("thread 'main' panicked at src/x.rs"), Family::Fatal);
-        assert_eq!(classify("bash: cargoo: command not found"), Family::Instrument);
-        assert_eq!(classify("fatal: Unable to create '.git/index.lock': File exists"), Family::Lock);
-        assert_eq!(classify("! [rejected] main -> main (non-fast-forward)"), Family::State);
+        assert_eq!(
+            classify("thread 'main' panicked at src/x.rs"),
+            Family::Fatal
+        );
+        assert_eq!(
+            classify("bash: cargoo: command not found"),
+            Family::Instrument
+        );
+        assert_eq!(
+            classify("fatal: Unable to create '.git/index.lock': File exists"),
+            Family::Lock
+        );
+        assert_eq!(
+            classify("! [rejected] main -> main (non-fast-forward)"),
+            Family::State
+        );
         assert_eq!(classify("HTTP 429 Too Many Requests"), Family::Ratelimit);
         assert_eq!(classify("connection reset by peer"), Family::Transient);
-        assert_eq!(classify("error: unexpected argument '--frob'"), Family::Config);
+        assert_eq!(
+            classify("error: unexpected argument '--frob'"),
+            Family::Config
+        );
         assert_eq!(classify("assertion failed: left == right"), Family::Unknown);
         let priorities: Vec<u32> = Family::ALL.iter().map(|f| f.priority()).collect();
         assert_eq!(priorities, [100, 90, 85, 75, 70, 65, 55, 50, 40, 35]);
@@ -590,20 +611,56 @@ mod tests {
     #[test]
     fn secrets_are_redacted_by_shape_with_kind_and_length() {
         let cases = [
-            ("curl https://bob:hunter22@example.com/x", "url-credential", "hunter22"),
-            ("Authorization: Bearer abcdefghijklmnop0123456789", "auth-header", "abcdefghijklmnop"),
-            ("export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ", "assignment", "ghp_0123"),
-            ("key ghp_0123456789abcdefghijABCDEFGHIJ used", "provider-token", "ghp_0123"),
-            ("key sk-abcdefgh12345678 rejected", "provider-token", "sk-abcdefgh"),
+            (
+                "curl https://bob:hunter22@example.com/x",
+                "url-credential",
+                "hunter22",
+            ),
+            (
+                "Authorization: Bearer abcdefghijklmnop0123456789",
+                "auth-header",
+                "abcdefghijklmnop",
+            ),
+            (
+                "export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ",
+                "assignment",
+                "ghp_0123",
+            ),
+            (
+                "key ghp_0123456789abcdefghijABCDEFGHIJ used",
+                "provider-token",
+                "ghp_0123",
+            ),
+            (
+                "key sk-abcdefgh12345678 rejected",
+                "provider-token",
+                "sk-abcdefgh",
+            ),
             ("password=hunter2 failed", "assignment", "hunter2"),
-            ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz", "jwt", "eyJhbGci"),
-            ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----", "private-key", "b3BlbnNzaC1rZXk"),
-            ("token Zq8XvB3nR7tYp2LmK9wQ4sD6fH1jA5cE0gU in header", "high-entropy", "Zq8XvB3n"),
+            (
+                "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz",
+                "jwt",
+                "eyJhbGci",
+            ),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+                "private-key",
+                "b3BlbnNzaC1rZXk",
+            ),
+            (
+                "token Zq8XvB3nR7tYp2LmK9wQ4sD6fH1jA5cE0gU in header",
+                "high-entropy",
+                "Zq8XvB3n",
+            ),
         ];
         for (text, kind, secret) in cases {
             let r = redact(text);
             assert!(!r.text.contains(secret), "{text} -> {}", r.text);
-            assert!(r.text.contains(&format!("[REDACTED:{kind}:")), "{text} -> {}", r.text);
+            assert!(
+                r.text.contains(&format!("[REDACTED:{kind}:")),
+                "{text} -> {}",
+                r.text
+            );
             assert!(!crate::secrets::looks_secret(&r.text), "{}", r.text);
         }
         let r = redact("password=hunter2");
@@ -624,7 +681,16 @@ mod tests {
     #[test]
     fn a_gotcha_is_promoted_only_on_recurrence_within_the_window() {
         let rule = Recurrence::default();
-        let mk = |t: &str| failure("Bash:cargo test", "connection reset by peer", at(t), "cli", None).unwrap();
+        let mk = |t: &str| {
+            failure(
+                "Bash:cargo test",
+                "connection reset by peer",
+                at(t),
+                "cli",
+                None,
+            )
+            .unwrap()
+        };
         let mut failures = vec![mk("2026-01-01T00:00:00Z"), mk("2026-01-01T01:00:00Z")];
         assert!(promote(&failures, &[], &failures[1].clone(), rule).is_none());
         // The third is 30 hours after the first: only two fall in the window.
@@ -635,7 +701,14 @@ mod tests {
         let g = promote(&failures, &[], &failures[4].clone(), rule).expect("three in 24 h");
         assert_eq!((g.occurrences, g.family), (3, Family::Transient));
         assert!(promote(&failures, &[g.clone()], &failures[4].clone(), rule).is_none());
-        let other = failure("other", "connection reset", at("2026-01-02T08:00:00Z"), "cli", None).unwrap();
+        let other = failure(
+            "other",
+            "connection reset",
+            at("2026-01-02T08:00:00Z"),
+            "cli",
+            None,
+        )
+        .unwrap();
         let ranked = rank(&[g], &failures, None);
         assert_eq!(ranked[0].occurrences, 5);
         let text = preamble(&ranked, PREAMBLE_LIMIT);
@@ -646,10 +719,22 @@ mod tests {
     #[test]
     fn control_bad_failures_are_refused() {
         let now = at("2026-01-01T00:00:00Z");
-        assert!(matches!(failure("", "x", now, "cli", None), Err(Error::InvalidTask(_))));
-        assert!(matches!(failure("a\nb", "x", now, "cli", None), Err(Error::InvalidTask(_))));
-        assert_eq!(failure("password=x", "x", now, "cli", None), Err(Error::SecretTask));
-        assert_eq!(failure("t", "  ", now, "cli", None), Err(Error::EmptyMessage));
+        assert!(matches!(
+            failure("", "x", now, "cli", None),
+            Err(Error::InvalidTask(_))
+        ));
+        assert!(matches!(
+            failure("a\nb", "x", now, "cli", None),
+            Err(Error::InvalidTask(_))
+        ));
+        assert_eq!(
+            failure("password=x", "x", now, "cli", None),
+            Err(Error::SecretTask)
+        );
+        assert_eq!(
+            failure("t", "  ", now, "cli", None),
+            Err(Error::EmptyMessage)
+        );
         assert_eq!(Recurrence::new(0, 24), Err(Error::InvalidRecurrence));
         assert!(parse_failure(b"{\"schema\":\"x\"}").is_err());
     }

@@ -127,7 +127,9 @@ fn recurrence(store: &Store) -> Result<Recurrence, CliError> {
         match store.config_string(key) {
             None => Ok(default),
             Some(text) => text.trim().parse().map_err(|_| {
-                CliError::refused(format!("git config {key} must be a whole number, not {text:?}"))
+                CliError::refused(format!(
+                    "git config {key} must be a whole number, not {text:?}"
+                ))
             }),
         }
     };
@@ -165,7 +167,11 @@ fn bytes(value: &impl serde::Serialize) -> Vec<u8> {
 fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliError> {
     let store = ctx.store()?;
     let rule = recurrence(store)?;
-    let message = format!("hpp gotcha failure {} ({})\n", failure.task_key, failure.family.name());
+    let message = format!(
+        "hpp gotcha failure {} ({})\n",
+        failure.task_key,
+        failure.family.name()
+    );
     let commit = store.append_failure(&bytes(failure), &message)?;
     for _ in 0..8 {
         let failures = read_failures(store)?;
@@ -173,7 +179,11 @@ fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliE
         let Some(promoted) = gotcha::promote(&failures, &gotchas, failure, rule) else {
             return Ok((commit.to_string(), None));
         };
-        let message = format!("hpp gotcha {} ({})\n", promoted.task_key, promoted.family.name());
+        let message = format!(
+            "hpp gotcha {} ({})\n",
+            promoted.task_key,
+            promoted.family.name()
+        );
         match store.append_gotcha(tip.as_ref(), &bytes(&promoted), &message) {
             Ok(_) => return Ok((commit.to_string(), Some(promoted))),
             Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => {}
@@ -190,11 +200,12 @@ pub fn cmd_gotcha_record(ctx: &Ctx, args: &GotchaRecordArgs) -> Result<Outcome, 
     let at = match &args.at {
         None => OffsetDateTime::now_utc(),
         Some(text) => OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
-            CliError::refused(format!("--at {text:?} is not an RFC 3339 time (2026-01-02T03:04:05Z)"))
+            CliError::refused(format!(
+                "--at {text:?} is not an RFC 3339 time (2026-01-02T03:04:05Z)"
+            ))
         })?,
     };
-    let failure =
-        gotcha::failure(&args.task, &args.message, at, "cli", None).map_err(refused)?;
+    let failure = gotcha::failure(&args.task, &args.message, at, "cli", None).map_err(refused)?;
     let (commit, promoted) = record(ctx, &failure)?;
     let value = json!({"commit": commit, "failure": failure, "promoted": promoted});
     let human = match &promoted {
@@ -205,7 +216,11 @@ pub fn cmd_gotcha_record(ctx: &Ctx, args: &GotchaRecordArgs) -> Result<Outcome, 
             g.task_key,
             g.window_hours
         ),
-        None => format!("failure recorded ({}, strategy {:?})", failure.family.name(), failure.strategy),
+        None => format!(
+            "failure recorded ({}, strategy {:?})",
+            failure.family.name(),
+            failure.strategy
+        ),
     };
     Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
 }
@@ -217,10 +232,23 @@ pub fn cmd_gotcha_list(ctx: &Ctx, args: &GotchaListArgs) -> Result<Outcome, CliE
     if args.failures {
         let human = failures
             .iter()
-            .map(|f| format!("{} {} [{}] {}", f.at, f.task_key, f.family.name(), f.message))
+            .map(|f| {
+                format!(
+                    "{} {} [{}] {}",
+                    f.at,
+                    f.task_key,
+                    f.family.name(),
+                    f.message
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n");
-        return Ok(Outcome::document(args.format.json, &json!({"failures": failures}), human, Exit::Ok));
+        return Ok(Outcome::document(
+            args.format.json,
+            &json!({"failures": failures}),
+            human,
+            Exit::Ok,
+        ));
     }
     let (_, gotchas) = read_gotchas(store)?;
     let ranked = gotcha::rank(&gotchas, &failures, None);
@@ -229,19 +257,29 @@ pub fn cmd_gotcha_list(ctx: &Ctx, args: &GotchaListArgs) -> Result<Outcome, CliE
     } else {
         gotcha::preamble(&ranked, ranked.len())
     };
-    Ok(Outcome::document(args.format.json, &json!({"gotchas": ranked}), human, Exit::Ok))
+    Ok(Outcome::document(
+        args.format.json,
+        &json!({"gotchas": ranked}),
+        human,
+        Exit::Ok,
+    ))
 }
 
 fn preamble_text(ctx: &Ctx, task: Option<&str>, limit: usize) -> Result<String, CliError> {
     let store = ctx.store()?;
     let failures = read_failures(store)?;
     let (_, gotchas) = read_gotchas(store)?;
-    Ok(gotcha::preamble(&gotcha::rank(&gotchas, &failures, task), limit))
+    Ok(gotcha::preamble(
+        &gotcha::rank(&gotchas, &failures, task),
+        limit,
+    ))
 }
 
 /// Prints the preamble.
 pub fn cmd_gotcha_preamble(ctx: &Ctx, args: &GotchaPreambleArgs) -> Result<Outcome, CliError> {
-    Ok(Outcome::raw(preamble_text(ctx, args.task.as_deref(), args.limit)?.into_bytes()))
+    Ok(Outcome::raw(
+        preamble_text(ctx, args.task.as_deref(), args.limit)?.into_bytes(),
+    ))
 }
 
 /// Answers a host hook; never blocks.
@@ -270,7 +308,10 @@ fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
     let Some(message) = failure_message(&input, event == "PostToolUseFailure") else {
         return Ok(Outcome::raw(Vec::new()));
     };
-    let tool_use_id = input.get("tool_use_id").and_then(Value::as_str).map(str::to_owned);
+    let tool_use_id = input
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     if let Some(id) = &tool_use_id
         && read_failures(ctx.store()?)?
             .iter()

@@ -233,9 +233,8 @@ fn latest(ctx: &Ctx, arg: &LaneArg) -> Result<Option<(String, String, Handoff)>,
         let Some((commit, bytes)) = store.handoffs(lane)?.pop() else {
             return Ok(None);
         };
-        let handoff = continuity::parse(&bytes).map_err(|e| {
-            CliError::refused(format!("{HANDOFFS_PREFIX}{lane} at {commit}: {e}"))
-        })?;
+        let handoff = continuity::parse(&bytes)
+            .map_err(|e| CliError::refused(format!("{HANDOFFS_PREFIX}{lane} at {commit}: {e}")))?;
         Ok(Some((lane.to_owned(), commit.to_string(), handoff)))
     };
     if let Some(found) = read(&lane)? {
@@ -276,7 +275,12 @@ pub fn cmd_handoff_show(ctx: &Ctx, args: &HandoffShowArgs) -> Result<Outcome, Cl
     let Some((lane, commit, handoff)) = latest(ctx, &args.lane)? else {
         let value = json!({"ref": format!("{HANDOFFS_PREFIX}{asked}"), "handoff": null});
         let human = format!("no handoff recorded for lane {asked}");
-        return Ok(Outcome::document(args.format.json, &value, human, Exit::Warn));
+        return Ok(Outcome::document(
+            args.format.json,
+            &value,
+            human,
+            Exit::Warn,
+        ));
     };
     let head = ctx.store()?.head_commit()?.map(|c| c.as_str().to_owned());
     let view = continuity::view(handoff, head, OffsetDateTime::now_utc());

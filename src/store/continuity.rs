@@ -22,7 +22,12 @@ impl Store {
         bytes: &[u8],
         message: &str,
     ) -> Result<CommitId, Error> {
-        self.append_retrying(&format!("{HANDOFFS_PREFIX}{lane}"), HANDOFF_FILE, bytes, message)
+        self.append_retrying(
+            &format!("{HANDOFFS_PREFIX}{lane}"),
+            HANDOFF_FILE,
+            bytes,
+            message,
+        )
     }
 
     /// Appends a record to the log `name`, retrying a lost CAS race a few times.
