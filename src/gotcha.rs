@@ -700,7 +700,15 @@ mod tests {
         failures.push(mk("2026-01-02T08:00:00Z"));
         let g = promote(&failures, &[], &failures[4].clone(), rule).expect("three in 24 h");
         assert_eq!((g.occurrences, g.family), (3, Family::Transient));
-        assert!(promote(&failures, &[g.clone()], &failures[4].clone(), rule).is_none());
+        assert!(
+            promote(
+                &failures,
+                std::slice::from_ref(&g),
+                &failures[4].clone(),
+                rule
+            )
+            .is_none()
+        );
         let other = failure(
             "other",
             "connection reset",
