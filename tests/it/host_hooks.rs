@@ -424,3 +424,57 @@ fn every_declared_hook_and_skill_of_the_three_modules_exists() {
         }
     }
 }
+
+fn example(name: &str) -> Value {
+    let path = format!("{}/examples/host-hooks/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("the example exists"))
+        .expect("the example is JSON")
+}
+
+#[test]
+fn the_example_hook_inputs_give_the_documented_answers() {
+    let sandbox = Sandbox::repo();
+    let denied = hook(
+        &sandbox,
+        "operator-kit/hooks/policy-gate.sh",
+        &example("pre-tool-use-rm-rf.json"),
+    )
+    .json(0);
+    assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+    let allowed = hook(
+        &sandbox,
+        "operator-kit/hooks/policy-gate.sh",
+        &example("pre-tool-use-cargo-test.json"),
+    );
+    assert_eq!(allowed.ok(), "");
+
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    let blocked = hook(
+        &sandbox,
+        "operator-kit/hooks/loop-gate.sh",
+        &example("stop.json"),
+    )
+    .json(0);
+    assert_eq!(blocked["decision"], "block");
+
+    let mut failure = example("post-tool-use-failure.json");
+    for n in 1..=3 {
+        failure["tool_use_id"] = json!(format!("toolu_example_{n}"));
+        hook(&sandbox, "gotcha-memory/hooks/gotcha-record.sh", &failure).exit(0);
+    }
+    let injected = hook(
+        &sandbox,
+        "gotcha-memory/hooks/gotcha-preamble.sh",
+        &example("session-start.json"),
+    )
+    .json(0);
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("text");
+    assert!(
+        context.contains("[dependency · 3x · strategy recovery_workflow] Bash:cargo build"),
+        "{context}"
+    );
+}
