@@ -1,24 +1,404 @@
-//! `git hpp gotcha` (being built).
+//! `git hpp gotcha record|list|preamble|hook`: failures by error family, promoted to gotchas on
+//! recurrence (gotcha-memory; see [`crate::gotcha`]), kept at `refs/hpp/gotchas/`.
 
+use clap::{Subcommand, ValueEnum};
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::JsonArg;
 use super::ctx::Ctx;
-use super::exit::CliError;
+use super::exit::{CliError, Exit};
+use super::handoff::{additional_context, read_hook_input};
 use super::output::Outcome;
+use super::policy::Host;
+use crate::gotcha::{self, Failure, Gotcha, Recurrence};
+use crate::store::{Error as StoreError, Store};
 
 /// The verbs of `git hpp gotcha`.
-#[derive(Debug, clap::Subcommand)]
+#[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb's help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum GotchaCommand {
-    /// Not built yet
-    Pending(Pending),
+    Record(GotchaRecordArgs),
+    List(GotchaListArgs),
+    Preamble(GotchaPreambleArgs),
+    Hook(GotchaHookArgs),
 }
 
-/// Arguments not parsed yet.
+/// Record a failure; promote it to a gotcha when it recurs
+///
+/// Classifies the message into an error family, redacts secret-shaped spans to
+/// [REDACTED:<kind>:<len>] before anything is stored, and appends an hpp.failure/v1 to
+/// refs/hpp/gotchas/failures. When git config hpp.gotcha.minCount (3) failures of the same task
+/// key and family fall within hpp.gotcha.windowHours (24) of this one, an hpp.gotcha/v1 is
+/// appended to refs/hpp/gotchas/promoted (once per pair). Exits 0 recorded, 2 refused.
 #[derive(Debug, clap::Args)]
-pub struct Pending {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+pub struct GotchaRecordArgs {
+    /// What was being done (a task name, `Bash:cargo test`)
+    #[arg(long, value_name = "KEY")]
+    task: String,
+    /// The failure's message (redacted before it is stored)
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    message: String,
+    /// When it failed, RFC 3339 [default: now]
+    #[arg(long, value_name = "TIME")]
+    at: Option<String>,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// List promoted gotchas, highest priority first
+///
+/// Ranks by family priority, then occurrences, then the latest failure. With --failures, lists
+/// the recorded failures instead. Exits 0.
+#[derive(Debug, clap::Args)]
+pub struct GotchaListArgs {
+    /// List every recorded failure instead of the gotchas
+    #[arg(long)]
+    failures: bool,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Print the preamble to inject before the next run: the top gotchas
+///
+/// Prints nothing when there is no gotcha. Exits 0.
+#[derive(Debug, clap::Args)]
+pub struct GotchaPreambleArgs {
+    /// Only the gotchas of this task key
+    #[arg(long, value_name = "KEY")]
+    task: Option<String>,
+    /// How many gotchas to show
+    #[arg(long, default_value_t = gotcha::PREAMBLE_LIMIT)]
+    limit: usize,
+}
+
+/// The host events the gotcha hook answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookEvent {
+    /// Record a failed tool call (a result with is_error or a non-zero exit code).
+    #[value(name = "PostToolUse")]
+    PostToolUse,
+    /// Record a failed tool call (Claude Code's failure event).
+    #[value(name = "PostToolUseFailure")]
+    PostToolUseFailure,
+    /// Inject the preamble.
+    #[value(name = "SessionStart")]
+    SessionStart,
+}
+
+/// Answer an agent host's hook: record failed tool calls, inject the preamble at SessionStart
+///
+/// Reads the hook's JSON on stdin. PostToolUse/PostToolUseFailure record a failure (task key
+/// `<tool>:<first words of the command>`, de-duplicated by tool_use_id) and, when that promotes
+/// a gotcha, add it as additionalContext. SessionStart prints
+/// {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": <preamble>}},
+/// or nothing when there is no gotcha. Observe-only: always exits 0; a problem is a warning on
+/// stderr.
+#[derive(Debug, clap::Args)]
+pub struct GotchaHookArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: Host,
+    /// The hook event (the input's hook_event_name wins when it names a failure event)
+    #[arg(long, value_enum)]
+    event: HookEvent,
 }
 
 /// Runs one verb of `git hpp gotcha`.
-pub fn dispatch(_ctx: &Ctx, _cmd: GotchaCommand) -> Result<Outcome, CliError> {
-    Err(CliError::usage("git hpp gotcha is not built yet"))
+pub fn dispatch(ctx: &Ctx, cmd: GotchaCommand) -> Result<Outcome, CliError> {
+    match cmd {
+        GotchaCommand::Record(args) => cmd_gotcha_record(ctx, &args),
+        GotchaCommand::List(args) => cmd_gotcha_list(ctx, &args),
+        GotchaCommand::Preamble(args) => cmd_gotcha_preamble(ctx, &args),
+        GotchaCommand::Hook(args) => cmd_gotcha_hook(ctx, &args),
+    }
+}
+
+fn refused(e: gotcha::Error) -> CliError {
+    CliError::refused(e)
+}
+
+fn recurrence(store: &Store) -> Result<Recurrence, CliError> {
+    let number = |key: &str, default: i64| -> Result<i64, CliError> {
+        match store.config_string(key) {
+            None => Ok(default),
+            Some(text) => text.trim().parse().map_err(|_| {
+                CliError::refused(format!(
+                    "git config {key} must be a whole number, not {text:?}"
+                ))
+            }),
+        }
+    };
+    let min = number(
+        "hpp.gotcha.minCount",
+        i64::try_from(gotcha::DEFAULT_MIN_COUNT).expect("3 fits"),
+    )?;
+    let window = number("hpp.gotcha.windowHours", gotcha::DEFAULT_WINDOW_HOURS)?;
+    Recurrence::new(usize::try_from(min).unwrap_or(0), window).map_err(refused)
+}
+
+fn read_failures(store: &Store) -> Result<Vec<Failure>, CliError> {
+    store
+        .failures()?
+        .iter()
+        .map(|b| gotcha::parse_failure(b).map_err(refused))
+        .collect()
+}
+
+fn read_gotchas(store: &Store) -> Result<(Option<crate::store::CommitId>, Vec<Gotcha>), CliError> {
+    let (tip, records) = store.gotchas()?;
+    let gotchas = records
+        .iter()
+        .map(|b| gotcha::parse_gotcha(b).map_err(refused))
+        .collect::<Result<_, _>>()?;
+    Ok((tip, gotchas))
+}
+
+fn bytes(value: &impl serde::Serialize) -> Vec<u8> {
+    crate::record::canonical_json(&serde_json::to_value(value).expect("records serialise"))
+}
+
+/// Stores a failure and promotes it when it recurs; returns the failure's commit and the gotcha
+/// it promoted.
+fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliError> {
+    let store = ctx.store()?;
+    let rule = recurrence(store)?;
+    let message = format!(
+        "hpp gotcha failure {} ({})\n",
+        failure.task_key,
+        failure.family.name()
+    );
+    let commit = store.append_failure(&bytes(failure), &message)?;
+    for _ in 0..8 {
+        let failures = read_failures(store)?;
+        let (tip, gotchas) = read_gotchas(store)?;
+        let Some(promoted) = gotcha::promote(&failures, &gotchas, failure, rule) else {
+            return Ok((commit.to_string(), None));
+        };
+        let message = format!(
+            "hpp gotcha {} ({})\n",
+            promoted.task_key,
+            promoted.family.name()
+        );
+        match store.append_gotcha(tip.as_ref(), &bytes(&promoted), &message) {
+            Ok(_) => return Ok((commit.to_string(), Some(promoted))),
+            Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(CliError::refused(
+        "refs/hpp/gotchas/promoted kept moving under other writers; the failure is recorded, run it again to promote",
+    ))
+}
+
+/// Records a failure.
+pub fn cmd_gotcha_record(ctx: &Ctx, args: &GotchaRecordArgs) -> Result<Outcome, CliError> {
+    let at = match &args.at {
+        None => OffsetDateTime::now_utc(),
+        Some(text) => OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
+            CliError::refused(format!(
+                "--at {text:?} is not an RFC 3339 time (2026-01-02T03:04:05Z)"
+            ))
+        })?,
+    };
+    let failure = gotcha::failure(&args.task, &args.message, at, "cli", None).map_err(refused)?;
+    let (commit, promoted) = record(ctx, &failure)?;
+    let value = json!({"commit": commit, "failure": failure, "promoted": promoted});
+    let human = match &promoted {
+        Some(g) => format!(
+            "failure recorded ({}); promoted to a gotcha: {} failures of {} in {} h",
+            failure.family.name(),
+            g.occurrences,
+            g.task_key,
+            g.window_hours
+        ),
+        None => format!(
+            "failure recorded ({}, strategy {:?})",
+            failure.family.name(),
+            failure.strategy
+        ),
+    };
+    Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+}
+
+/// Lists gotchas or failures.
+pub fn cmd_gotcha_list(ctx: &Ctx, args: &GotchaListArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let failures = read_failures(store)?;
+    if args.failures {
+        let human = failures
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} [{}] {}",
+                    f.at,
+                    f.task_key,
+                    f.family.name(),
+                    f.message
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Ok(Outcome::document(
+            args.format.json,
+            &json!({"failures": failures}),
+            human,
+            Exit::Ok,
+        ));
+    }
+    let (_, gotchas) = read_gotchas(store)?;
+    let ranked = gotcha::rank(&gotchas, &failures, None);
+    let human = if ranked.is_empty() {
+        "no gotcha recorded".to_owned()
+    } else {
+        gotcha::preamble(&ranked, ranked.len())
+    };
+    Ok(Outcome::document(
+        args.format.json,
+        &json!({"gotchas": ranked}),
+        human,
+        Exit::Ok,
+    ))
+}
+
+fn preamble_text(ctx: &Ctx, task: Option<&str>, limit: usize) -> Result<String, CliError> {
+    let store = ctx.store()?;
+    let failures = read_failures(store)?;
+    let (_, gotchas) = read_gotchas(store)?;
+    Ok(gotcha::preamble(
+        &gotcha::rank(&gotchas, &failures, task),
+        limit,
+    ))
+}
+
+/// Prints the preamble.
+pub fn cmd_gotcha_preamble(ctx: &Ctx, args: &GotchaPreambleArgs) -> Result<Outcome, CliError> {
+    Ok(Outcome::raw(
+        preamble_text(ctx, args.task.as_deref(), args.limit)?.into_bytes(),
+    ))
+}
+
+/// Answers a host hook; never blocks.
+pub fn cmd_gotcha_hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
+    let _host = args.host;
+    match hook(ctx, args) {
+        Ok(outcome) => Ok(outcome),
+        Err(e) => Ok(Outcome::raw(Vec::new()).warn(format!("gotcha hook: {}", e.message))),
+    }
+}
+
+fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
+    let input = read_hook_input(ctx)?;
+    if args.event == HookEvent::SessionStart {
+        let text = preamble_text(ctx, None, gotcha::PREAMBLE_LIMIT)?;
+        if text.is_empty() {
+            return Ok(Outcome::raw(Vec::new()));
+        }
+        return Ok(additional_context("SessionStart", &text));
+    }
+    let event = match input.get("hook_event_name").and_then(Value::as_str) {
+        Some("PostToolUseFailure") => "PostToolUseFailure",
+        _ if args.event == HookEvent::PostToolUseFailure => "PostToolUseFailure",
+        _ => "PostToolUse",
+    };
+    let Some(message) = failure_message(&input, event == "PostToolUseFailure") else {
+        return Ok(Outcome::raw(Vec::new()));
+    };
+    let tool_use_id = input
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(id) = &tool_use_id
+        && read_failures(ctx.store()?)?
+            .iter()
+            .any(|f| f.tool_use_id.as_deref() == Some(id))
+    {
+        return Ok(Outcome::raw(Vec::new()));
+    }
+    let (task, fallback) = task_key(&input);
+    let now = OffsetDateTime::now_utc();
+    let failure = match gotcha::failure(&task, &message, now, "hook", tool_use_id.clone()) {
+        Err(gotcha::Error::SecretTask | gotcha::Error::InvalidTask(_)) => {
+            gotcha::failure(&fallback, &message, now, "hook", tool_use_id)
+        }
+        other => other,
+    }
+    .map_err(refused)?;
+    let (_, promoted) = record(ctx, &failure)?;
+    match promoted {
+        None => Ok(Outcome::raw(Vec::new())),
+        Some(_) => {
+            let text = preamble_text(ctx, Some(&failure.task_key), 1)?;
+            Ok(additional_context(event, &text))
+        }
+    }
+}
+
+/// Returns the failure's message, or `None` when the tool call did not fail.
+fn failure_message(input: &Map<String, Value>, failed_event: bool) -> Option<String> {
+    let response = input.get("tool_response");
+    let failed = failed_event
+        || response.is_some_and(|r| {
+            r.get("is_error").and_then(Value::as_bool) == Some(true)
+                || ["exit_code", "exitCode", "returnCode"]
+                    .iter()
+                    .any(|k| r.get(*k).and_then(Value::as_i64).is_some_and(|c| c != 0))
+        });
+    if !failed {
+        return None;
+    }
+    let text = |v: Option<&Value>| -> Option<String> {
+        match v {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            _ => None,
+        }
+    };
+    let message = text(input.get("error"))
+        .or_else(|| text(response.and_then(|r| r.get("stderr"))))
+        .or_else(|| text(response.and_then(|r| r.get("error"))))
+        .or_else(|| text(response.and_then(|r| r.get("stdout"))))
+        .or_else(|| text(response))
+        .unwrap_or_else(|| "the tool call failed without a message".to_owned());
+    // Errors are at the end of the output.
+    let chars: Vec<char> = message.chars().collect();
+    let keep = chars.len().saturating_sub(gotcha::MAX_MESSAGE_CHARS);
+    Some(chars[keep..].iter().collect())
+}
+
+/// Returns the task key `<tool>:<first two words of the command or the file>` and the bare tool
+/// name as a fallback.
+fn task_key(input: &Map<String, Value>) -> (String, String) {
+    let tool = input
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .unwrap_or("tool")
+        .to_owned();
+    let tool_input = input.get("tool_input");
+    let detail = if let Some(command) = tool_input
+        .and_then(|i| i.get("command"))
+        .and_then(Value::as_str)
+    {
+        command
+            .split_whitespace()
+            .filter(|w| !w.contains('='))
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        tool_input
+            .and_then(|i| i.get("file_path"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let key = if detail.is_empty() {
+        tool.clone()
+    } else {
+        format!("{tool}:{detail}")
+    };
+    (key, tool)
 }

@@ -1,24 +1,383 @@
-//! `git hpp handoff` (being built).
+//! `git hpp handoff write|show|hook`: the handoff a session leaves for the next one
+//! (continuity-kit; see [`crate::continuity`]), kept at `refs/hpp/handoffs/<lane>`.
+
+use std::io::Read;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
 
 use super::ctx::Ctx;
-use super::exit::CliError;
+use super::exit::{CliError, Exit};
 use super::output::Outcome;
+use super::policy::Host;
+use super::{JsonArg, LoopArg};
+use crate::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
+use crate::events;
+use crate::store::refs::{HANDOFFS_PREFIX, LoopId};
 
 /// The verbs of `git hpp handoff`.
-#[derive(Debug, clap::Subcommand)]
+#[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb's help is the doc comment of its Args struct, which a variant doc would replace"
+)]
 pub enum HandoffCommand {
-    /// Not built yet
-    Pending(Pending),
+    Write(HandoffWriteArgs),
+    Show(HandoffShowArgs),
+    Hook(HandoffHookArgs),
 }
 
-/// Arguments not parsed yet.
+/// The lane flag shared by the verbs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LaneArg {
+    /// Lane whose handoff log to use [default: $HPP_LANE, else solo]
+    #[arg(long, value_name = "LANE")]
+    pub lane: Option<String>,
+}
+
+/// Write a handoff: what is done, what is next, and the command to verify first
+///
+/// Records an hpp.handoff/v2 at refs/hpp/handoffs/<lane> with the git head, branch and dirty
+/// paths and the loop's state. With --summary the handoff is `full`; without it the summary is
+/// measured (`degraded-auto`). A next step needs --verify-first. Texts shaped like a secret are
+/// refused. Exits 0 written, 2 refused (nothing written).
 #[derive(Debug, clap::Args)]
-pub struct Pending {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+pub struct HandoffWriteArgs {
+    #[command(flatten)]
+    lane: LaneArg,
+    /// What made the handoff be written
+    #[arg(long, default_value = "manual", value_parser = parse_trigger)]
+    trigger: Trigger,
+    /// What is done and where things stand
+    #[arg(long, value_name = "TEXT")]
+    summary: Option<String>,
+    /// The next step
+    #[arg(long, value_name = "TEXT")]
+    next: Option<String>,
+    /// The command to run before the next step, to check it still makes sense
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
+    verify_first: Option<String>,
+    /// The host's session id
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    #[command(flatten)]
+    target: LoopArg,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Show the latest handoff of a lane, and whether HEAD moved since
+///
+/// Without --lane, falls back to the newest handoff of any lane when the default lane has
+/// none. Exits 0 shown, 1 when no handoff is recorded, 2 when the record is invalid.
+#[derive(Debug, clap::Args)]
+pub struct HandoffShowArgs {
+    #[command(flatten)]
+    lane: LaneArg,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// The host events the handoff hook answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookEvent {
+    /// Inject the latest handoff as additional context.
+    #[value(name = "SessionStart")]
+    SessionStart,
+    /// Write a measured handoff when the agent stops.
+    #[value(name = "Stop")]
+    Stop,
+    /// Write a measured handoff before the context is compacted.
+    #[value(name = "PreCompact")]
+    PreCompact,
+}
+
+/// Answer an agent host's hook: write a handoff at Stop/PreCompact, inject it at SessionStart
+///
+/// Reads the hook's JSON on stdin (session_id is recorded). Stop and PreCompact write a
+/// degraded-auto handoff unless the latest one already says the same (same head, same dirty
+/// paths, same loop state) and print nothing. SessionStart prints
+/// {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}} with the
+/// handoff and whether HEAD moved, or nothing when there is none. Observe-only: always exits 0;
+/// a problem is a warning on stderr.
+#[derive(Debug, clap::Args)]
+pub struct HandoffHookArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: Host,
+    /// The hook event
+    #[arg(long, value_enum)]
+    event: HookEvent,
+    #[command(flatten)]
+    lane: LaneArg,
+}
+
+fn parse_trigger(text: &str) -> Result<Trigger, String> {
+    text.parse().map_err(|e: continuity::Error| e.to_string())
 }
 
 /// Runs one verb of `git hpp handoff`.
-pub fn dispatch(_ctx: &Ctx, _cmd: HandoffCommand) -> Result<Outcome, CliError> {
-    Err(CliError::usage("git hpp handoff is not built yet"))
+pub fn dispatch(ctx: &Ctx, cmd: HandoffCommand) -> Result<Outcome, CliError> {
+    match cmd {
+        HandoffCommand::Write(args) => cmd_handoff_write(ctx, &args),
+        HandoffCommand::Show(args) => cmd_handoff_show(ctx, &args),
+        HandoffCommand::Hook(args) => cmd_handoff_hook(ctx, &args),
+    }
+}
+
+fn refused(e: continuity::Error) -> CliError {
+    CliError::refused(e)
+}
+
+/// Returns the lane: `--lane`, else `$HPP_LANE`, else `solo`; checked.
+fn lane(arg: &LaneArg) -> Result<(String, bool), CliError> {
+    let (lane, explicit) = match &arg.lane {
+        Some(lane) => (lane.clone(), true),
+        None => match std::env::var("HPP_LANE") {
+            Ok(lane) if !lane.is_empty() => (lane, true),
+            _ => (continuity::DEFAULT_LANE.to_owned(), false),
+        },
+    };
+    continuity::check_lane(&lane).map_err(refused)?;
+    Ok((lane, explicit))
+}
+
+/// Measures the git state of the worktree.
+fn git_state(ctx: &Ctx) -> Result<GitState, CliError> {
+    let store = ctx.store()?;
+    let head = store.head_commit()?.map(|c| c.as_str().to_owned());
+    let branch = store.current_branch()?;
+    let porcelain = store.worktree_porcelain()?;
+    Ok(GitState::from_porcelain(head, branch, porcelain))
+}
+
+/// Reads the loop (`--loop`, else the current branch) when it has events.
+fn loop_summary(ctx: &Ctx, explicit: Option<&LoopId>) -> Result<Option<LoopSummary>, CliError> {
+    let id = match explicit {
+        Some(id) => id.clone(),
+        None => match ctx.loop_id(None) {
+            Ok(id) => id,
+            Err(_) => return Ok(None),
+        },
+    };
+    let manifest = ctx.manifest()?;
+    let state = events::read(ctx.store()?, manifest.loop_spec(), &id)?;
+    let p = state.require_intact()?;
+    if p.event_count == 0 {
+        return Ok(None);
+    }
+    Ok(Some(LoopSummary {
+        id: id.to_string(),
+        state: p.state.clone(),
+        event_count: p.event_count,
+        next_step: p.next_step.clone(),
+    }))
+}
+
+fn write(ctx: &Ctx, lane: &str, handoff: &Handoff) -> Result<String, CliError> {
+    let bytes = continuity::to_bytes(handoff);
+    let message = format!("hpp handoff {}\n", handoff.handoff_id);
+    let commit = ctx.store()?.append_handoff(lane, &bytes, &message)?;
+    Ok(commit.to_string())
+}
+
+/// Writes a handoff.
+pub fn cmd_handoff_write(ctx: &Ctx, args: &HandoffWriteArgs) -> Result<Outcome, CliError> {
+    let (lane, _) = lane(&args.lane)?;
+    let next = match (&args.next, &args.verify_first) {
+        (None, None) => None,
+        (Some(n), None) => Some((n.clone(), String::new())),
+        (None, Some(v)) => Some((String::new(), v.clone())),
+        (Some(n), Some(v)) => Some((n.clone(), v.clone())),
+    };
+    if let Some((n, v)) = &next
+        && n.trim().is_empty()
+        && v.trim().is_empty()
+    {
+        return Err(refused(continuity::Error::NextWithoutVerify));
+    }
+    let request = Request {
+        lane: lane.clone(),
+        session_id: args.session.clone(),
+        trigger: args.trigger,
+        summary: args.summary.clone(),
+        next,
+        git: git_state(ctx)?,
+        loop_state: loop_summary(ctx, args.target.name.as_ref())?,
+        now: OffsetDateTime::now_utc(),
+    };
+    let handoff = continuity::build(request).map_err(refused)?;
+    let commit = write(ctx, &lane, &handoff)?;
+    let value = json!({
+        "ref": format!("{HANDOFFS_PREFIX}{lane}"),
+        "commit": commit,
+        "handoff": handoff,
+    });
+    let human = format!(
+        "handoff {} written to {HANDOFFS_PREFIX}{lane} ({})",
+        handoff.handoff_id,
+        serde_json::to_value(handoff.quality)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    );
+    Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+}
+
+/// Finds the handoff to show: the lane's latest, else (lane not named) the newest of any lane.
+fn latest(ctx: &Ctx, arg: &LaneArg) -> Result<Option<(String, String, Handoff)>, CliError> {
+    let (lane, explicit) = lane(arg)?;
+    let store = ctx.store()?;
+    let read = |lane: &str| -> Result<Option<(String, String, Handoff)>, CliError> {
+        let Some((commit, bytes)) = store.handoffs(lane)?.pop() else {
+            return Ok(None);
+        };
+        let handoff = continuity::parse(&bytes)
+            .map_err(|e| CliError::refused(format!("{HANDOFFS_PREFIX}{lane} at {commit}: {e}")))?;
+        Ok(Some((lane.to_owned(), commit.to_string(), handoff)))
+    };
+    if let Some(found) = read(&lane)? {
+        return Ok(Some(found));
+    }
+    if explicit {
+        return Ok(None);
+    }
+    let mut newest: Option<(String, String, Handoff)> = None;
+    for other in store.handoff_lanes()? {
+        if let Some(found) = read(&other)?
+            && newest
+                .as_ref()
+                .is_none_or(|n| found.2.created_at > n.2.created_at)
+        {
+            newest = Some(found);
+        }
+    }
+    Ok(newest)
+}
+
+fn view_value(lane: &str, commit: &str, view: &continuity::View, asked: &str) -> Value {
+    json!({
+        "ref": format!("{HANDOFFS_PREFIX}{lane}"),
+        "commit": commit,
+        "fallback": lane != asked,
+        "head_moved": view.head_moved,
+        "current_head": view.current_head,
+        "stale": view.stale,
+        "expired": view.expired,
+        "handoff": view.handoff,
+    })
+}
+
+/// Shows the latest handoff.
+pub fn cmd_handoff_show(ctx: &Ctx, args: &HandoffShowArgs) -> Result<Outcome, CliError> {
+    let (asked, _) = lane(&args.lane)?;
+    let Some((lane, commit, handoff)) = latest(ctx, &args.lane)? else {
+        let value = json!({"ref": format!("{HANDOFFS_PREFIX}{asked}"), "handoff": null});
+        let human = format!("no handoff recorded for lane {asked}");
+        return Ok(Outcome::document(
+            args.format.json,
+            &value,
+            human,
+            Exit::Warn,
+        ));
+    };
+    let head = ctx.store()?.head_commit()?.map(|c| c.as_str().to_owned());
+    let view = continuity::view(handoff, head, OffsetDateTime::now_utc());
+    let value = view_value(&lane, &commit, &view, &asked);
+    Ok(Outcome::document(
+        args.format.json,
+        &value,
+        continuity::render(&view),
+        Exit::Ok,
+    ))
+}
+
+/// Reads a hook's JSON object on stdin.
+pub(crate) fn read_hook_input(ctx: &Ctx) -> Result<Map<String, Value>, CliError> {
+    let mut input = String::new();
+    ctx.stdin()
+        .lock()
+        .read_to_string(&mut input)
+        .map_err(|e| CliError::refused(format!("cannot read the hook input on stdin: {e}")))?;
+    if input.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str(&input) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(CliError::refused(
+            "the hook input on stdin must be a JSON object",
+        )),
+        Err(e) => Err(CliError::refused(format!(
+            "invalid JSON in the hook input on stdin: {e}"
+        ))),
+    }
+}
+
+/// The answer that adds context at an event (Claude Code and Codex read the same shape).
+pub(crate) fn additional_context(event: &str, text: &str) -> Outcome {
+    Outcome::json(
+        &json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}),
+        Exit::Ok,
+    )
+}
+
+/// Answers a host hook; never blocks.
+pub fn cmd_handoff_hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
+    let _host = args.host;
+    match hook(ctx, args) {
+        Ok(outcome) => Ok(outcome),
+        Err(e) => Ok(Outcome::raw(Vec::new()).warn(format!("handoff hook: {}", e.message))),
+    }
+}
+
+fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
+    let input = read_hook_input(ctx)?;
+    match args.event {
+        HookEvent::SessionStart => {
+            let Some((lane, _, handoff)) = latest(ctx, &args.lane)? else {
+                return Ok(Outcome::raw(Vec::new()));
+            };
+            let head = ctx.store()?.head_commit()?.map(|c| c.as_str().to_owned());
+            let view = continuity::view(handoff, head, OffsetDateTime::now_utc());
+            let text = format!(
+                "git hpp continuity: the last handoff of lane {lane} follows. Run its verify-first command before acting on it.\n{}",
+                continuity::render(&view)
+            );
+            Ok(additional_context("SessionStart", &text))
+        }
+        HookEvent::Stop | HookEvent::PreCompact => {
+            let (lane, _) = lane(&args.lane)?;
+            let git = git_state(ctx)?;
+            let loop_state = loop_summary(ctx, None)?;
+            if let Some((_, bytes)) = ctx.store()?.handoffs(&lane)?.pop()
+                && let Ok(last) = continuity::parse(&bytes)
+                && continuity::unchanged(&last, &git, loop_state.as_ref())
+            {
+                return Ok(Outcome::raw(Vec::new()));
+            }
+            let trigger = if args.event == HookEvent::Stop {
+                Trigger::Stop
+            } else {
+                Trigger::Precompact
+            };
+            let session_id = input
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let handoff = continuity::build(Request {
+                lane: lane.clone(),
+                session_id,
+                trigger,
+                summary: None,
+                next: None,
+                git,
+                loop_state,
+                now: OffsetDateTime::now_utc(),
+            })
+            .map_err(refused)?;
+            write(ctx, &lane, &handoff)?;
+            Ok(Outcome::raw(Vec::new()))
+        }
+    }
 }

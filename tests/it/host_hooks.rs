@@ -1,1 +1,480 @@
-//! Integration tests for `host_hooks` (being built).
+//! The modules' agent-host hook scripts, run the way Claude Code runs them: the hook's JSON on
+//! stdin, the working directory a real repository, the exit code and JSON stdout checked.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Run, Sandbox};
+
+const MODULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/modules");
+
+/// Runs a module's hook script with `input` on stdin, in the sandbox's repository.
+fn hook(sandbox: &Sandbox, script: &str, input: &Value) -> Run {
+    run_script(sandbox, &sandbox.root, script, &input.to_string())
+}
+
+fn run_script(sandbox: &Sandbox, cwd: &Path, script: &str, stdin: &str) -> Run {
+    let path = format!("{MODULES}/{script}");
+    let mut child = sandbox
+        .command(&path, cwd)
+        .arg("claude-code")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{path} runs: {e}"));
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("the hook reads its input");
+    Run::from_output(&child.wait_with_output().expect("the hook finishes"))
+}
+
+fn pre_tool_use(command: &str) -> Value {
+    json!({"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+           "tool_input": {"command": command}, "tool_use_id": "toolu_1", "cwd": "."})
+}
+
+fn stop(active: bool) -> Value {
+    json!({"session_id": "s1", "hook_event_name": "Stop", "stop_hook_active": active})
+}
+
+#[test]
+fn the_policy_gate_denies_rm_rf_src_and_lets_cargo_test_through() {
+    let sandbox = Sandbox::repo();
+    let denied = hook(
+        &sandbox,
+        "operator-kit/hooks/policy-gate.sh",
+        &pre_tool_use("rm -rf src"),
+    )
+    .json(0);
+    assert_eq!(denied["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+    let allowed = hook(
+        &sandbox,
+        "operator-kit/hooks/policy-gate.sh",
+        &pre_tool_use("cargo test"),
+    )
+    .exit(0);
+    assert_eq!(
+        allowed.stdout, "",
+        "ALLOW answers nothing, so the host's own rules decide"
+    );
+}
+
+#[test]
+fn control_the_policy_gate_blocks_the_call_on_malformed_input() {
+    let sandbox = Sandbox::repo();
+    let run = run_script(
+        &sandbox,
+        &sandbox.root,
+        "operator-kit/hooks/policy-gate.sh",
+        "not json",
+    );
+    assert_eq!(run.code, 2, "exit 2 makes the host block the call:\n{run}");
+}
+
+#[test]
+fn the_loop_gate_blocks_stop_until_the_loop_is_verified() {
+    let sandbox = Sandbox::repo();
+    let gate = "operator-kit/hooks/loop-gate.sh";
+    // No loop started: nothing to gate.
+    assert_eq!(hook(&sandbox, gate, &stop(false)).ok(), "");
+
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    let blocked = hook(&sandbox, gate, &stop(false)).json(0);
+    assert_eq!(blocked["decision"], "block");
+    let reason = blocked["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("active") && reason.contains("record fresh evidence"),
+        "{reason}"
+    );
+    // A Stop hook already continued this turn: let it stop, so it cannot loop forever.
+    assert_eq!(hook(&sandbox, gate, &stop(true)).ok(), "");
+
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("main");
+    assert_eq!(hook(&sandbox, gate, &stop(false)).ok(), "");
+}
+
+#[test]
+fn the_evidence_gate_blocks_while_a_criterion_fails_and_records_each_run() {
+    let sandbox = Sandbox::repo();
+    let gate = "operator-kit/hooks/evidence-gate.sh";
+    let nothing = hook(&sandbox, gate, &stop(false)).json(0);
+    assert!(
+        nothing["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("no criterion is configured")),
+        "{nothing}"
+    );
+    assert!(nothing.get("decision").is_none());
+
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "test -f done.txt"]"#,
+    ]);
+    let blocked = hook(&sandbox, gate, &stop(false)).json(0);
+    assert_eq!(blocked["decision"], "block");
+    let reason = blocked["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("criterion 1 (sh -c test -f done.txt)") && reason.contains("failed"),
+        "{reason}"
+    );
+    assert_eq!(
+        sandbox
+            .git([
+                "for-each-ref",
+                "--count=9",
+                "--format=%(refname)",
+                "refs/hpp/evidence/"
+            ])
+            .lines()
+            .count(),
+        1
+    );
+
+    std::fs::write(sandbox.root.join("done.txt"), "yes\n").expect("writable");
+    assert_eq!(hook(&sandbox, gate, &stop(false)).ok(), "");
+    assert_eq!(
+        sandbox
+            .git(["for-each-ref", "--format=%(refname)", "refs/hpp/evidence/"])
+            .lines()
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn control_the_evidence_gate_blocks_on_a_criterion_that_is_not_a_json_argv() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["config", "--add", "hpp.criterion", "cargo test"]);
+    let blocked = hook(
+        &sandbox,
+        "operator-kit/hooks/evidence-gate.sh",
+        &stop(false),
+    )
+    .json(0);
+    assert_eq!(blocked["decision"], "block");
+    assert!(
+        blocked["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not a JSON array of strings"))
+    );
+}
+
+#[test]
+fn a_handoff_written_at_stop_is_injected_at_session_start() {
+    let sandbox = Sandbox::repo();
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    std::fs::write(sandbox.root.join("wip.txt"), "half\n").expect("writable");
+    assert_eq!(
+        hook(
+            &sandbox,
+            "continuity-kit/hooks/handoff-write.sh",
+            &stop(false)
+        )
+        .ok(),
+        ""
+    );
+    // The same state again adds nothing.
+    assert_eq!(
+        hook(
+            &sandbox,
+            "continuity-kit/hooks/handoff-write.sh",
+            &stop(false)
+        )
+        .ok(),
+        ""
+    );
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", "refs/hpp/handoffs/solo"]),
+        "1"
+    );
+    let precompact =
+        json!({"session_id": "s1", "hook_event_name": "PreCompact", "trigger": "auto"});
+    std::fs::write(sandbox.root.join("wip.txt"), "more\n").expect("writable");
+    sandbox.git(["add", "wip.txt"]);
+    hook(
+        &sandbox,
+        "continuity-kit/hooks/handoff-write.sh",
+        &precompact,
+    )
+    .ok();
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", "refs/hpp/handoffs/solo"]),
+        "2"
+    );
+
+    let start = json!({"session_id": "s2", "hook_event_name": "SessionStart", "source": "startup"});
+    let injected = hook(&sandbox, "continuity-kit/hooks/handoff-inject.sh", &start).json(0);
+    let output = &injected["hookSpecificOutput"];
+    assert_eq!(output["hookEventName"], "SessionStart");
+    let context = output["additionalContext"].as_str().expect("context text");
+    assert!(
+        context.contains("precompact") && context.contains("Loop main: active"),
+        "{context}"
+    );
+    assert!(
+        context.contains("verify first: `git hpp status --loop main`"),
+        "{context}"
+    );
+    assert!(!context.contains("HEAD MOVED"), "{context}");
+
+    sandbox.git(["commit", "-q", "-m", "wip"]);
+    let injected = hook(&sandbox, "continuity-kit/hooks/handoff-inject.sh", &start).json(0);
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("text");
+    assert!(context.contains("HEAD MOVED"), "{context}");
+}
+
+#[test]
+fn a_failure_recorded_three_times_is_injected_with_its_secret_redacted() {
+    let sandbox = Sandbox::repo();
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ";
+    for n in 1..=3 {
+        let input = json!({"session_id": "s1", "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash", "tool_use_id": format!("toolu_{n}"),
+            "tool_input": {"command": "git push origin main"},
+            "error": format!("remote: Invalid token {secret}\nfatal: Authentication failed")});
+        let run = hook(&sandbox, "gotcha-memory/hooks/gotcha-record.sh", &input);
+        if n < 3 {
+            assert_eq!(run.ok(), "");
+        } else {
+            let promoted = run.json(0);
+            assert_eq!(
+                promoted["hookSpecificOutput"]["hookEventName"],
+                "PostToolUseFailure"
+            );
+        }
+    }
+    // The same tool call twice is one failure.
+    let again = json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+        "tool_use_id": "toolu_3", "tool_input": {"command": "git push origin main"}, "error": "x"});
+    hook(&sandbox, "gotcha-memory/hooks/gotcha-record.sh", &again).ok();
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", "refs/hpp/gotchas/failures"]),
+        "3"
+    );
+
+    let start = json!({"session_id": "s2", "hook_event_name": "SessionStart", "source": "startup"});
+    let injected = hook(&sandbox, "gotcha-memory/hooks/gotcha-preamble.sh", &start).json(0);
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("text");
+    assert!(
+        context.contains("[manual · 3x · strategy escalate] Bash:git push"),
+        "{context}"
+    );
+    assert!(context.contains("[REDACTED:provider-token:"), "{context}");
+    assert!(!context.contains(secret), "{context}");
+    let everything = sandbox.git(["log", "--all", "-p"]);
+    assert!(
+        !everything.contains(secret),
+        "the secret never reached a record"
+    );
+}
+
+#[test]
+fn a_successful_tool_call_records_nothing_and_no_gotcha_injects_nothing() {
+    let sandbox = Sandbox::repo();
+    let ok = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_response": {"stdout": "README", "stderr": ""}});
+    assert_eq!(
+        hook(&sandbox, "gotcha-memory/hooks/gotcha-record.sh", &ok).ok(),
+        ""
+    );
+    assert_eq!(sandbox.hpp_refs(), "");
+    let start = json!({"hook_event_name": "SessionStart"});
+    assert_eq!(
+        hook(&sandbox, "gotcha-memory/hooks/gotcha-preamble.sh", &start).ok(),
+        ""
+    );
+    assert_eq!(
+        hook(&sandbox, "continuity-kit/hooks/handoff-inject.sh", &start).ok(),
+        ""
+    );
+}
+
+fn frontmatter(path: &str) -> String {
+    let text = std::fs::read_to_string(format!("{MODULES}/{path}")).expect("the file exists");
+    let body = text
+        .strip_prefix("---\n")
+        .expect("frontmatter opens the file");
+    body[..body.find("\n---\n").expect("frontmatter closes")].to_owned()
+}
+
+const LENSES: [&str; 4] = [
+    "verification-gap",
+    "partial-set",
+    "deletion",
+    "stale-evidence",
+];
+
+#[test]
+fn the_review_lenses_are_read_only_and_their_answer_passes_findings_check() {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("change.diff"), "--- a\n+++ b\n").expect("writable");
+    let subject = {
+        use std::fmt::Write as _;
+        let bytes = std::fs::read(sandbox.root.join("change.diff")).expect("readable");
+        let digest = <sha2::Sha256 as sha2::Digest>::digest(&bytes);
+        digest.iter().fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    };
+    for lens in LENSES {
+        let path = format!("operator-kit/agents/lens-{lens}.md");
+        let front = frontmatter(&path);
+        assert!(front.contains(&format!("name: lens-{lens}")), "{front}");
+        let tools = front
+            .lines()
+            .find_map(|l| l.strip_prefix("tools: "))
+            .expect("a tools line");
+        let tools: Vec<&str> = tools.split(',').map(str::trim).collect();
+        assert_eq!(tools, ["Read", "Grep", "Glob"], "{lens}");
+        // The answer the lens is told to give passes the checker once filled in.
+        let text = std::fs::read_to_string(format!("{MODULES}/{path}")).expect("readable");
+        let start = text.find("```json\n").expect("an example answer") + 8;
+        let end = start + text[start..].find("```").expect("closed");
+        let mut answer: Value = serde_json::from_str(&text[start..end]).expect("valid JSON");
+        assert_eq!(answer["lens"], lens);
+        answer["subject_sha256"] = json!(subject);
+        answer["inspected"] = json!(["change.diff"]);
+        std::fs::write(sandbox.root.join("f.json"), answer.to_string()).expect("writable");
+        let report = sandbox
+            .hpp(["findings", "check", "f.json", "--subject", "change.diff"])
+            .json(1);
+        assert_eq!(report["reports"][0]["verdict"], "fail", "{report}");
+    }
+}
+
+#[test]
+fn control_a_lens_answer_with_a_key_outside_the_contract_is_refused() {
+    let sandbox = Sandbox::repo();
+    let text = std::fs::read_to_string(format!("{MODULES}/operator-kit/agents/lens-deletion.md"))
+        .expect("readable");
+    let start = text.find("```json\n").expect("an example answer") + 8;
+    let end = start + text[start..].find("```").expect("closed");
+    let mut answer: Value = serde_json::from_str(&text[start..end]).expect("valid JSON");
+    answer["subject_sha256"] = json!("0".repeat(64));
+    answer["verdict"] = json!("pass");
+    std::fs::write(sandbox.root.join("f.json"), answer.to_string()).expect("writable");
+    sandbox.hpp(["findings", "check", "f.json"]).refused();
+}
+
+#[test]
+fn every_declared_hook_and_skill_of_the_three_modules_exists() {
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the manifest"),
+    )
+    .expect("JSON");
+    let mine = ["operator-kit", "continuity-kit", "gotcha-memory"];
+    let mut seen = 0;
+    for hook in manifest["hooks"].as_array().expect("hooks") {
+        let module = hook["module"].as_str().expect("module");
+        if !mine.contains(&module) {
+            continue;
+        }
+        seen += 1;
+        let path = Path::new(MODULES)
+            .join(module)
+            .join(hook["script"].as_str().expect("script"));
+        let meta = std::fs::metadata(&path).unwrap_or_else(|_| panic!("{} exists", path.display()));
+        use std::os::unix::fs::PermissionsExt;
+        assert!(
+            meta.permissions().mode() & 0o111 != 0,
+            "{} is executable",
+            path.display()
+        );
+    }
+    assert_eq!(seen, 7);
+    for module in mine {
+        let dir = Path::new(MODULES).join(module);
+        assert!(dir.join("README.md").is_file(), "{module} has a README");
+        let skills: Vec<_> = std::fs::read_dir(dir.join("skills"))
+            .expect("skills")
+            .collect();
+        assert!(!skills.is_empty());
+        for skill in skills {
+            let name = skill
+                .expect("entry")
+                .file_name()
+                .into_string()
+                .expect("utf-8");
+            let front = frontmatter(&format!("{module}/skills/{name}/SKILL.md"));
+            assert!(
+                front.contains(&format!("name: {name}")) && front.contains("description: "),
+                "{front}"
+            );
+        }
+    }
+}
+
+fn example(name: &str) -> Value {
+    let path = format!("{}/examples/host-hooks/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("the example exists"))
+        .expect("the example is JSON")
+}
+
+#[test]
+fn the_example_hook_inputs_give_the_documented_answers() {
+    let sandbox = Sandbox::repo();
+    let denied = hook(
+        &sandbox,
+        "operator-kit/hooks/policy-gate.sh",
+        &example("pre-tool-use-rm-rf.json"),
+    )
+    .json(0);
+    assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+    let allowed = hook(
+        &sandbox,
+        "operator-kit/hooks/policy-gate.sh",
+        &example("pre-tool-use-cargo-test.json"),
+    );
+    assert_eq!(allowed.ok(), "");
+
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    let blocked = hook(
+        &sandbox,
+        "operator-kit/hooks/loop-gate.sh",
+        &example("stop.json"),
+    )
+    .json(0);
+    assert_eq!(blocked["decision"], "block");
+
+    let mut failure = example("post-tool-use-failure.json");
+    for n in 1..=3 {
+        failure["tool_use_id"] = json!(format!("toolu_example_{n}"));
+        hook(&sandbox, "gotcha-memory/hooks/gotcha-record.sh", &failure).ok();
+    }
+    let injected = hook(
+        &sandbox,
+        "gotcha-memory/hooks/gotcha-preamble.sh",
+        &example("session-start.json"),
+    )
+    .json(0);
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("text");
+    assert!(
+        context.contains("[dependency · 3x · strategy recovery_workflow] Bash:cargo build"),
+        "{context}"
+    );
+}
