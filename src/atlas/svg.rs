@@ -18,6 +18,9 @@ const GAP: i64 = 90;
 const MARGIN: i64 = 24;
 const CHAR_W: i64 = 7;
 const LEGEND: i64 = 22;
+/// Columns per band before a long chain wraps.
+const WRAP: usize = 5;
+const BAND_GAP: i64 = 30;
 /// Above this many edges the relation is shown by colour (with a legend) instead of a label.
 const LABELLED_EDGES: usize = 12;
 
@@ -139,37 +142,39 @@ pub fn draw(graph: &Graph, key: &str, title: &str) -> String {
         }
         *slot = members.into_iter().map(|(_, id)| id).collect();
     }
-    let widths: Vec<i64> = column_nodes
-        .iter()
-        .map(|ids| {
-            ids.iter()
-                .map(|id| node_width(labels[id]))
-                .max()
-                .unwrap_or(72)
-        })
-        .collect();
-    let mut x_of_column = Vec::with_capacity(columns);
+    // A long chain wraps: column c goes to band c / WRAP, slot c % WRAP, like lines of text.
+    let slots = columns.min(WRAP);
+    let bands = i64::try_from(columns.div_ceil(WRAP)).unwrap_or(1);
+    let mut widths = vec![72; slots];
+    for (c, ids) in column_nodes.iter().enumerate() {
+        for id in ids {
+            widths[c % WRAP] = widths[c % WRAP].max(node_width(labels[id]));
+        }
+    }
+    let mut x_of_slot = Vec::with_capacity(slots);
     let mut x = MARGIN + 60;
     for w in &widths {
-        x_of_column.push(x);
+        x_of_slot.push(x);
         x += w + GAP;
     }
     let tallest = column_nodes.iter().map(Vec::len).max().unwrap_or(1);
     let body_h = i64::try_from(tallest).unwrap_or(1) * ROW;
+    let bands_h = bands * body_h + (bands - 1) * BAND_GAP;
     let back_edges = graph
         .edges
         .iter()
         .filter(|e| rank[e.to.as_str()] < rank[e.from.as_str()])
         .count();
-    let height = MARGIN * 2 + LEGEND + body_h + if back_edges > 0 { 70 } else { 0 };
+    let height = MARGIN * 2 + LEGEND + bands_h + if back_edges > 0 { 70 } else { 0 };
     let width = x - GAP + MARGIN + 40;
     // Columns are centred vertically so short ones sit in the middle.
     let pos = |id: &str| -> (i64, i64, i64) {
         let c = rank[id];
         let len = i64::try_from(column_nodes[c].len()).unwrap_or(1);
         let offset = (body_h - len * ROW) / 2;
-        let y = MARGIN + LEGEND + offset + row[id] * ROW + ROW / 2;
-        (x_of_column[c], y, node_width(labels[id]))
+        let band = i64::try_from(c / WRAP).unwrap_or(0);
+        let y = MARGIN + LEGEND + band * (body_h + BAND_GAP) + offset + row[id] * ROW + ROW / 2;
+        (x_of_slot[c % WRAP], y, node_width(labels[id]))
     };
     let kinds: BTreeSet<&str> = graph.nodes.iter().map(|n| n.kind.as_str()).collect();
     let fill: BTreeMap<&str, &str> = kinds
@@ -205,8 +210,10 @@ pub fn draw(graph: &Graph, key: &str, title: &str) -> String {
         let (path, lx, ly) = if r2 > r1 {
             let (sx, tx) = (x1 + w1, x2);
             let mid = (sx + tx) / 2;
+            // A wrapped edge runs back to the next band's start: pull its ends outwards.
+            let (c1, c2) = (mid.max(sx + 40), mid.min(tx - 40));
             (
-                format!("M{sx},{y1} C{mid},{y1} {mid},{y2} {tx},{y2}"),
+                format!("M{sx},{y1} C{c1},{y1} {c2},{y2} {tx},{y2}"),
                 mid,
                 (y1 + y2) / 2,
             )
@@ -218,7 +225,7 @@ pub fn draw(graph: &Graph, key: &str, title: &str) -> String {
                 (y1 + y2) / 2,
             )
         } else {
-            let low = MARGIN + LEGEND + body_h + 40;
+            let low = MARGIN + LEGEND + bands_h + 40;
             let (sx, tx) = (x1 + w1 / 2, x2 + w2 / 2);
             (
                 format!(
