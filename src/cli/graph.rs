@@ -30,7 +30,7 @@ pub struct GraphArgs {
     /// View: capability, operational, agent, evidence or code
     #[arg(long, value_name = "VIEW")]
     view: View,
-    /// Output format [default: json]
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
 }

@@ -65,7 +65,7 @@ pub struct MapLaneArgs {
     /// Seconds after a heartbeat when a lane becomes dead
     #[arg(long, value_name = "SECONDS", default_value_t = maps::DEFAULT_DEAD_AFTER, allow_negative_numbers = true)]
     dead_after: i64,
-    /// Output format [default: json]
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
 }
@@ -76,7 +76,7 @@ pub struct MapAgentArgs {
     /// A JSON array of events, each {"type", ...}
     #[arg(long, value_name = "EVENTS.json")]
     events: Option<PathBuf>,
-    /// Output format [default: json]
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
 }
@@ -93,7 +93,7 @@ pub struct MapMonitorArgs {
     /// Seconds a signal may lie in the future before it is skew
     #[arg(long, value_name = "SECONDS", default_value_t = maps::DEFAULT_SKEW_TOLERANCE, allow_negative_numbers = true)]
     skew_tolerance: i64,
-    /// Output format [default: json]
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
 }
@@ -107,7 +107,7 @@ pub struct MapContextArgs {
     /// Budget in characters, separators included
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
     budget: i64,
-    /// Output format [default: json]
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
 }

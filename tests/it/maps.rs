@@ -396,3 +396,19 @@ fn map_monitor_without_a_source_projects_the_manifest_monitors() {
     assert!(!monitors.is_empty());
     assert!(monitors.iter().all(|m| m["status"] == "unknown"));
 }
+
+#[test]
+fn every_map_draws_as_mermaid() {
+    let sandbox = Sandbox::empty();
+    let inputs = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/context/inputs.json");
+    let context = sandbox
+        .hpp([
+            "map", "context", inputs, "--budget", "106", "--format", "mermaid",
+        ])
+        .ok();
+    assert!(context.starts_with("flowchart LR\n"), "{context}");
+    assert!(context.contains("-->|omitted|"), "{context}");
+    let agent = sandbox.hpp(["map", "agent", "--format", "mermaid"]).ok();
+    assert!(agent.contains("-->|provides|"), "{agent}");
+    assert!(agent.ends_with('\n'));
+}
