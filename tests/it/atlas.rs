@@ -1,1 +1,132 @@
-//! Integration tests for `atlas` (being built).
+//! `git hpp atlas --html OUT.html`: one self-contained page, each view labelled with its command
+//! and source hash, the same bytes for the same `--now`, and no file replaced without --force.
+
+use git_hpp::record::sha256_hex;
+
+use crate::harness::Sandbox;
+
+/// A repository with a loop, an evidence bundle and an attestation.
+fn demo() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nThe tool greets.\n")
+        .expect("the sandbox is writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--loop",
+            "feature-a",
+        ])
+        .ok();
+    sandbox
+        .hpp(["evidence", "run", "--id", "unit-tests", "--", "true"])
+        .ok();
+    let args = crate::harness::attest_args("review:001", "approved");
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    sandbox
+}
+
+fn atlas(sandbox: &Sandbox, out: &str, extra: &[&str]) -> crate::harness::Run {
+    let mut args = vec!["atlas", "--html", out, "--now", "1764700000", "--json"];
+    args.extend(extra);
+    sandbox.hpp_in(&sandbox.root, &args)
+}
+
+#[test]
+fn the_page_labels_every_view_with_its_command_and_source_hash() {
+    let sandbox = demo();
+    let out = sandbox.path("atlas.html");
+    let summary = atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let page = std::fs::read_to_string(&out).expect("the page was written");
+    assert_eq!(summary["sha256"], sha256_hex(page.as_bytes()));
+    let sections = summary["sections"].as_array().expect("a list");
+    let ids: Vec<&str> = sections
+        .iter()
+        .map(|s| s["id"].as_str().expect("id"))
+        .collect();
+    for id in [
+        "graph-capability",
+        "graph-operational",
+        "graph-agent",
+        "graph-evidence",
+        "graph-code",
+        "map-lane",
+        "map-monitor",
+        "loops",
+        "evidence",
+        "attestations",
+    ] {
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    for s in sections {
+        let command = s["command"].as_str().expect("command");
+        let hash = s["source_sha256"].as_str().expect("hash");
+        assert_eq!(hash.len(), 64);
+        assert!(
+            page.contains(&format!("<code>{command}</code>")),
+            "{command}"
+        );
+        assert!(page.contains(&format!("<code>{hash}</code>")), "{hash}");
+    }
+    assert!(page.contains("<code>git hpp map lane --now 1764700000</code>"));
+    assert!(page.contains("<svg"));
+    assert!(page.contains("feature-a"));
+    assert!(page.contains("unit-tests"));
+    assert!(page.contains("checker-b"));
+}
+
+#[test]
+fn the_page_is_self_contained_and_the_same_bytes_for_the_same_now() {
+    let sandbox = demo();
+    let first = sandbox.path("one.html");
+    let second = sandbox.path("two.html");
+    atlas(&sandbox, first.to_str().expect("utf-8"), &[]).json(0);
+    atlas(&sandbox, second.to_str().expect("utf-8"), &[]).json(0);
+    let a = std::fs::read(&first).expect("written");
+    let b = std::fs::read(&second).expect("written");
+    assert_eq!(sha256_hex(&a), sha256_hex(&b));
+    let page = String::from_utf8(a).expect("UTF-8");
+    for banned in [
+        "http://", "https://", "<script", "<link", "<img", "<iframe", "@import",
+    ] {
+        assert!(!page.contains(banned), "the page holds {banned}");
+    }
+    assert!(!page.contains("src="), "the page loads nothing");
+    for href in page.split("href=\"").skip(1) {
+        assert!(href.starts_with('#'), "only in-page links: {href:.40}");
+    }
+}
+
+#[test]
+fn control_an_existing_file_is_not_replaced_without_force() {
+    let sandbox = demo();
+    let out = sandbox.path("atlas.html");
+    std::fs::write(&out, "keep me").expect("writable");
+    let path = out.to_str().expect("utf-8");
+    let reason = atlas(&sandbox, path, &[]).refused();
+    assert!(reason.ends_with("exists; not replacing it"), "{reason}");
+    assert_eq!(std::fs::read_to_string(&out).expect("kept"), "keep me");
+    atlas(&sandbox, path, &["--force"]).json(0);
+    assert!(
+        std::fs::read_to_string(&out)
+            .expect("replaced")
+            .starts_with("<!DOCTYPE html>")
+    );
+}
+
+#[test]
+fn the_atlas_writes_no_ref_and_needs_a_repository() {
+    let sandbox = demo();
+    let before = sandbox.hpp_refs();
+    let out = sandbox.path("atlas.html");
+    atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    assert_eq!(sandbox.hpp_refs(), before);
+    let outside = Sandbox::empty();
+    let elsewhere = outside.path("atlas.html");
+    atlas(&outside, elsewhere.to_str().expect("utf-8"), &[]).refused();
+    assert!(!elsewhere.exists());
+}

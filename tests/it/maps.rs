@@ -1,1 +1,414 @@
-//! Integration tests for `maps` (being built).
+//! `git hpp map lane|agent|monitor|context`: the examples byte for byte, the same bytes for a
+//! permuted source, and every refusal with exit 2 and nothing on stdout.
+
+use git_hpp::record::sha256_hex;
+use serde_json::{Value, json};
+
+use crate::harness::Sandbox;
+
+const LANES_DISJOINT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lanes/disjoint.json");
+const LANES_COLLISION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lanes/collision.json");
+const MONITORS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/monitors/monitors.json"
+);
+const THRESHOLDS: [&str; 6] = [
+    "--now",
+    "1000",
+    "--suspect-after",
+    "60",
+    "--dead-after",
+    "300",
+];
+
+fn expected(name: &str) -> String {
+    let path = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn lane(sandbox: &Sandbox, source: &str, extra: &[&str]) -> crate::harness::Run {
+    let mut args = vec!["map", "lane", source];
+    args.extend(THRESHOLDS);
+    args.extend(extra);
+    sandbox.hpp_in(&sandbox.root, &args)
+}
+
+/// Writes `value` with every array and every object's keys in reverse order.
+fn write_permuted(sandbox: &Sandbox, name: &str, value: &Value) -> String {
+    fn render(value: &Value, out: &mut String) {
+        match value {
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().rev().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    render(item, out);
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                out.push('{');
+                for (i, (k, v)) in map.iter().rev().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    render(v, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::new();
+    render(value, &mut text);
+    let path = sandbox.path(name);
+    std::fs::write(&path, text).expect("the sandbox is writable");
+    path.display().to_string()
+}
+
+fn read(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON")
+}
+
+#[test]
+fn the_disjoint_lanes_example_reports_both_alive_and_no_collision() {
+    let sandbox = Sandbox::empty();
+    let out = lane(&sandbox, LANES_DISJOINT, &[]).ok();
+    assert_eq!(out, expected("lanes/disjoint.expected.json"));
+    let map: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(map["schema"], "hpp.map/v1");
+    assert_eq!(map["collisions"], json!([]));
+    assert_eq!(
+        map["liveness"],
+        json!({"checker-a": "alive", "maker-a": "alive"})
+    );
+}
+
+#[test]
+fn the_collision_example_reports_only_the_live_exclusive_nested_pair() {
+    let sandbox = Sandbox::empty();
+    let out = lane(&sandbox, LANES_COLLISION, &[]).ok();
+    assert_eq!(out, expected("lanes/collision.expected.json"));
+    let map: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        map["collisions"],
+        json!([{"lanes": ["checker", "maker"], "territory": ["src", "src/api"]}])
+    );
+    assert_eq!(map["liveness"]["stale-builder"], "dead");
+    assert_eq!(map["liveness"]["checker"], "suspect");
+    let mermaid = lane(&sandbox, LANES_COLLISION, &["--format", "mermaid"]).ok();
+    assert_eq!(mermaid, expected("lanes/collision.expected.mmd"));
+    assert!(mermaid.contains("-->|collides:src, src/api|"));
+}
+
+#[test]
+fn the_monitor_example_is_healthy_stale_skew_and_unknown() {
+    let sandbox = Sandbox::empty();
+    let out = sandbox
+        .hpp(["map", "monitor", MONITORS, "--now", "1000"])
+        .ok();
+    assert_eq!(out, expected("monitors/expected.json"));
+    let map: Value = serde_json::from_str(&out).expect("JSON");
+    let statuses: Vec<(&str, &str)> = map["monitors"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|m| {
+            (
+                m["id"].as_str().expect("id"),
+                m["status"].as_str().expect("status"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("clock-ahead", "skew"),
+            ("data-freshness", "stale"),
+            ("never-probed", "unknown"),
+            ("service-health", "healthy"),
+        ]
+    );
+    let mermaid = sandbox
+        .hpp([
+            "map", "monitor", MONITORS, "--now", "1000", "--format", "mermaid",
+        ])
+        .ok();
+    assert_eq!(mermaid, expected("monitors/expected.mmd"));
+}
+
+#[test]
+fn a_wider_skew_tolerance_turns_a_future_signal_healthy() {
+    let sandbox = Sandbox::empty();
+    let map = sandbox
+        .hpp([
+            "map",
+            "monitor",
+            MONITORS,
+            "--now",
+            "1000",
+            "--skew-tolerance",
+            "100",
+        ])
+        .json(0);
+    assert_eq!(map["skew_tolerance"], 100);
+    let ahead = map["monitors"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|m| m["id"] == "clock-ahead")
+        .expect("listed");
+    assert_eq!(ahead["status"], "healthy");
+}
+
+#[test]
+fn map_output_has_the_same_sha256_over_two_runs_and_over_a_permuted_source() {
+    let sandbox = Sandbox::empty();
+    for format in ["json", "mermaid"] {
+        let first = lane(&sandbox, LANES_COLLISION, &["--format", format]).ok();
+        let second = lane(&sandbox, LANES_COLLISION, &["--format", format]).ok();
+        let permuted = write_permuted(&sandbox, "lanes.json", &read(LANES_COLLISION));
+        let third = lane(&sandbox, &permuted, &["--format", format]).ok();
+        assert_eq!(sha256_hex(first.as_bytes()), sha256_hex(second.as_bytes()));
+        assert_eq!(sha256_hex(first.as_bytes()), sha256_hex(third.as_bytes()));
+
+        let monitors = write_permuted(&sandbox, "monitors.json", &read(MONITORS));
+        let args = |source: &str| {
+            sandbox
+                .hpp_in(
+                    &sandbox.root,
+                    &[
+                        "map", "monitor", source, "--now", "1000", "--format", format,
+                    ],
+                )
+                .ok()
+        };
+        assert_eq!(
+            sha256_hex(args(MONITORS).as_bytes()),
+            sha256_hex(args(&monitors).as_bytes())
+        );
+    }
+}
+
+#[test]
+fn lane_refusals_exit_2_with_nothing_on_stdout() {
+    let sandbox = Sandbox::empty();
+    let write = |name: &str, text: &str| {
+        let path = sandbox.path(name);
+        std::fs::write(&path, text).expect("writable");
+        path.display().to_string()
+    };
+    let future = write(
+        "future.json",
+        r#"[{"id": "a", "territory": ["src"], "heartbeat_at": 1001}]"#,
+    );
+    assert!(
+        lane(&sandbox, &future, &[])
+            .refused()
+            .contains("lane a has invalid heartbeat_at")
+    );
+    let negative = write(
+        "negative.json",
+        r#"[{"id": "a", "territory": ["src"], "heartbeat_at": -5}]"#,
+    );
+    assert!(
+        lane(&sandbox, &negative, &[])
+            .refused()
+            .contains("is negative")
+    );
+    for (suspect, dead) in [("300", "300"), ("0", "10"), ("400", "300")] {
+        let reason = sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "map",
+                    "lane",
+                    LANES_DISJOINT,
+                    "--now",
+                    "1000",
+                    "--suspect-after",
+                    suspect,
+                    "--dead-after",
+                    dead,
+                ],
+            )
+            .refused();
+        assert_eq!(
+            reason,
+            "lane thresholds must satisfy 0 < suspect_after < dead_after"
+        );
+    }
+    let bad = write("bad.json", "[{\"id\": ");
+    assert!(
+        lane(&sandbox, &bad, &[])
+            .refused()
+            .starts_with("invalid JSON in ")
+    );
+    let object = write("object.json", "{}");
+    assert!(
+        lane(&sandbox, &object, &[])
+            .refused()
+            .ends_with("must be an array")
+    );
+    let missing = sandbox.path("absent.json").display().to_string();
+    assert!(
+        lane(&sandbox, &missing, &[])
+            .refused()
+            .starts_with("JSON file not found: ")
+    );
+}
+
+#[test]
+fn monitor_refusals_exit_2_with_nothing_on_stdout() {
+    let sandbox = Sandbox::empty();
+    assert_eq!(
+        sandbox.hpp(["map", "monitor", MONITORS]).refused(),
+        "map monitor needs --now: the projection never reads the clock"
+    );
+    assert_eq!(
+        sandbox
+            .hpp(["map", "monitor", MONITORS, "--now", "-1"])
+            .refused(),
+        "now must be a non-negative integer"
+    );
+    let dup = sandbox.path("dup.json");
+    let one = json!({"id": "m", "target": "t", "type": "x", "cadence": 1, "freshness": 1,
+        "severity": "s", "cost": "c", "consumer_gate": "g"});
+    std::fs::write(&dup, json!([one, one]).to_string()).expect("writable");
+    assert_eq!(
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &["map", "monitor", dup.to_str().expect("utf-8"), "--now", "5"]
+            )
+            .refused(),
+        "duplicate monitor: m"
+    );
+}
+
+#[test]
+fn control_a_heartbeat_in_the_future_is_refused_not_taken_as_liveness() {
+    let sandbox = Sandbox::empty();
+    let path = sandbox.path("lanes.json");
+    std::fs::write(
+        &path,
+        r#"[{"id": "maker", "territory": ["src"], "heartbeat_at": 5000},
+            {"id": "checker", "territory": ["src/api"], "heartbeat_at": 990}]"#,
+    )
+    .expect("writable");
+    let reason = lane(&sandbox, path.to_str().expect("utf-8"), &[]).refused();
+    assert_eq!(
+        reason,
+        "lane maker has invalid heartbeat_at (5000 is in the future of now 1000)"
+    );
+}
+
+#[test]
+fn map_lane_without_a_source_projects_the_lanes_under_refs() {
+    let sandbox = Sandbox::repo();
+    let map = sandbox.hpp(["map", "lane", "--now", "1000"]).json(0);
+    assert_eq!(map["view"], "lane");
+    assert_eq!(map["collisions"], json!([]));
+    assert!(map["liveness"].is_object());
+    // Without --now the lanes from refs are projected against the current time: still valid.
+    sandbox.hpp(["map", "lane"]).json(0);
+    let outside = Sandbox::empty();
+    outside.hpp(["map", "lane"]).refused();
+}
+
+#[test]
+fn the_agent_map_needs_no_repository_and_chains_the_events_file() {
+    let sandbox = Sandbox::empty();
+    let events = sandbox.path("events.json");
+    std::fs::write(
+        &events,
+        r#"[{"type": "work_started"}, {"type": "evidence_recorded"}]"#,
+    )
+    .expect("writable");
+    let map = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["map", "agent", "--events", events.to_str().expect("utf-8")],
+        )
+        .json(0);
+    assert_eq!(map["view"], "agent");
+    let edges = map["edges"].as_array().expect("a list");
+    assert!(edges.contains(&json!({"from": "event:1:work_started",
+        "to": "event:2:evidence_recorded", "relation": "then"})));
+    assert!(edges.iter().any(|e| e["relation"] == "provides"));
+    std::fs::write(&events, r#"[{"kind": "x"}]"#).expect("writable");
+    assert_eq!(
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &["map", "agent", "--events", events.to_str().expect("utf-8")]
+            )
+            .refused(),
+        "event 1 needs a type"
+    );
+}
+
+#[test]
+fn the_context_map_records_each_block_included_or_omitted() {
+    let sandbox = Sandbox::empty();
+    let inputs = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/context/inputs.json");
+    let map = sandbox
+        .hpp(["map", "context", inputs, "--budget", "106"])
+        .json(0);
+    assert_eq!(map["view"], "context");
+    assert_eq!(map["used"], 106);
+    let statuses: Vec<(String, String)> = map["provenance"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|p| {
+            (
+                p["source"].as_str().expect("source").to_owned(),
+                p["status"].as_str().expect("status").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("policy/renewals.md".to_owned(), "omitted".to_owned()),
+            ("style-guide.md".to_owned(), "included".to_owned()),
+            ("task.md".to_owned(), "included".to_owned()),
+        ]
+    );
+    assert_eq!(
+        sandbox
+            .hpp(["map", "context", inputs, "--budget", "-1"])
+            .refused(),
+        "budget must be a non-negative integer"
+    );
+}
+
+#[test]
+fn map_monitor_without_a_source_projects_the_manifest_monitors() {
+    let sandbox = Sandbox::empty();
+    let map = sandbox.hpp(["map", "monitor", "--now", "1000"]).json(0);
+    assert_eq!(map["schema"], "hpp.monitor-map/v1");
+    let monitors = map["monitors"].as_array().expect("a list");
+    assert!(!monitors.is_empty());
+    assert!(monitors.iter().all(|m| m["status"] == "unknown"));
+}
+
+#[test]
+fn every_map_draws_as_mermaid() {
+    let sandbox = Sandbox::empty();
+    let inputs = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/context/inputs.json");
+    let context = sandbox
+        .hpp([
+            "map", "context", inputs, "--budget", "106", "--format", "mermaid",
+        ])
+        .ok();
+    assert!(context.starts_with("flowchart LR\n"), "{context}");
+    assert!(context.contains("-->|omitted|"), "{context}");
+    let agent = sandbox.hpp(["map", "agent", "--format", "mermaid"]).ok();
+    assert!(agent.contains("-->|provides|"), "{agent}");
+    assert!(agent.ends_with('\n'));
+}

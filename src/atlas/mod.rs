@@ -1,0 +1,283 @@
+//! The atlas: one self-contained static HTML page of every graph view, the lane and monitor
+//! maps, the loops and the recent records (`git hpp atlas --html OUT.html`).
+//!
+//! CONCEPTS.md "module", "gate", "lane", "monitor": the page gathers their graph views and maps.
+//! Each section is labelled with the command that reproduces it and the sha256 of the canonical
+//! JSON of the source it was projected from. The page has inline CSS and inline SVG drawings and
+//! nothing else: no script, no font, no image, no link to anything outside itself; the same
+//! inputs (and the same `--now`) give the same bytes. [`render`] is pure; [`collect`] reads
+//! `refs/hpp/lanes/*`, `refs/hpp/loops/*`, `refs/hpp/evidence/*` and `refs/hpp/attestations/*`.
+//!
+//! ```
+//! use git_hpp::atlas::{Atlas, Section, render};
+//! let page = render(&Atlas { now: 1000, sections: vec![Section::note("s", "Empty", "git hpp loops", "0", "nothing yet")] });
+//! assert!(page.contains("git hpp loops"));
+//! ```
+
+pub mod collect;
+pub mod svg;
+
+pub use collect::collect;
+
+use std::fmt::Write;
+
+use crate::graph::Graph;
+
+/// A table: column headings and rows of cells (plain text, escaped when drawn).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Table {
+    /// What the table lists.
+    pub caption: String,
+    /// The column headings.
+    pub columns: Vec<String>,
+    /// The rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// One section of the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// The anchor id (letters, digits and `-`).
+    pub id: String,
+    /// The heading.
+    pub title: String,
+    /// The command that reproduces what the section shows.
+    pub command: String,
+    /// The sha256 of the canonical JSON of the section's source.
+    pub source_sha256: String,
+    /// A sentence under the heading.
+    pub note: String,
+    /// The graph to draw, if any.
+    pub graph: Option<Graph>,
+    /// Tables under the drawing.
+    pub tables: Vec<Table>,
+}
+
+impl Section {
+    /// Returns a section with only a note.
+    pub fn note(id: &str, title: &str, command: &str, sha256: &str, note: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            title: title.to_owned(),
+            command: command.to_owned(),
+            source_sha256: sha256.to_owned(),
+            note: note.to_owned(),
+            graph: None,
+            tables: Vec::new(),
+        }
+    }
+}
+
+/// The whole page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Atlas {
+    /// The clock the maps were projected against, Unix seconds.
+    pub now: i64,
+    /// The sections, in page order.
+    pub sections: Vec<Section>,
+}
+
+/// Returns `text` escaped for HTML text and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0; color: #1d2433; background: #f6f7f9; }
+header { background: #1d2433; color: #fff; padding: 18px 28px; }
+header h1 { margin: 0; font-size: 22px; }
+header p { margin: 4px 0 0; color: #c9d1e0; }
+nav { padding: 10px 28px; background: #e9ecf2; border-bottom: 1px solid #d5dae3; }
+nav a { margin-right: 14px; color: #2f4f8f; text-decoration: none; }
+main { padding: 8px 28px 40px; }
+section { background: #fff; border: 1px solid #d5dae3; border-radius: 8px; margin: 18px 0; padding: 14px 18px; }
+section h2 { margin: 0 0 6px; font-size: 18px; }
+.meta { font: 12px/1.5 ui-monospace, 'SFMono-Regular', Menlo, monospace; color: #4a5568; }
+.meta code { background: #eef1f6; padding: 1px 5px; border-radius: 4px; }
+.drawing { overflow-x: auto; margin: 10px 0; }
+svg text { font: 12px system-ui, sans-serif; text-anchor: middle; fill: #1d2433; }
+svg text.legend { text-anchor: start; font-size: 11px; }
+svg text.edge { font-size: 10px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
+caption { text-align: left; font-weight: 600; padding: 4px 0; }
+th, td { border: 1px solid #d5dae3; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #eef1f6; }
+td.empty { color: #6b7280; font-style: italic; }
+details summary { cursor: pointer; color: #2f4f8f; }
+";
+
+fn table(out: &mut String, t: &Table) {
+    let _ = write!(out, "<table><caption>{}</caption><tr>", escape(&t.caption));
+    for c in &t.columns {
+        let _ = write!(out, "<th>{}</th>", escape(c));
+    }
+    out.push_str("</tr>");
+    if t.rows.is_empty() {
+        let _ = write!(
+            out,
+            "<tr><td class=\"empty\" colspan=\"{}\">none</td></tr>",
+            t.columns.len().max(1)
+        );
+    }
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+}
+
+fn edges_table(graph: &Graph) -> Table {
+    let label = |id: &str| {
+        graph
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .map_or_else(|| id.to_owned(), |n| n.label.clone())
+    };
+    Table {
+        caption: format!("{} nodes, {} edges", graph.nodes.len(), graph.edges.len()),
+        columns: vec!["from".into(), "relation".into(), "to".into()],
+        rows: graph
+            .edges
+            .iter()
+            .map(|e| vec![label(&e.from), e.relation.clone(), label(&e.to)])
+            .collect(),
+    }
+}
+
+/// Renders the page: deterministic, self-contained HTML with a trailing newline.
+pub fn render(atlas: &Atlas) -> String {
+    let mut out = String::new();
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str("<title>git hpp atlas</title>\n<style>");
+    out.push_str(STYLE);
+    out.push_str("</style>\n</head>\n<body>\n<header><h1>git hpp atlas</h1>");
+    let _ = write!(
+        out,
+        "<p>Every graph view, map, loop and record of this repository, projected at --now {} ({}). Each section names the command that reproduces it and the sha256 of its source.</p></header>\n<nav>",
+        atlas.now,
+        escape(&iso_utc(atlas.now))
+    );
+    for s in &atlas.sections {
+        let _ = write!(
+            out,
+            "<a href=\"#{}\">{}</a>",
+            escape(&s.id),
+            escape(&s.title)
+        );
+    }
+    out.push_str("</nav>\n<main>\n");
+    for s in &atlas.sections {
+        let _ = write!(
+            out,
+            "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"meta\">command: <code>{}</code><br>source sha256: <code>{}</code></p>\n",
+            escape(&s.id),
+            escape(&s.title),
+            escape(&s.command),
+            escape(&s.source_sha256)
+        );
+        if !s.note.is_empty() {
+            let _ = writeln!(out, "<p>{}</p>", escape(&s.note));
+        }
+        if let Some(graph) = &s.graph {
+            let drawing = svg::draw(graph, &s.id, &s.title);
+            if !drawing.is_empty() {
+                let _ = writeln!(out, "<div class=\"drawing\">{drawing}</div>");
+            }
+        }
+        for t in &s.tables {
+            table(&mut out, t);
+            out.push('\n');
+        }
+        if let Some(graph) = &s.graph {
+            out.push_str("<details><summary>edges as a table</summary>");
+            table(&mut out, &edges_table(graph));
+            out.push_str("</details>\n");
+        }
+        out.push_str("</section>\n");
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+/// Returns Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (UTC), or the number itself when out of range.
+pub fn iso_utc(seconds: i64) -> String {
+    match time::OffsetDateTime::from_unix_timestamp(seconds) {
+        Ok(t) => format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        ),
+        Err(_) => seconds.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{edge, node};
+
+    fn sample() -> Atlas {
+        Atlas {
+            now: 1000,
+            sections: vec![Section {
+                id: "graph-x".into(),
+                title: "X <view>".into(),
+                command: "git hpp graph --view x".into(),
+                source_sha256: "ab".repeat(32),
+                note: String::new(),
+                graph: Some(Graph::new(
+                    vec![node("a", "k", "A"), node("b", "j", "B")],
+                    vec![edge("a", "b", "r")],
+                )),
+                tables: vec![Table {
+                    caption: "t".into(),
+                    columns: vec!["c".into()],
+                    rows: vec![],
+                }],
+            }],
+        }
+    }
+
+    #[test]
+    fn the_page_names_each_command_and_hash_and_is_deterministic() {
+        let page = render(&sample());
+        assert_eq!(page, render(&sample()));
+        assert!(page.contains("<code>git hpp graph --view x</code>"));
+        assert!(page.contains(&"ab".repeat(32)));
+        assert!(page.contains("X &lt;view&gt;"));
+        assert!(page.contains("1970-01-01T00:16:40Z"));
+        assert!(page.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn control_the_page_has_no_script_and_no_outside_reference() {
+        let page = render(&sample());
+        for banned in ["<script", "http://", "https://", "<link", "<img", "@import"] {
+            assert!(!page.contains(banned), "{banned}");
+        }
+        let mut bad = sample();
+        bad.sections[0].title = "<script>".into();
+        assert!(!render(&bad).contains("<script>"));
+    }
+}
