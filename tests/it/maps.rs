@@ -412,3 +412,52 @@ fn every_map_draws_as_mermaid() {
     assert!(agent.contains("-->|provides|"), "{agent}");
     assert!(agent.ends_with('\n'));
 }
+
+/// The CONCEPTS.md "Verify:" lines for lane and monitor, run as written (with `git hpp`) from
+/// the repository root.
+#[test]
+fn the_seed_verify_lines_for_lane_and_monitor_hold_on_the_reliable_coding_examples() {
+    let sandbox = Sandbox::empty();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lanes = sandbox
+        .hpp_in(
+            root,
+            &[
+                "map",
+                "lane",
+                "examples/reliable-coding/lanes.json",
+                "--now",
+                "1000",
+                "--suspect-after",
+                "60",
+                "--dead-after",
+                "300",
+            ],
+        )
+        .json(0);
+    assert_eq!(lanes["collisions"], json!([]));
+    assert_eq!(lanes["liveness"]["maker-a"], "alive");
+    assert_eq!(lanes["liveness"]["checker-a"], "alive");
+    let monitors = sandbox
+        .hpp_in(
+            root,
+            &[
+                "map",
+                "monitor",
+                "examples/reliable-coding/monitors.json",
+                "--now",
+                "1000",
+            ],
+        )
+        .json(0);
+    let status = |id: &str| {
+        monitors["monitors"]
+            .as_array()
+            .expect("a monitor list")
+            .iter()
+            .find(|m| m["id"] == id)
+            .map(|m| m["status"].clone())
+    };
+    assert_eq!(status("service-health"), Some(json!("healthy")));
+    assert_eq!(status("data-freshness"), Some(json!("stale")));
+}
