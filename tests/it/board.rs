@@ -808,3 +808,28 @@ fn status_of_an_unknown_id_is_an_empty_list_and_render_of_an_empty_board_says_so
     );
     assert_eq!(sandbox.hpp_refs(), "", "reading writes nothing");
 }
+
+#[test]
+fn every_command_the_skills_name_is_a_real_verb_with_its_flags() {
+    let sandbox = Sandbox::empty();
+    for skill in ["board.md", "best-of-n.md"] {
+        let path = format!(
+            "{}/modules/lane-kit/skills/{skill}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the skill exists");
+        let mut seen = 0;
+        for command in text.split('`').filter(|s| s.starts_with("git hpp board ")) {
+            let words: Vec<&str> = command.split_whitespace().collect();
+            let verb = words[3];
+            let help = sandbox
+                .hpp_in(&sandbox.root, &["board", verb, "--help"])
+                .ok();
+            for flag in words.iter().filter(|w| w.starts_with("--")) {
+                assert!(help.contains(flag), "{skill}: `{command}`: {flag} unknown");
+            }
+            seen += 1;
+        }
+        assert!(seen >= 5, "{skill} names the board's commands");
+    }
+}
