@@ -25,6 +25,14 @@ pub enum Error {
         /// What is wrong.
         detail: String,
     },
+    /// The log holds an event no rule allows after the ones before it.
+    #[error("the board log holds an invalid event (#{}): {detail}", index + 1)]
+    Invalid {
+        /// Where, counting from 0.
+        index: usize,
+        /// Why.
+        detail: String,
+    },
     /// Too many writers at once.
     #[error("the board log kept moving: gave up after {0} attempts")]
     Contended(usize),
@@ -72,6 +80,11 @@ pub fn read(store: &Store) -> Result<Board, Error> {
             return Err(corrupt("a write with no event".into()));
         }
         events.extend(batch);
+    }
+    // A write that did not come through the rules (by hand, by another tool) is found here,
+    // before any rule is checked against it.
+    if let Err((index, detail)) = super::validate(&events) {
+        return Err(Error::Invalid { index, detail });
     }
     Ok(Board {
         tip: chain.tip,

@@ -54,6 +54,75 @@ pub fn decide(history: &[Event], request: &Request, ts: &str) -> Result<Vec<Even
     }
 }
 
+/// Checks that a history could have been written by [`decide`]'s transitions: every item event
+/// follows the table from the item's previous state, NOT-SELECTED and WITHDRAWN follow the
+/// competition event that decided them, and a competition is declared once and decided at most
+/// once. Returns the index of the first event that breaks this, and why.
+pub fn validate(history: &[Event]) -> Result<(), (usize, String)> {
+    let mut states: BTreeMap<&str, State> = BTreeMap::new();
+    let mut declared: BTreeSet<&str> = BTreeSet::new();
+    let mut decided: BTreeSet<&str> = BTreeSet::new();
+    let mut losers: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut withdrawn: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for (index, event) in history.iter().enumerate() {
+        match event {
+            Event::Competition(e) => {
+                let task = e.task_id.as_str();
+                let first = declared.insert(task);
+                if first != (e.state == CompetitionState::Declared) {
+                    return Err((
+                        index,
+                        format!("competition {task} {} out of order", e.state.as_str()),
+                    ));
+                }
+                if decided.contains(task) {
+                    return Err((
+                        index,
+                        format!("competition {task} moved after it was decided"),
+                    ));
+                }
+                match e.state {
+                    CompetitionState::Selected => {
+                        decided.insert(task);
+                        for loser in e.not_selected.iter().flatten() {
+                            losers.insert((task, loser));
+                        }
+                    }
+                    CompetitionState::Withdrawn => {
+                        if let Some(item) = &e.item {
+                            withdrawn.insert((task, item));
+                        }
+                    }
+                    CompetitionState::Declared | CompetitionState::Deferred => {}
+                }
+            }
+            Event::Item(e) => {
+                let item = e.item_id.as_str();
+                let from = states.get(item).copied();
+                let task = e.task_id.as_deref().unwrap_or_default();
+                let ok = match e.state {
+                    _ if from.is_some_and(State::is_terminal) => false,
+                    State::NotSelected => from.is_some() && losers.remove(&(task, item)),
+                    State::Withdrawn => from.is_some() && withdrawn.remove(&(task, item)),
+                    State::FixQueued => {
+                        matches!(from, Some(State::NeedsFix | State::FixQueued))
+                    }
+                    to => State::successors(from).contains(&to),
+                };
+                if !ok {
+                    let from = from.map_or("None", State::as_str);
+                    return Err((
+                        index,
+                        format!("{item}: {from} -> {} is not a board transition", e.state),
+                    ));
+                }
+                states.insert(item, e.state);
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_id(what: &'static str, value: &str) -> Result<(), Error> {
     if value.trim().is_empty() {
         return Err(Error::Empty(what));
@@ -1239,6 +1308,40 @@ mod tests {
         let err = p.refuse(set("A", State::Claimed, "", "executor", "gpt-5"));
         assert!(err.is_input(), "{err}");
         assert!(!Error::NoEvidence.is_input());
+    }
+
+    #[test]
+    fn every_history_decide_writes_validates() {
+        let mut p = Play::competition();
+        p.ok(Request::Withdraw {
+            task: "T".into(),
+            item: "B".into(),
+            actor: actor("coord", "coordinator", "gpt-5"),
+            reason: "stale".into(),
+        });
+        p.ok(select("T", Some("A"), "rev", "claude-opus-4"));
+        assert_eq!(validate(&p.0), Ok(()));
+        let p = Play::verified(true);
+        assert_eq!(validate(&p.0), Ok(()));
+    }
+
+    #[test]
+    fn control_a_history_with_a_skipped_state_or_an_undecided_loser_does_not_validate() {
+        let p = Play::checkpointed();
+        let mut skipped = p.0.clone();
+        skipped.remove(1);
+        assert_eq!(
+            validate(&skipped),
+            Err((
+                1,
+                "A: CLAIMED -> CHECKPOINT-READY is not a board transition".into()
+            ))
+        );
+        let mut loser = p.0.clone();
+        let mut event = ItemEvent::new(TS, "A", State::NotSelected, &actor("x", "reviewer", "m"));
+        event.task_id = Some("T".into());
+        loser.push(Event::Item(event));
+        assert!(validate(&loser).is_err());
     }
 
     #[test]

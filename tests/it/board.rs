@@ -833,3 +833,50 @@ fn every_command_the_skills_name_is_a_real_verb_with_its_flags() {
         assert!(seen >= 5, "{skill} names the board's commands");
     }
 }
+
+#[test]
+fn control_a_board_commit_written_by_hand_that_skips_a_state_is_refused_on_read() {
+    let sandbox = Sandbox::repo();
+    claim(&sandbox, "A", "lane-a", "gpt-5");
+    // Append, with plain git, a write that jumps A from CLAIMED to VERIFIED.
+    let forged = r#"[{"item_id":"A","lane_id":"x","model":"m","role":"reviewer","state":"VERIFIED","ts":"2026-01-01T00:00:00Z"}]"#;
+    let dir = sandbox.path("forged");
+    std::fs::create_dir_all(&dir).expect("writable");
+    std::fs::write(dir.join("events.json"), forged).expect("writable");
+    let blob = sandbox.git([
+        "hash-object",
+        "-w",
+        dir.join("events.json").to_str().expect("utf-8"),
+    ]);
+    let tree = {
+        let entry = format!("100644 blob {blob}\tevents.json\n");
+        let mut child = sandbox
+            .command("git", &sandbox.root)
+            .args(["mktree"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("git runs");
+        std::io::Write::write_all(&mut child.stdin.take().expect("piped"), entry.as_bytes())
+            .expect("git reads");
+        let out = child.wait_with_output().expect("git finishes");
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned()
+    };
+    let commit = sandbox.git(["commit-tree", &tree, "-p", LOG, "-m", "forged"]);
+    sandbox.git(["update-ref", LOG, &commit]);
+    let reason = board(&sandbox, &["status"]).refused();
+    assert!(
+        reason.contains("invalid event (#2): A: CLAIMED -> VERIFIED"),
+        "{reason}"
+    );
+    // Nothing is decided against a board that does not validate.
+    board(
+        &sandbox,
+        &["claim", "B", "--lane", "lane-b", "--model", "gpt-5"],
+    )
+    .refused();
+    assert_eq!(sandbox.git(["rev-parse", LOG]), commit);
+}
