@@ -57,7 +57,7 @@ pub struct Route {
     pub checker: Option<String>,
     /// The command that runs it, if any.
     pub command: Option<String>,
-    /// Every provider detected, with the command found for it, in preference order.
+    /// Every provider detected on PATH, in the order codex, cursor, gemini, claude.
     pub available: Vec<String>,
     /// One sentence for the reader.
     pub note: String,

@@ -8,6 +8,9 @@ use super::{Event, Request, decide};
 use crate::record::canonical_json;
 use crate::store::{self, CommitId, Store};
 
+/// The schema of each write's `events.json`: `{"schema": SCHEMA, "events": [...]}`.
+pub const SCHEMA: &str = "hpp.board/v1";
+
 /// How many times a write is tried against a moving tip before giving up.
 pub const MAX_ATTEMPTS: usize = 64;
 
@@ -50,6 +53,13 @@ pub struct Board {
     pub events: Vec<Event>,
 }
 
+/// One write of the log, as stored.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Write {
+    schema: String,
+    events: Vec<Event>,
+}
+
 /// What a write appended.
 #[derive(Debug, Clone)]
 pub struct Written {
@@ -74,8 +84,14 @@ pub fn read(store: &Store) -> Result<Board, Error> {
             .payload
             .as_ref()
             .ok_or_else(|| corrupt(format!("no {}", Store::BOARD_FILE)))?;
-        let batch: Vec<Event> =
-            serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+        let write: Write = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+        if write.schema != SCHEMA {
+            return Err(corrupt(format!(
+                "schema {:?}, expected {SCHEMA}",
+                write.schema
+            )));
+        }
+        let batch = write.events;
         if batch.is_empty() {
             return Err(corrupt("a write with no event".into()));
         }
@@ -97,7 +113,11 @@ pub fn write(store: &Store, request: &Request, ts: &str) -> Result<Written, Erro
     for attempt in 1..=MAX_ATTEMPTS {
         let board = read(store)?;
         let events = decide(&board.events, request, ts)?;
-        let value = serde_json::to_value(&events).expect("board events serialise");
+        let value = serde_json::to_value(Write {
+            schema: SCHEMA.to_owned(),
+            events: events.clone(),
+        })
+        .expect("board events serialise");
         let bytes = canonical_json(&value);
         let message = summary(&events);
         match store.append_board(board.tip.as_ref(), &bytes, &message) {

@@ -465,7 +465,8 @@ fn best_of_two_a_third_family_selects_the_loser_is_final_and_the_winner_merges()
     // SELECTED and NOT-SELECTED landed in one commit.
     let head: Value = serde_json::from_str(&sandbox.git(["show", &format!("{LOG}:events.json")]))
         .expect("events.json is JSON");
-    assert_eq!(head.as_array().map(Vec::len), Some(2), "{head}");
+    assert_eq!(head["schema"], "hpp.board/v1");
+    assert_eq!(head["events"].as_array().map(Vec::len), Some(2), "{head}");
     // The loser never moves again; the competition is decided.
     for state in ["BUILDING", "CHECKPOINT-READY", "UNDER-REVIEW", "CLAIMED"] {
         let err = ruled_out(set(
@@ -839,7 +840,7 @@ fn control_a_board_commit_written_by_hand_that_skips_a_state_is_refused_on_read(
     let sandbox = Sandbox::repo();
     claim(&sandbox, "A", "lane-a", "gpt-5");
     // Append, with plain git, a write that jumps A from CLAIMED to VERIFIED.
-    let forged = r#"[{"item_id":"A","lane_id":"x","model":"m","role":"reviewer","state":"VERIFIED","ts":"2026-01-01T00:00:00Z"}]"#;
+    let forged = r#"{"events":[{"item_id":"A","lane_id":"x","model":"m","role":"reviewer","state":"VERIFIED","ts":"2026-01-01T00:00:00Z"}],"schema":"hpp.board/v1"}"#;
     let dir = sandbox.path("forged");
     std::fs::create_dir_all(&dir).expect("writable");
     std::fs::write(dir.join("events.json"), forged).expect("writable");
