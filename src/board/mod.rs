@@ -448,6 +448,38 @@ impl Event {
     }
 }
 
+/// What the lane registry (`refs/hpp/lanes/`) says about each registered lane at the time of a
+/// request: lane id → alive. A lane absent from it is not registered; the board takes it (a
+/// board lane need not be a worktree), and refuses only a lane known to be dead.
+pub type LaneRegistry = std::collections::BTreeMap<String, bool>;
+
+/// Seconds without a heartbeat after which a registered lane is dead (the reference's default).
+pub const DEAD_AFTER_S: i64 = 30 * 60;
+
+/// Builds the [`LaneRegistry`] from the lane-map source document (`[{"id", "status",
+/// "heartbeat_at", ...}]`, heartbeat in Unix seconds) at `now`: a lane is dead when its status
+/// is closed, aborted, dead or inactive, or its last heartbeat is older than [`DEAD_AFTER_S`].
+pub fn lane_registry(source: &serde_json::Value, now: i64) -> LaneRegistry {
+    source
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|lane| {
+            let id = lane.get("id")?.as_str()?.to_owned();
+            let status = lane
+                .get("status")
+                .and_then(|s| s.as_str())
+                .unwrap_or("open");
+            let closed = matches!(status, "closed" | "aborted" | "dead" | "inactive");
+            let stale = lane
+                .get("heartbeat_at")
+                .and_then(serde_json::Value::as_i64)
+                .is_some_and(|at| now - at > DEAD_AFTER_S);
+            Some((id, !closed && !stale))
+        })
+        .collect()
+}
+
 /// How `select` ends a competition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
@@ -550,8 +582,10 @@ pub enum Request {
         target_lane: String,
         /// Who releases it.
         actor: Actor,
-        /// An operator releases it (required to reroute a queued fix).
+        /// An operator releases it (reroutes a queued fix whose lane is not known dead).
         operator: bool,
+        /// The lane registry now.
+        lanes: LaneRegistry,
     },
     /// `start-review ITEM --target-lane L`: CHECKPOINT-READY or DEFERRED → UNDER-REVIEW.
     StartReview {
@@ -563,6 +597,8 @@ pub enum Request {
         target_model: Option<String>,
         /// Who starts the review.
         actor: Actor,
+        /// The lane registry now.
+        lanes: LaneRegistry,
     },
     /// `approve ITEM`: VERIFIED → APPROVED, for red items.
     Approve {
@@ -827,14 +863,21 @@ pub enum Error {
         /// The rival it built.
         rival: String,
     },
-    /// A second release of a queued fix without `--operator`.
-    #[error("{item} is already queued for lane {target}: rerouting it needs --operator")]
+    /// A second release of a queued fix whose lane is not known dead, without `--operator`.
+    #[error(
+        "{item} is already queued for lane {target}, which is not known to be dead: rerouting it needs --operator"
+    )]
     RerouteNeedsOperator {
         /// The item.
         item: String,
         /// The queued lane.
         target: String,
     },
+    /// A fix or a review handed to a registered lane that is dead.
+    #[error(
+        "lane {0} is registered but dead (closed, or no heartbeat for 30 minutes): hand the work to a live lane"
+    )]
+    DeadLane(String),
     /// A review handed to a lane that claimed or built the item.
     #[error("lane {lane} claimed or built {item}: it may not review it")]
     TargetBuilt {

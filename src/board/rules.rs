@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    Actor, Choice, Compared, CompetitionEvent, CompetitionState, Error, Event, ItemEvent, Request,
-    SetRequest, State, VerdictBy,
+    Actor, Choice, Compared, CompetitionEvent, CompetitionState, Error, Event, ItemEvent,
+    LaneRegistry, Request, SetRequest, State, VerdictBy,
 };
 use crate::family::model_family;
 
@@ -33,16 +33,18 @@ pub fn decide(history: &[Event], request: &Request, ts: &str) -> Result<Vec<Even
             target_lane,
             actor,
             operator,
+            lanes,
         } => board
-            .release_fix(item, target_lane, actor, *operator, ts)
+            .release_fix(item, target_lane, actor, *operator, lanes, ts)
             .map(|e| vec![Event::Item(e)]),
         Request::StartReview {
             item,
             target_lane,
             target_model,
             actor,
+            lanes,
         } => board
-            .start_review(item, target_lane, target_model.as_deref(), actor, ts)
+            .start_review(item, target_lane, target_model.as_deref(), actor, lanes, ts)
             .map(|e| vec![Event::Item(e)]),
         Request::Approve {
             item,
@@ -707,6 +709,7 @@ impl<'a> Board<'a> {
         target_lane: &str,
         actor: &Actor,
         operator: bool,
+        lanes: &LaneRegistry,
         ts: &str,
     ) -> Result<ItemEvent, Error> {
         check_id("item", item)?;
@@ -714,11 +717,11 @@ impl<'a> Board<'a> {
         check_actor(actor)?;
         let reroute = self.state(item) == Some(State::FixQueued);
         if reroute {
-            if !operator {
-                let target = self
-                    .last(item)
-                    .and_then(|e| e.target_lane.clone())
-                    .unwrap_or_default();
+            let target = self
+                .last(item)
+                .and_then(|e| e.target_lane.clone())
+                .unwrap_or_default();
+            if !operator && lanes.get(&target) != Some(&false) {
                 return Err(Error::RerouteNeedsOperator {
                     item: item.to_owned(),
                     target,
@@ -726,6 +729,9 @@ impl<'a> Board<'a> {
             }
         } else {
             self.transition(item, State::FixQueued)?;
+        }
+        if lanes.get(target_lane) == Some(&false) {
+            return Err(Error::DeadLane(target_lane.to_owned()));
         }
         if let Some((task, rival)) = self.rival_built_by(item, target_lane) {
             return Err(Error::RivalBuilder {
@@ -748,12 +754,16 @@ impl<'a> Board<'a> {
         target_lane: &str,
         target_model: Option<&str>,
         actor: &Actor,
+        lanes: &LaneRegistry,
         ts: &str,
     ) -> Result<ItemEvent, Error> {
         check_id("item", item)?;
         check_id("--target-lane", target_lane)?;
         check_actor(actor)?;
         self.transition(item, State::UnderReview)?;
+        if lanes.get(target_lane) == Some(&false) {
+            return Err(Error::DeadLane(target_lane.to_owned()));
+        }
         if self.built_by(item, target_lane) {
             return Err(Error::TargetBuilt {
                 lane: target_lane.to_owned(),
@@ -1104,21 +1114,54 @@ mod tests {
     fn building_from_fix_queued_is_only_for_the_queued_lane() {
         let mut p = Play::under_review();
         p.set(verdict("A", State::NeedsFix, "rev", "claude-opus-4"));
-        let release = |operator| Request::ReleaseFix {
+        let release = |target: &str, operator, lanes: &[(&str, bool)]| Request::ReleaseFix {
             item: "A".into(),
-            target_lane: "lane-f".into(),
+            target_lane: target.into(),
             actor: actor("coord", "coordinator", "gpt-5"),
             operator,
+            lanes: lanes.iter().map(|(l, a)| ((*l).to_owned(), *a)).collect(),
         };
-        p.ok(release(false));
+        // A registered lane that is dead cannot take the fix; an alive or unregistered one can.
+        let err = p
+            .try_do(release("lane-f", false, &[("lane-f", false)]))
+            .expect_err("dead");
+        assert_eq!(err, Error::DeadLane("lane-f".into()));
+        p.try_do(release("lane-f", false, &[("lane-f", true)]))
+            .expect("alive");
+        p.ok(release("lane-f", false, &[]));
         let err = p.refuse(set("A", State::Building, "lane-a", "executor", "gpt-5"));
         assert!(matches!(err, Error::NotQueuedLane { .. }), "{err}");
         p.allow(set("A", State::Building, "lane-f", "executor", "gpt-5"));
-        // A second release is a reroute: only an operator.
-        let err = p.try_do(release(false)).expect_err("reroute");
+        // A second release is a reroute: when the queued lane is dead, or by an operator.
+        let err = p
+            .try_do(release("lane-g", false, &[]))
+            .expect_err("reroute");
         assert!(matches!(err, Error::RerouteNeedsOperator { .. }), "{err}");
-        let rerouted = p.try_do(release(true)).expect("an operator reroutes");
+        let err = p
+            .try_do(release("lane-g", false, &[("lane-f", true)]))
+            .expect_err("the queued lane is alive");
+        assert!(matches!(err, Error::RerouteNeedsOperator { .. }), "{err}");
+        p.try_do(release("lane-g", false, &[("lane-f", false)]))
+            .expect("the queued lane is dead");
+        let rerouted = p
+            .try_do(release("lane-g", true, &[]))
+            .expect("an operator reroutes");
         assert!(matches!(&rerouted[0], Event::Item(e) if e.reroute && e.operator));
+    }
+
+    #[test]
+    fn a_registered_lane_is_dead_when_closed_or_silent_for_thirty_minutes() {
+        let source = serde_json::json!([
+            {"id": "fresh", "status": "open", "heartbeat_at": 10_000},
+            {"id": "silent", "status": "open", "heartbeat_at": 10_000 - 1801},
+            {"id": "closed", "status": "closed", "heartbeat_at": 10_000},
+            {"status": "open"},
+        ]);
+        let registry = crate::board::lane_registry(&source, 10_000);
+        assert_eq!(registry.get("fresh"), Some(&true));
+        assert_eq!(registry.get("silent"), Some(&false));
+        assert_eq!(registry.get("closed"), Some(&false));
+        assert_eq!(registry.len(), 3);
     }
 
     #[test]
@@ -1292,7 +1335,10 @@ mod tests {
             target_lane: lane.into(),
             target_model: model.map(str::to_owned),
             actor: actor("coord", "coordinator", "gpt-5"),
+            lanes: [("dead-rev".to_owned(), false)].into_iter().collect(),
         };
+        let err = p.try_do(start("dead-rev", None)).expect_err("dead");
+        assert_eq!(err, Error::DeadLane("dead-rev".into()));
         let err = p.try_do(start("lane-a", None)).expect_err("builder");
         assert!(matches!(err, Error::TargetBuilt { .. }), "{err}");
         let err = p.try_do(start("rev", Some("gpt-4o"))).expect_err("family");

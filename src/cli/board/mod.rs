@@ -10,7 +10,10 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use crate::board::log::{self, Written};
-use crate::board::{Actor, Choice, Event, EvidenceCheck, EvidenceRef, Request, SetRequest, State};
+use crate::board::{
+    self, Actor, Choice, Event, EvidenceCheck, EvidenceRef, LaneRegistry, Request, SetRequest,
+    State,
+};
 use crate::evidence::{self, ArtifactCheck};
 use crate::record::canonical_json;
 use crate::secrets;
@@ -309,12 +312,14 @@ pub fn dispatch(ctx: &Ctx, cmd: BoardCommand) -> Result<Outcome, CliError> {
             target_lane: args.target_lane,
             actor: args.writer.actor(&args.role),
             operator: args.operator,
+            lanes: lanes(ctx)?,
         },
         BoardCommand::StartReview(args) => Request::StartReview {
             item: args.item,
             target_lane: args.target_lane,
             target_model: args.target_model,
             actor: args.writer.actor(&args.role),
+            lanes: lanes(ctx)?,
         },
         BoardCommand::Approve(args) => Request::Approve {
             item: args.item,
@@ -338,6 +343,15 @@ pub fn dispatch(ctx: &Ctx, cmd: BoardCommand) -> Result<Outcome, CliError> {
         Err(log::Error::Store(e)) => Err(e.into()),
         Err(other) => Err(CliError::refused(other)),
     }
+}
+
+/// The lane registry now, from `refs/hpp/lanes/`.
+fn lanes(ctx: &Ctx) -> Result<LaneRegistry, CliError> {
+    let source = crate::lanes::live_lane_source(ctx.store()?)?;
+    Ok(board::lane_registry(
+        &source,
+        OffsetDateTime::now_utc().unix_timestamp(),
+    ))
 }
 
 /// The current time as the board records it: UTC, ISO-8601, to the second.
