@@ -881,3 +881,66 @@ fn control_a_board_commit_written_by_hand_that_skips_a_state_is_refused_on_read(
     .refused();
     assert_eq!(sandbox.git(["rev-parse", LOG]), commit);
 }
+
+#[test]
+fn racing_verdicts_on_one_item_let_exactly_one_land() {
+    let sandbox = Sandbox::repo();
+    built(&sandbox, "A", "lane-a", "gpt-5");
+    written(set(
+        &sandbox,
+        "A",
+        "UNDER-REVIEW",
+        "coord",
+        "coordinator",
+        "gpt-5",
+    ));
+    let children: Vec<Child> = (0..6)
+        .map(|i| {
+            let state = if i % 2 == 0 { "VERIFIED" } else { "NEEDS-FIX" };
+            let lane = format!("rev-{i}");
+            spawn(
+                &sandbox,
+                &[
+                    "set",
+                    "A",
+                    state,
+                    "--lane",
+                    &lane,
+                    "--role",
+                    "reviewer",
+                    "--model",
+                    "claude-opus-4",
+                    "--verdict-by-lane",
+                    &lane,
+                    "--verdict-by-model",
+                    "claude-opus-4",
+                ],
+            )
+        })
+        .collect();
+    let runs = wait_all(children);
+    let report = runs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        runs.iter().filter(|r| r.code == 0).count(),
+        1,
+        "one verdict lands:\n{report}"
+    );
+    for loser in runs.iter().filter(|r| r.code != 0) {
+        assert_eq!(loser.code, 1, "{report}");
+        assert!(
+            loser.stderr.contains("invalid transition for A"),
+            "{report}"
+        );
+    }
+    // Reading validates the whole log: no second verdict slipped in.
+    let events = status(&sandbox, "A");
+    let verdicts = events
+        .iter()
+        .filter(|e| e["state"] == "VERIFIED" || e["state"] == "NEEDS-FIX")
+        .count();
+    assert_eq!(verdicts, 1);
+}
