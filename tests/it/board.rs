@@ -944,3 +944,25 @@ fn racing_verdicts_on_one_item_let_exactly_one_land() {
         .count();
     assert_eq!(verdicts, 1);
 }
+
+#[test]
+fn the_best_of_n_example_runs_to_a_merged_winner_and_a_final_loser() {
+    let sandbox = Sandbox::repo();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/board/best-of-n.sh");
+    let out = sandbox
+        .command("sh", &sandbox.root)
+        .arg(script)
+        .output()
+        .expect("sh runs");
+    let run = Run::from_output(&out);
+    let markdown = run.ok();
+    assert!(
+        markdown.contains("| T1 | SELECTED | A, B | A | B |  |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("## A\n\nState: **MERGED**"), "{markdown}");
+    assert!(
+        markdown.contains("## B\n\nState: **NOT-SELECTED**"),
+        "{markdown}"
+    );
+}

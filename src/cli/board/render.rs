@@ -59,6 +59,9 @@ pub fn markdown(events: &[Event]) -> String {
             if let Some(target) = &e.target_lane {
                 note.push(format!("target {target}"));
             }
+            if let Some(branch) = &e.branch {
+                note.push(format!("branch {branch}"));
+            }
             if let Some(winner) = &e.winner {
                 note.push(format!("winner {winner}"));
             }
