@@ -131,7 +131,7 @@ fn check_id(what: &'static str, value: &str) -> Result<(), Error> {
     }
     let ok = value
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':' | '@'));
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
     if !ok {
         return Err(Error::BadId {
             what,
@@ -452,13 +452,10 @@ impl<'a> Board<'a> {
                 if (self.is_red(item) || req.red) && !req.human_approved && !approved {
                     return Err(Error::RedNeedsHuman(item.to_owned()));
                 }
-                event.human_approved = req.human_approved;
             }
             _ => {}
         }
-        if req.state != State::Merged {
-            event.human_approved = req.human_approved;
-        }
+        event.human_approved = req.human_approved;
         Ok(event)
     }
 
