@@ -942,6 +942,17 @@ mod tests {
     }
 
     #[test]
+    fn every_state_name_parses_back_and_is_its_json_name() {
+        for state in State::ALL {
+            assert_eq!(state.as_str().parse::<State>(), Ok(state));
+            assert_eq!(state.as_str().to_lowercase().parse::<State>(), Ok(state));
+            let json = serde_json::to_value(state).unwrap();
+            assert_eq!(json, state.as_str());
+        }
+        assert!("DONE".parse::<State>().is_err());
+    }
+
+    #[test]
     fn every_transition_outside_the_table_is_refused_and_every_one_inside_is_allowed() {
         for from in [None].into_iter().chain(State::ALL.map(Some)) {
             for to in State::ALL {
