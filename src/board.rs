@@ -1,1 +1,0 @@
-//! The lane board (CONCEPTS.md "lane"): items, states, transitions, competitions; pure rules.
