@@ -79,7 +79,7 @@ pub const DELIBERATIONS_PREFIX: &str = "refs/hpp/deliberations/";
 /// The prefix of every lane's claim and heartbeat log (`refs/hpp/lanes/<lane>`).
 pub const LANES_PREFIX: &str = "refs/hpp/lanes/";
 
-/// The prefix of the lane board: one log per item and per competition.
+/// The prefix of the lane board: every board event lives in the one log `refs/hpp/board/log`.
 pub const BOARD_PREFIX: &str = "refs/hpp/board/";
 
 /// The prefix of every Hop state (`refs/hpp/hop/states/<ID>`).
