@@ -38,6 +38,9 @@ pub struct LaneStartArgs {
     /// Directory for the lane's worktree [default: <repo-dir>.lanes/<ID> next to the main worktree]
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
+    /// Record the start at this Unix time instead of now (for replays and tests)
+    #[arg(long, value_name = "T", hide = true)]
+    now: Option<i64>,
     #[command(flatten)]
     thresholds: ThresholdArgs,
     #[command(flatten)]
@@ -54,7 +57,7 @@ pub fn cmd_lane_start(ctx: &Ctx, args: &LaneStartArgs) -> Result<Outcome, CliErr
         role: args.role.clone(),
         model: args.model.clone(),
         path: args.path.as_ref().map(|p| ctx.cwd().join(p)),
-        now: now(),
+        now: args.now.unwrap_or_else(now),
         thresholds: args.thresholds.resolve(store)?,
     };
     let record = lanes::start(store, &req).map_err(refuse)?;
