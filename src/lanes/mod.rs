@@ -727,3 +727,90 @@ pub fn guard_edit(
         &worktrees,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, territory: &[&str], event: Event, heartbeat_at: i64) -> LaneRecord {
+        LaneRecord {
+            schema: SCHEMA.into(),
+            event,
+            id: id.parse().unwrap(),
+            territory: territory.iter().map(|t| (*t).to_owned()).collect(),
+            exclusive: id != "shared",
+            role: "maker".into(),
+            model: "m".into(),
+            worktree: format!("/w/{id}"),
+            branch: Some(format!("hpp/lane/{id}")),
+            started_at: 100,
+            heartbeat_at,
+            closed_at: None,
+            closing: None,
+        }
+    }
+
+    fn write(store: &Store, records: &[LaneRecord]) {
+        let bytes: Vec<Vec<u8>> = records
+            .iter()
+            .map(|r| canonical_json(&r.to_value()))
+            .collect();
+        let new: Vec<NewRecord<'_>> = bytes
+            .iter()
+            .map(|b| NewRecord {
+                file: LANE_FILE,
+                bytes: b,
+                message: "test",
+            })
+            .collect();
+        store.create_chain(&records[0].id.log_ref(), &new).unwrap();
+    }
+
+    #[test]
+    fn the_lane_source_is_the_reference_shape_sorted_by_id_from_each_tip() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let zeta = record("zeta", &["src"], Event::Claim, 100);
+        write(&store, &[zeta.clone(), zeta.heartbeat(250)]);
+        let gone = record("gone", &["docs"], Event::Claim, 100);
+        let closing = Closing {
+            reason: "closed".into(),
+            worktree_removed: true,
+            branch_deleted: true,
+        };
+        write(&store, &[gone.clone(), gone.close(300, closing)]);
+        write(&store, &[record("shared", &["src/a"], Event::Claim, 120)]);
+        let source = live_lane_source(&store).unwrap();
+        assert_eq!(
+            source,
+            json!([
+                {"id": "gone", "territory": ["docs"], "exclusive": true, "status": "closed", "heartbeat_at": 100},
+                {"id": "shared", "territory": ["src/a"], "exclusive": false, "status": "open", "heartbeat_at": 120},
+                {"id": "zeta", "territory": ["src"], "exclusive": true, "status": "open", "heartbeat_at": 250},
+            ])
+        );
+    }
+
+    #[test]
+    fn control_a_lane_record_naming_another_lane_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let mut liar = record("a", &["src"], Event::Claim, 100);
+        write(&store, std::slice::from_ref(&liar));
+        liar.id = "b".parse().unwrap();
+        let bytes = canonical_json(&liar.to_value());
+        store
+            .create_chain(
+                "refs/hpp/lanes/c",
+                &[NewRecord {
+                    file: LANE_FILE,
+                    bytes: &bytes,
+                    message: "test",
+                }],
+            )
+            .unwrap();
+        assert!(live_lane_source(&store).is_err());
+        let err = read_lane(&store, &"c".parse().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("the record names lane b"), "{err}");
+    }
+}

@@ -560,3 +560,39 @@ fn the_register_hook_tells_the_agent_its_lane_and_heartbeats_throttled() {
         "a heartbeat younger than a minute is not repeated"
     );
 }
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lanes/");
+
+fn example_hook(sandbox: &Sandbox, cwd: &Path, script: &str, example: &str) -> Run {
+    let payload =
+        std::fs::read_to_string(format!("{EXAMPLES}{example}")).expect("the example exists");
+    let mut cmd = sandbox.command("sh", cwd);
+    cmd.arg(script);
+    with_stdin(cmd, &payload)
+}
+
+#[test]
+fn the_example_payloads_give_their_documented_answers_inside_a_lane() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "ui", &["src/ui"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    // Without a cwd in the payload, the hook's own directory picks the lane.
+    let inside = example_hook(&sandbox, &dir, GUARD, "pretooluse-edit-inside.json");
+    assert_eq!((inside.code, inside.stdout.as_str()), (0, ""), "{inside}");
+    let outside = example_hook(&sandbox, &dir, GUARD, "pretooluse-write-outside.json");
+    let out: Value = serde_json::from_str(&outside.stdout).expect("the denial is JSON");
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecisionReason"],
+        "lane territory guard: docs/guide.md is outside lane ui's territory (src/ui)"
+    );
+    let session = example_hook(&sandbox, &dir, REGISTER, "session-start.json");
+    assert!(session.stdout.contains("You work in lane ui"), "{session}");
+    // In the user's own worktree there is no lane, so the same payloads pass silently.
+    let main = example_hook(
+        &sandbox,
+        &sandbox.root,
+        GUARD,
+        "pretooluse-write-outside.json",
+    );
+    assert_eq!((main.code, main.stdout.as_str()), (0, ""), "{main}");
+}
