@@ -651,6 +651,10 @@ fn unsaved(store: &Store, path: &Path, branch: Option<&str>) -> Result<String, E
 /// (modified, staged or untracked-not-ignored files, or commits reachable from nothing but the
 /// lane), then removes the worktree and the lane's branch; then records the close.
 pub fn close(store: &Store, id: &LaneId, keep_worktree: bool, now: i64) -> Result<Closed, Error> {
+    // Closing from inside the lane's own worktree opens the repository through it; once it is
+    // removed that handle reads nothing, so everything goes through the shared git directory.
+    let shared = Store::discover(store.common_dir())?;
+    let store = &shared;
     let (_, current) = read_lane(store, id)?.ok_or_else(|| Error::NotFound { id: id.clone() })?;
     if current.is_closed() {
         return Err(Error::Closed { id: id.clone() });

@@ -596,3 +596,28 @@ fn the_example_payloads_give_their_documented_answers_inside_a_lane() {
     );
     assert_eq!((main.code, main.stdout.as_str()), (0, ""), "{main}");
 }
+
+#[test]
+fn a_lane_closes_from_inside_its_own_worktree_and_the_close_is_recorded() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "me", &["src"], &[]).ok();
+    let dir = lane_dir(&sandbox, "me");
+    let closed = sandbox
+        .hpp_in(&dir, &["lane", "close", "me", "--json"])
+        .json(0);
+    assert_eq!(closed["worktree_removed"], true);
+    assert!(!dir.exists());
+    assert_eq!(lanes_json(&sandbox)["lanes"][0]["status"], "closed");
+}
+
+#[test]
+fn control_a_heartbeat_in_the_future_of_now_is_refused_not_judged() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "f", &["src"], &[]).ok();
+    let reason = sandbox.hpp(["lane", "list", "--now", "5"]).refused();
+    assert!(reason.starts_with("lane f: heartbeat_at "), "{reason}");
+    assert!(
+        reason.ends_with("is in the future of now 5 or negative"),
+        "{reason}"
+    );
+}
