@@ -412,4 +412,35 @@ mod tests {
         other["schema"] = "hpp.lane/v0".into();
         assert!(LaneRecord::parse("a", other.to_string().as_bytes()).is_err());
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn path() -> impl Strategy<Value = String> {
+            proptest::collection::vec("[a-c]{1,3}", 1..4).prop_map(|parts| parts.join("/"))
+        }
+
+        proptest! {
+            #[test]
+            fn overlap_is_symmetric_and_matches_nesting(a in path(), b in path()) {
+                prop_assert_eq!(paths_overlap(&a, &b), paths_overlap(&b, &a));
+                let nested = a == b
+                    || b.starts_with(&format!("{a}/"))
+                    || a.starts_with(&format!("{b}/"));
+                prop_assert_eq!(paths_overlap(&a, &b), nested);
+                let child = format!("{a}/x");
+                prop_assert!(inside(std::slice::from_ref(&a), &child));
+            }
+
+            #[test]
+            fn normalising_is_idempotent(raw in r"[/\\]?[a-c./\\]{0,8}") {
+                if let Ok(once) = normalise_path(&raw) {
+                    prop_assert_eq!(normalise_path(&once), Ok(once.clone()));
+                    prop_assert!(!once.starts_with('/') && !once.ends_with('/'));
+                    prop_assert!(!once.contains('\\'));
+                }
+            }
+        }
+    }
 }

@@ -552,7 +552,7 @@ fn the_register_hook_tells_the_agent_its_lane_and_heartbeats_throttled() {
     assert_eq!(beats(), "2");
 
     let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Edit", "cwd": dir});
-    let tool = hook(&sandbox, REGISTER, &["claude-code", "--heartbeat"], &post);
+    let tool = hook(&sandbox, REGISTER, &["claude-code"], &post);
     assert_eq!((tool.code, tool.stdout.as_str()), (0, ""), "{tool}");
     assert_eq!(
         beats(),

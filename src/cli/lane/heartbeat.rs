@@ -26,9 +26,9 @@ pub enum Host {
 ///
 /// Appends a heartbeat to refs/hpp/lanes/<ID>; without ID, to the open lane whose worktree
 /// contains the working directory. --min-interval skips the write when the last heartbeat is
-/// younger (the session hooks pass 60). With --hook HOST it reads the agent host's hook JSON on
-/// stdin (its `cwd` picks the lane), is silent outside a lane, and on SessionStart prints the
-/// lane's claim as context for the agent. Exit 0, 2 refused (no such lane, closed), 3 usage.
+/// younger (the session hook passes 60). With --hook HOST it reads the agent host's hook JSON on
+/// stdin (its `cwd` picks the lane), is silent outside a lane, and on SessionStart always writes
+/// (no --min-interval) and prints the lane's claim as context for the agent. Exit 0, 2 refused (no such lane, closed), 3 usage.
 #[derive(Debug, clap::Args)]
 pub struct LaneHeartbeatArgs {
     /// The lane [default: the open lane whose worktree contains the working directory]
@@ -119,12 +119,17 @@ fn from_hook(ctx: &Ctx, args: &LaneHeartbeatArgs, host: Host) -> Result<Outcome,
     let Some(lane) = lane else {
         return Ok(silent());
     };
-    let (record, _) =
-        lanes::heartbeat(&store, &lane.id, now(), args.min_interval).map_err(refuse)?;
     let event = payload
         .get("hook_event_name")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // A new session always shows its sign of life; tool calls are throttled.
+    let min_interval = if event == "SessionStart" {
+        0
+    } else {
+        args.min_interval
+    };
+    let (record, _) = lanes::heartbeat(&store, &lane.id, now(), min_interval).map_err(refuse)?;
     if event != "SessionStart" {
         return Ok(silent());
     }
