@@ -1,1 +1,221 @@
-//! Store support for lanes (see the module of the same concept).
+//! Store support for lanes: the state of a worktree (what `lane close` would lose), commits
+//! reachable from nothing else, and deleting a lane's branch by compare-and-swap.
+//!
+//! Status goes through the `git` CLI (`git status --porcelain -z`), as git reports it with every
+//! ignore source applied; gix 0.91's status does not apply all of them together.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+use gix::ObjectId;
+use gix::refs::Target;
+use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+
+use super::{CommitId, Error, Store, git};
+
+/// One entry of `git status --porcelain=v1`: the two status letters and the path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StatusEntry {
+    /// The index (staged) letter, `?` for untracked.
+    pub staged: char,
+    /// The worktree letter, `?` for untracked.
+    pub worktree: char,
+    /// The path, relative to the worktree root (the new path of a rename).
+    pub path: String,
+}
+
+impl StatusEntry {
+    /// Tells whether the entry is an untracked (not ignored) file.
+    pub fn is_untracked(&self) -> bool {
+        self.staged == '?'
+    }
+
+    /// Tells whether the index differs from HEAD for this path.
+    pub fn is_staged(&self) -> bool {
+        !self.is_untracked() && self.staged != ' '
+    }
+
+    /// Tells whether the worktree file differs from the index.
+    pub fn is_modified(&self) -> bool {
+        !self.is_untracked() && self.worktree != ' '
+    }
+}
+
+/// Runs `git` with `args` in `dir`, ignoring the caller's `GIT_DIR`/`GIT_WORK_TREE`/
+/// `GIT_INDEX_FILE` (so a hook's environment does not redirect it) and without optional locks
+/// (so reading status never rewrites the index). Returns stdout; a failure is [`Error::Corrupt`].
+pub(super) fn git_in(dir: &Path, args: &[&OsStr], what: &str) -> Result<Vec<u8>, Error> {
+    let out = Command::new("git")
+        .arg("--no-optional-locks")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR")
+        .output()
+        .map_err(|e| Error::Corrupt {
+            name: what.to_owned(),
+            detail: format!("cannot run git: {e}"),
+        })?;
+    if !out.status.success() {
+        return Err(Error::Corrupt {
+            name: what.to_owned(),
+            detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// Parses `git status --porcelain=v1 -z`: `XY path\0`, with a rename's source path as an
+/// extra NUL-terminated field.
+pub(super) fn parse_status(out: &[u8]) -> Vec<StatusEntry> {
+    let mut entries = Vec::new();
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(field) = fields.next() {
+        if field.len() < 4 {
+            continue;
+        }
+        let staged = char::from(field[0]);
+        let worktree = char::from(field[1]);
+        let path = String::from_utf8_lossy(&field[3..]).into_owned();
+        if matches!(staged, 'R' | 'C') {
+            // The source of a rename or copy follows as its own field.
+            fields.next();
+        }
+        entries.push(StatusEntry {
+            staged,
+            worktree,
+            path,
+        });
+    }
+    entries
+}
+
+impl Store {
+    /// Returns the status of the worktree at `dir` (any worktree of this repository): modified,
+    /// staged and untracked-not-ignored files, every untracked file listed on its own.
+    pub fn worktree_status(&self, dir: &Path) -> Result<Vec<StatusEntry>, Error> {
+        let out = git_in(
+            dir,
+            &[
+                OsStr::new("status"),
+                OsStr::new("--porcelain=v1"),
+                OsStr::new("-z"),
+                OsStr::new("--untracked-files=all"),
+            ],
+            &format!("the status of {}", dir.display()),
+        )?;
+        Ok(parse_status(&out))
+    }
+
+    /// Returns the commits reachable from `tips` that no ref other than `except` reaches, nor
+    /// the HEAD of any worktree other than `except_worktree`: what would be lost if `except` and
+    /// that worktree were gone. Newest first.
+    pub fn commits_only_on(
+        &self,
+        tips: &[CommitId],
+        except: &str,
+        except_worktree: &Path,
+    ) -> Result<Vec<CommitId>, Error> {
+        let mut hidden: Vec<ObjectId> = Vec::new();
+        let platform = self.repo.references().map_err(git("listing refs"))?;
+        for reference in platform.all().map_err(git("listing refs"))? {
+            let Ok(mut reference) = reference else {
+                continue;
+            };
+            if reference.name().as_bstr() == except.as_bytes() {
+                continue;
+            }
+            if let Ok(id) = reference.peel_to_id() {
+                hidden.push(id.detach());
+            }
+        }
+        let except_worktree =
+            std::fs::canonicalize(except_worktree).unwrap_or_else(|_| except_worktree.to_owned());
+        for wt in self.list_worktrees()? {
+            let same =
+                std::fs::canonicalize(&wt.path).unwrap_or(wt.path.clone()) == except_worktree;
+            if !same
+                && let Some(head) = wt.head
+                && let Ok(id) = ObjectId::from_hex(head.as_str().as_bytes())
+            {
+                hidden.push(id);
+            }
+        }
+        let hidden: Vec<ObjectId> = hidden
+            .into_iter()
+            .filter(|id| {
+                self.repo
+                    .find_object(*id)
+                    .is_ok_and(|o| o.kind == gix::object::Kind::Commit)
+            })
+            .collect();
+        let tips: Vec<ObjectId> = tips.iter().map(CommitId::oid).collect();
+        let walk = self
+            .repo
+            .rev_walk(tips)
+            .with_hidden(hidden)
+            .all()
+            .map_err(git("walking the lane's commits"))?;
+        let mut out = Vec::new();
+        for info in walk {
+            out.push(info.map_err(git("walking the lane's commits"))?.id.into());
+        }
+        Ok(out)
+    }
+
+    /// Deletes the ref `name` only if it still points at `expected` (a lost race is
+    /// [`Error::Moved`]).
+    pub fn delete_ref(&self, name: &str, expected: &CommitId) -> Result<(), Error> {
+        let full: gix::refs::FullName =
+            name.try_into()
+                .map_err(|e: gix::validate::reference::name::Error| Error::Corrupt {
+                    name: name.to_owned(),
+                    detail: e.to_string(),
+                })?;
+        let edit = RefEdit {
+            change: Change::Delete {
+                expected: PreviousValue::MustExistAndMatch(Target::Object(expected.oid())),
+                log: RefLog::AndReference,
+            },
+            name: full,
+            deref: false,
+        };
+        match self.repo.edit_references([edit]) {
+            Ok(_) => Ok(()),
+            Err(e) => match self.tip(name) {
+                Ok(actual) if actual != Some(expected.oid()) => Err(Error::Moved {
+                    name: name.to_owned(),
+                    expected: Some(expected.clone()),
+                    actual: actual.map(Into::into),
+                }),
+                _ => Err(git(format!("deleting {name}"))(e)),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_status_parses_each_kind() {
+        let out = b" M a.txt\0M  b.txt\0?? new.txt\0R  c.txt\0old.txt\0MM d.txt\0";
+        let e = parse_status(out);
+        assert_eq!(e.len(), 5);
+        assert!(e[0].is_modified() && !e[0].is_staged());
+        assert!(e[1].is_staged() && !e[1].is_modified());
+        assert!(e[2].is_untracked() && !e[2].is_staged() && !e[2].is_modified());
+        assert_eq!(e[3].path, "c.txt");
+        assert!(e[4].is_staged() && e[4].is_modified());
+    }
+
+    #[test]
+    fn control_an_empty_or_short_status_has_no_entries() {
+        assert!(parse_status(b"").is_empty());
+        assert!(parse_status(b"M\0").is_empty());
+    }
+}

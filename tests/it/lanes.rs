@@ -1,1 +1,623 @@
-//! Integration tests for `lanes` (being built).
+//! `git hpp lane`: lanes on real linked worktrees, their collisions, their close, the race
+//! between two starts, the territory guard and the lane-kit hook scripts as hosts run them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Run, Sandbox};
+
+const REGISTER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/modules/lane-kit/hooks/lane-register.sh"
+);
+const GUARD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/modules/lane-kit/hooks/territory-guard.sh"
+);
+
+fn start(sandbox: &Sandbox, id: &str, territory: &[&str], extra: &[&str]) -> Run {
+    let mut args = vec![
+        "lane",
+        "start",
+        id,
+        "--role",
+        "maker",
+        "--model",
+        "claude-sonnet-4",
+    ];
+    args.push("--territory");
+    args.extend_from_slice(territory);
+    args.extend_from_slice(extra);
+    sandbox.hpp_in(&sandbox.root, &args)
+}
+
+fn lane_dir(sandbox: &Sandbox, id: &str) -> PathBuf {
+    sandbox.path(&format!("work.lanes/{id}"))
+}
+
+fn lanes_json(sandbox: &Sandbox) -> Value {
+    sandbox.hpp(["lane", "list", "--json"]).json(0)
+}
+
+fn with_stdin(mut cmd: std::process::Command, input: &str) -> Run {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .expect("the payload is written");
+    Run::from_output(&child.wait_with_output().expect("the command ends"))
+}
+
+fn hook(sandbox: &Sandbox, script: &str, args: &[&str], payload: &Value) -> Run {
+    let mut cmd = sandbox.command("sh", &sandbox.root);
+    cmd.arg(script).args(args);
+    with_stdin(cmd, &payload.to_string())
+}
+
+fn edit(tool: &str, file: &Path, cwd: &Path) -> Value {
+    json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": {"file_path": file, "content": "x"},
+        "cwd": cwd,
+    })
+}
+
+#[test]
+fn a_lane_starts_lists_heartbeats_and_closes_on_a_real_worktree() {
+    let sandbox = Sandbox::repo();
+    let out = start(&sandbox, "ui", &["/src/ui/", "docs\\ui"], &["--json"]).json(0);
+    let dir = lane_dir(&sandbox, "ui");
+    assert_eq!(out["ref"], "refs/hpp/lanes/ui");
+    assert_eq!(out["lane"]["territory"], json!(["docs/ui", "src/ui"]));
+    assert_eq!(out["lane"]["branch"], "hpp/lane/ui");
+    assert_eq!(out["lane"]["schema"], "hpp.lane/v1");
+    assert!(dir.join("README").is_file(), "the worktree is checked out");
+    assert_eq!(
+        sandbox.git_in(&dir, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "hpp/lane/ui"
+    );
+    assert_eq!(
+        sandbox.git(["status", "--porcelain"]),
+        "",
+        "the user's tree is untouched"
+    );
+
+    let list = lanes_json(&sandbox);
+    assert_eq!(list["lanes"][0]["id"], "ui");
+    assert_eq!(list["lanes"][0]["liveness"], "alive");
+    assert_eq!(list["lanes"][0]["status"], "open");
+    assert_eq!(list["suspect_after"], 600);
+    let started = list["lanes"][0]["started_at"].as_i64().unwrap();
+    let later = (started + 700).to_string();
+    let suspect = sandbox
+        .hpp(["lane", "list", "--json", "--now", &later])
+        .json(0);
+    assert_eq!(suspect["lanes"][0]["liveness"], "suspect");
+    let dead = (started + 1801).to_string();
+    let dead = sandbox
+        .hpp(["lane", "list", "--json", "--now", &dead])
+        .json(0);
+    assert_eq!(dead["lanes"][0]["liveness"], "dead");
+    sandbox.git(["config", "hpp.lane.suspectAfter", "10"]);
+    sandbox.git(["config", "hpp.lane.deadAfter", "20"]);
+    let by_config = (started + 15).to_string();
+    let by_config = sandbox
+        .hpp(["lane", "list", "--json", "--now", &by_config])
+        .json(0);
+    assert_eq!(by_config["lanes"][0]["liveness"], "suspect");
+
+    // Without an id, the heartbeat goes to the lane whose worktree holds the cwd.
+    let beat = sandbox
+        .hpp_in(&dir, &["lane", "heartbeat", "--json"])
+        .json(0);
+    assert_eq!(
+        (beat["lane"]["id"].as_str(), beat["written"].as_bool()),
+        (Some("ui"), Some(true))
+    );
+    let throttled = sandbox
+        .hpp_in(
+            &dir,
+            &["lane", "heartbeat", "--min-interval", "3600", "--json"],
+        )
+        .json(0);
+    assert_eq!(throttled["written"], false);
+    let log = sandbox.git(["log", "--format=%s", "refs/hpp/lanes/ui"]);
+    assert_eq!(log, "hpp: lane heartbeat ui\nhpp: lane claim ui");
+
+    let closed = sandbox.hpp(["lane", "close", "ui", "--json"]).json(0);
+    assert_eq!(closed["worktree_removed"], true);
+    assert_eq!(closed["branch_deleted"], true);
+    assert!(!dir.exists());
+    assert_eq!(sandbox.git(["branch", "--list", "hpp/lane/*"]), "");
+    let after = lanes_json(&sandbox);
+    assert_eq!(after["lanes"][0]["status"], "closed");
+    assert_eq!(after["lanes"][0]["liveness"], "dead");
+    let again = sandbox.hpp(["lane", "close", "ui"]).refused();
+    assert_eq!(again, "lane ui is closed");
+    let reopened = start(&sandbox, "ui", &["src/ui"], &[]);
+    reopened.ok();
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", "refs/hpp/lanes/ui"]),
+        "4",
+        "a closed lane restarts forward on its own log"
+    );
+}
+
+#[test]
+fn control_a_colliding_exclusive_start_is_refused_before_anything_is_written() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "core", &["src"], &[]).ok();
+    let refs = sandbox.hpp_refs();
+    let reason = start(&sandbox, "api", &["src/api", "docs"], &[]).refused();
+    assert_eq!(
+        reason,
+        "lane api would collide with alive exclusive lane core on src, src/api"
+    );
+    assert_eq!(sandbox.hpp_refs(), refs, "nothing was written");
+    assert!(!lane_dir(&sandbox, "api").exists());
+    assert_eq!(sandbox.git(["branch", "--list", "hpp/lane/api"]), "");
+    let same = start(&sandbox, "same", &["src"], &[]).refused();
+    assert!(same.contains("lane core on src"), "{same}");
+}
+
+#[test]
+fn shared_dead_closed_and_disjoint_lanes_do_not_collide() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "core", &["src"], &[]).ok();
+    start(&sandbox, "beside", &["srcx", "src-other"], &[]).ok();
+    start(&sandbox, "docs", &["src/docs"], &["--shared"]).ok();
+    // A lane whose last heartbeat is far in the past is dead and holds nothing.
+    start(&sandbox, "old", &["lib"], &["--now", "1000"]).ok();
+    start(&sandbox, "new", &["lib/a"], &[]).ok();
+    // A closed lane holds nothing either.
+    start(&sandbox, "gone", &["tools"], &[]).ok();
+    sandbox.hpp(["lane", "close", "gone"]).ok();
+    start(&sandbox, "next", &["tools"], &[]).ok();
+    let ids: Vec<String> = lanes_json(&sandbox)["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "{}:{}",
+                l["id"].as_str().unwrap(),
+                l["liveness"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "beside:alive",
+            "core:alive",
+            "docs:alive",
+            "gone:dead",
+            "new:alive",
+            "next:alive",
+            "old:dead"
+        ]
+    );
+}
+
+#[test]
+fn control_nested_territories_collide_only_at_slash_boundaries() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "a", &["src/a"], &[]).ok();
+    start(&sandbox, "x", &["srcx"], &[]).ok();
+    let nested = start(&sandbox, "b", &["src"], &[]).refused();
+    assert!(nested.contains("lane a on src, src/a"), "{nested}");
+    let whole = start(&sandbox, "all", &["."], &[]).refused();
+    assert!(whole.contains("would collide"), "{whole}");
+    start(&sandbox, "c", &["src/ab"], &[]).ok();
+}
+
+#[test]
+fn control_bad_ids_territories_and_paths_are_refused() {
+    let sandbox = Sandbox::repo();
+    let id = start(&sandbox, "a/b", &["src"], &[]).refused();
+    assert!(id.contains("invalid lane id"), "{id}");
+    let path = start(&sandbox, "up", &["../elsewhere"], &[]).refused();
+    assert!(path.contains("invalid territory path"), "{path}");
+    let inside = start(&sandbox, "in", &["src"], &["--path", "lanes/in"]).refused();
+    assert!(inside.contains("is inside the worktree"), "{inside}");
+    let role = sandbox
+        .hpp([
+            "lane",
+            "start",
+            "r",
+            "--territory",
+            "src",
+            "--role",
+            "Big Boss",
+            "--model",
+            "m",
+        ])
+        .refused();
+    assert!(role.contains("invalid role"), "{role}");
+    let bad = sandbox
+        .hpp([
+            "lane",
+            "list",
+            "--suspect-after",
+            "100",
+            "--dead-after",
+            "50",
+        ])
+        .refused();
+    assert!(bad.contains("0 < suspect-after < dead-after"), "{bad}");
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    let elsewhere = sandbox.path("my-lane");
+    start(
+        &sandbox,
+        "here",
+        &["src"],
+        &["--path", elsewhere.to_str().unwrap()],
+    )
+    .ok();
+    assert!(elsewhere.join("README").is_file());
+}
+
+#[test]
+fn control_close_refuses_each_kind_of_unsaved_work_and_names_it() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "w", &["src"], &[]).ok();
+    let dir = lane_dir(&sandbox, "w");
+    let close = || sandbox.hpp(["lane", "close", "w"]).refused();
+
+    std::fs::write(dir.join("README"), "changed\n").unwrap();
+    assert!(close().contains("holds unsaved work: 1 modified (README); nothing was closed"));
+    sandbox.git_in(&dir, &["add", "README"]);
+    let staged = close();
+    assert!(
+        staged.contains("1 staged (README)") && !staged.contains("modified"),
+        "{staged}"
+    );
+    sandbox.git_in(&dir, &["reset", "-q", "--hard"]);
+
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/new.rs"), "fn main() {}\n").unwrap();
+    assert!(close().contains("1 untracked (src/new.rs)"));
+    std::fs::remove_dir_all(dir.join("src")).unwrap();
+
+    sandbox.git_in(&dir, &["commit", "-q", "--allow-empty", "-m", "lane work"]);
+    let commit = sandbox.git_in(&dir, &["rev-parse", "HEAD"]);
+    let unmerged = close();
+    assert!(
+        unmerged.contains(&format!(
+            "1 commit on hpp/lane/w ({}) not on any other branch or ref",
+            &commit[..12]
+        )),
+        "{unmerged}"
+    );
+    assert_eq!(
+        lanes_json(&sandbox)["lanes"][0]["status"],
+        "open",
+        "nothing was closed"
+    );
+
+    // An ignored file is not work: once the commit is merged, the close goes through.
+    std::fs::write(sandbox.root.join(".git/info/exclude"), "build/\n").unwrap();
+    std::fs::create_dir_all(dir.join("build")).unwrap();
+    std::fs::write(dir.join("build/out.o"), "x").unwrap();
+    sandbox.git(["merge", "-q", "--ff-only", "hpp/lane/w"]);
+    let closed = sandbox.hpp(["lane", "close", "w", "--json"]).json(0);
+    assert_eq!(closed["worktree_removed"], true);
+    assert!(!dir.exists());
+    assert_eq!(
+        sandbox.git(["rev-parse", "HEAD"]),
+        commit,
+        "the work is kept on main"
+    );
+}
+
+#[test]
+fn keep_worktree_closes_the_claim_and_leaves_everything_on_disk() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "k", &["src"], &[]).ok();
+    let dir = lane_dir(&sandbox, "k");
+    std::fs::write(dir.join("notes.txt"), "draft\n").unwrap();
+    let closed = sandbox
+        .hpp(["lane", "close", "k", "--keep-worktree", "--json"])
+        .json(0);
+    assert_eq!(closed["worktree_removed"], false);
+    assert!(dir.join("notes.txt").is_file());
+    assert_eq!(
+        sandbox.git(["branch", "--list", "hpp/lane/k"]),
+        "+ hpp/lane/k"
+    );
+    let reason = sandbox.hpp_in(&dir, &["lane", "heartbeat"]).refused();
+    assert!(reason.contains("is in no open lane's worktree"), "{reason}");
+}
+
+fn spawn(sandbox: &Sandbox, id: &str, territory: &str) -> Child {
+    sandbox
+        .hpp_command(
+            &sandbox.root,
+            &[
+                "lane",
+                "start",
+                id,
+                "--territory",
+                territory,
+                "--role",
+                "maker",
+                "--model",
+                "m",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("git-hpp starts")
+}
+
+#[test]
+fn control_racing_starts_on_colliding_territory_never_both_succeed() {
+    for round in 0..3 {
+        let sandbox = Sandbox::repo();
+        let racers = [
+            ("r1", "src"),
+            ("r2", "src/a"),
+            ("r3", "src/a/b"),
+            ("r4", "."),
+        ];
+        let children: Vec<Child> = racers
+            .iter()
+            .map(|(id, t)| spawn(&sandbox, id, t))
+            .collect();
+        let runs: Vec<Run> = children
+            .into_iter()
+            .map(|c| Run::from_output(&c.wait_with_output().expect("the racer ends")))
+            .collect();
+        let shown = runs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let winners = runs.iter().filter(|r| r.code == 0).count();
+        assert_eq!(
+            winners, 1,
+            "round {round}: exactly one racer wins:\n{shown}"
+        );
+        for loser in runs.into_iter().filter(|r| r.code != 0) {
+            let reason = loser.refused();
+            assert!(reason.contains("would collide with"), "{reason}");
+        }
+        let open: Vec<Value> = lanes_json(&sandbox)["lanes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["status"] == "open")
+            .cloned()
+            .collect();
+        assert_eq!(open.len(), 1, "round {round}: one open claim");
+        let worktrees = sandbox.git(["worktree", "list", "--porcelain"]);
+        assert_eq!(worktrees.matches("worktree ").count(), 2, "{worktrees}");
+    }
+}
+
+#[test]
+fn the_guard_allows_inside_the_territory_and_denies_outside_it_as_claude_code_reads_it() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "ui", &["src/ui"], &["--shared"]).ok();
+    start(&sandbox, "core", &["src/ui/core"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+
+    let inside = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("Write", &dir.join("src/ui/a.rs"), &dir),
+    );
+    assert_eq!((inside.code, inside.stdout.as_str()), (0, ""), "{inside}");
+
+    let outside = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("Edit", &dir.join("srcx/b.rs"), &dir),
+    );
+    assert_eq!(outside.code, 0, "{outside}");
+    let out: Value = serde_json::from_str(&outside.stdout).expect("the denial is JSON");
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecisionReason"],
+        "lane territory guard: srcx/b.rs is outside lane ui's territory (src/ui)"
+    );
+
+    let taken = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("MultiEdit", Path::new("src/ui/core/m.rs"), &dir),
+    );
+    let taken: Value = serde_json::from_str(&taken.stdout).expect("the denial is JSON");
+    assert!(
+        taken["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("inside the territory of alive exclusive lane core (src/ui/core)")
+    );
+
+    let main = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("Write", &sandbox.root.join("src/ui/a.rs"), &dir),
+    );
+    assert!(
+        main.stdout.contains("\"deny\""),
+        "the main worktree is off limits:\n{main}"
+    );
+
+    let codex = hook(
+        &sandbox,
+        GUARD,
+        &["codex"],
+        &json!({
+            "tool_name": "apply_patch",
+            "tool_input": {"command": "*** Begin Patch\n*** Add File: docs/x.md\n+hi\n*** End Patch\n"},
+            "cwd": dir,
+        }),
+    );
+    assert_eq!(codex.code, 2, "{codex}");
+    assert!(
+        codex
+            .stderr
+            .contains("docs/x.md is outside lane ui's territory"),
+        "{codex}"
+    );
+}
+
+#[test]
+fn control_the_guard_is_silent_outside_a_lane_and_for_other_tools() {
+    let sandbox = Sandbox::repo();
+    let none = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("Write", &sandbox.root.join("x"), &sandbox.root),
+    );
+    assert_eq!((none.code, none.stdout.as_str()), (0, ""), "{none}");
+    start(&sandbox, "ui", &["src/ui"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    let read = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &json!({
+            "tool_name": "Read", "tool_input": {"file_path": dir.join("README")}, "cwd": dir,
+        }),
+    );
+    assert_eq!((read.code, read.stdout.as_str()), (0, ""), "{read}");
+    let garbage = with_stdin(
+        sandbox.hpp_command(&dir, &["lane", "guard", "--host", "claude-code"]),
+        "not json",
+    );
+    assert!(
+        garbage
+            .refused()
+            .contains("hook payload on stdin is not JSON")
+    );
+}
+
+#[test]
+fn the_register_hook_tells_the_agent_its_lane_and_heartbeats_throttled() {
+    let sandbox = Sandbox::repo();
+    let nothing = hook(
+        &sandbox,
+        REGISTER,
+        &["claude-code"],
+        &json!({
+            "hook_event_name": "SessionStart", "cwd": sandbox.root,
+        }),
+    );
+    assert_eq!(
+        (nothing.code, nothing.stdout.as_str()),
+        (0, ""),
+        "{nothing}"
+    );
+
+    start(&sandbox, "ui", &["src/ui"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    let session = hook(
+        &sandbox,
+        REGISTER,
+        &["claude-code"],
+        &json!({
+            "hook_event_name": "SessionStart", "source": "startup", "cwd": dir,
+        }),
+    );
+    assert_eq!(session.code, 0, "{session}");
+    let out: Value = serde_json::from_str(&session.stdout).expect("the context is JSON");
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let context = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("You work in lane ui"), "{context}");
+    assert!(context.contains("exclusive territory: src/ui"), "{context}");
+    let beats = || sandbox.git(["rev-list", "--count", "refs/hpp/lanes/ui"]);
+    assert_eq!(beats(), "2");
+
+    let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Edit", "cwd": dir});
+    let tool = hook(&sandbox, REGISTER, &["claude-code"], &post);
+    assert_eq!((tool.code, tool.stdout.as_str()), (0, ""), "{tool}");
+    assert_eq!(
+        beats(),
+        "2",
+        "a heartbeat younger than a minute is not repeated"
+    );
+}
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lanes/");
+
+fn example_hook(sandbox: &Sandbox, cwd: &Path, script: &str, example: &str) -> Run {
+    let payload =
+        std::fs::read_to_string(format!("{EXAMPLES}{example}")).expect("the example exists");
+    let mut cmd = sandbox.command("sh", cwd);
+    cmd.arg(script);
+    with_stdin(cmd, &payload)
+}
+
+#[test]
+fn the_example_payloads_give_their_documented_answers_inside_a_lane() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "ui", &["src/ui"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    // Without a cwd in the payload, the hook's own directory picks the lane.
+    let inside = example_hook(&sandbox, &dir, GUARD, "pretooluse-edit-inside.json");
+    assert_eq!((inside.code, inside.stdout.as_str()), (0, ""), "{inside}");
+    let outside = example_hook(&sandbox, &dir, GUARD, "pretooluse-write-outside.json");
+    let out: Value = serde_json::from_str(&outside.stdout).expect("the denial is JSON");
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecisionReason"],
+        "lane territory guard: docs/guide.md is outside lane ui's territory (src/ui)"
+    );
+    let session = example_hook(&sandbox, &dir, REGISTER, "session-start.json");
+    assert!(session.stdout.contains("You work in lane ui"), "{session}");
+    // In the user's own worktree there is no lane, so the same payloads pass silently.
+    let main = example_hook(
+        &sandbox,
+        &sandbox.root,
+        GUARD,
+        "pretooluse-write-outside.json",
+    );
+    assert_eq!((main.code, main.stdout.as_str()), (0, ""), "{main}");
+}
+
+#[test]
+fn a_lane_closes_from_inside_its_own_worktree_and_the_close_is_recorded() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "me", &["src"], &[]).ok();
+    let dir = lane_dir(&sandbox, "me");
+    let closed = sandbox
+        .hpp_in(&dir, &["lane", "close", "me", "--json"])
+        .json(0);
+    assert_eq!(closed["worktree_removed"], true);
+    assert!(!dir.exists());
+    assert_eq!(lanes_json(&sandbox)["lanes"][0]["status"], "closed");
+}
+
+#[test]
+fn control_a_heartbeat_in_the_future_of_now_is_refused_not_judged() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "f", &["src"], &[]).ok();
+    let reason = sandbox.hpp(["lane", "list", "--now", "5"]).refused();
+    assert!(reason.starts_with("lane f: heartbeat_at "), "{reason}");
+    assert!(
+        reason.ends_with("is in the future of now 5 or negative"),
+        "{reason}"
+    );
+}

@@ -1,0 +1,12 @@
+#!/bin/sh
+# lane-kit/lane-register: SessionStart and PostToolUse hook (exit_policy observe).
+# Reads the host's hook JSON on stdin and hands it to `git hpp lane heartbeat --hook HOST`: the
+# payload's cwd picks the lane (the open lane whose worktree holds it). On SessionStart the lane
+# gets a heartbeat and the agent is told its lane, territory and branch; on any other event (a
+# PostToolUse) the lane gets a heartbeat at most once every HPP_LANE_HEARTBEAT_EVERY seconds
+# (default 60). Outside a lane, or without git-hpp, it says nothing. It never blocks the agent.
+# Usage: lane-register.sh [claude-code|codex]   (the same line for both events)
+host="${1:-claude-code}"
+every="${HPP_LANE_HEARTBEAT_EVERY:-60}"
+git hpp lane heartbeat --hook "$host" --min-interval "$every" || true
+exit 0
