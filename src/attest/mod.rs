@@ -35,6 +35,42 @@ pub const SIGNATURE_FILE: &str = "attestation.sig";
 pub const SPEC_ENTRY: &str = "spec";
 /// The snapshot tree kept in the record's tree.
 pub const SNAPSHOT_ENTRY: &str = "snapshot";
+/// The sealed release-gate session kept in the record's tree, when one raised the verdict.
+pub const DELIBERATION_ENTRY: &str = "deliberation.json";
+
+/// A sealed release-gate session given to `attest create --deliberation`: its verdict can only
+/// make the recorded verdict stricter.
+pub struct Deliberation {
+    /// The verdict, already checked (intact, release gate, judged outside the maker's family,
+    /// grounded on evidence bundles).
+    pub verdict: crate::deliberation::PanelVerdict,
+    /// The sealed record, kept in the attestation's tree so it travels with it.
+    pub record: Value,
+    /// The ref it was read from, when it was read from one.
+    pub record_ref: Option<String>,
+}
+
+/// Returns the stricter of a declared verdict and a panel's (approved < revise < blocked); a
+/// panel verdict that is not a recommendation of one of the three counts as `revise`.
+///
+/// ```
+/// use git_hpp::attest::stricter;
+/// assert_eq!(stricter("approved", "recommendation", Some("blocked")), "blocked");
+/// assert_eq!(stricter("revise", "recommendation", Some("approved")), "revise");
+/// assert_eq!(stricter("approved", "abstention", None), "revise");
+/// ```
+pub fn stricter(declared: &str, status: &str, value: Option<&str>) -> String {
+    let rank = |v: &str| record::VERDICTS.iter().position(|x| *x == v);
+    let panel = match (status, value) {
+        ("recommendation", Some(v)) if rank(v).is_some() => v,
+        _ => "revise",
+    };
+    if rank(panel) > rank(declared) {
+        panel.to_owned()
+    } else {
+        declared.to_owned()
+    }
+}
 
 /// Why an attestation operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -133,9 +169,24 @@ pub fn repo_identity(store: &Store) -> (String, String) {
 
 /// Records an attestation of the current workspace snapshot.
 pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<Created, Error> {
+    create_with(store, cwd, request, None)
+}
+
+/// Records an attestation, with a sealed release-gate session whose verdict can only make the
+/// recorded one stricter ([`stricter`]); the record names the session and its tree keeps it.
+pub fn create_with(
+    store: &Store,
+    cwd: &Path,
+    request: CreateRequest<'_>,
+    deliberation: Option<Deliberation>,
+) -> Result<Created, Error> {
     let (maker, checker) = record::check_actors(request.maker, request.checker)?;
     record::check_session(request.session)?;
-    let verdict = record::check_verdict(request.verdict)?;
+    let declared = record::check_verdict(request.verdict)?;
+    let verdict = match &deliberation {
+        Some(d) => stricter(&declared, &d.verdict.status, d.verdict.value.as_deref()),
+        None => declared,
+    };
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     let spec_path = cwd.join(request.spec);
     let spec_abs = spec_path
@@ -214,6 +265,16 @@ pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<C
     if let Some(signing) = &request.signing {
         rec.insert("signer".into(), json!(signing.signer));
     }
+    if let Some(d) = &deliberation {
+        let mut panel = json!({
+            "record_sha256": d.verdict.record_sha256, "status": d.verdict.status,
+            "value": d.verdict.value, "judge_family": d.verdict.judge_family,
+        });
+        if let Some(r) = &d.record_ref {
+            panel["ref"] = json!(r);
+        }
+        rec.insert("deliberation".into(), panel);
+    }
     let bytes = canonical_json(&Value::Object(rec.clone()));
     let digest = sha256_hex(&bytes);
     let mut entries = vec![
@@ -221,6 +282,12 @@ pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<C
         (SPEC_ENTRY, Content::Bytes(spec_bytes)),
         (SNAPSHOT_ENTRY, Content::Tree(snapshot.clone())),
     ];
+    if let Some(d) = &deliberation {
+        entries.push((
+            DELIBERATION_ENTRY,
+            Content::Bytes(canonical_json(&d.record)),
+        ));
+    }
     if let Some(signing) = &request.signing {
         entries.push((
             SIGNATURE_FILE,

@@ -26,6 +26,8 @@
 pub mod panel;
 pub mod record;
 pub mod session;
+#[cfg(test)]
+mod tests;
 
 use serde_json::Value;
 
