@@ -506,6 +506,7 @@ fn judge(
         repo_id: repo_id.to_owned(),
         signature_ok,
         evidence_ok: evidence_problems.is_empty(),
+        deliberation_ok: deliberation_holds(store, name, &rec)?,
     };
     Ok(Judged {
         attestation_ref: name.to_owned(),
@@ -515,6 +516,37 @@ fn judge(
         signature,
         evidence_problems,
     })
+}
+
+/// Tells whether the House Session an attestation names is kept in its tree, still verifies,
+/// is the one named, and leaves the recorded verdict at least as strict as its own; true when
+/// the attestation names none.
+fn deliberation_holds(store: &Store, name: &str, rec: &Map<String, Value>) -> Result<bool, Error> {
+    let Some(named) = rec.get("deliberation") else {
+        return Ok(true);
+    };
+    let Some(bytes) = store.read_file(name, DELIBERATION_ENTRY)? else {
+        return Ok(false);
+    };
+    let Ok(sealed) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(false);
+    };
+    if !crate::deliberation::verify_record(&sealed).is_intact()
+        || sealed["record_sha256"] != named["record_sha256"]
+    {
+        return Ok(false);
+    }
+    let verdict = &sealed["verdict"];
+    let recorded = rec
+        .get("verdict")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let floor = stricter(
+        recorded,
+        verdict["status"].as_str().unwrap_or_default(),
+        verdict["value"].as_str(),
+    );
+    Ok(floor == recorded)
 }
 
 /// Finds the tree an attestation ref is keyed by: `refs/hpp/attestations/<tree>/<id>` or

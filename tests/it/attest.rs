@@ -581,6 +581,8 @@ fn a_release_gate_panel_can_only_make_the_attested_verdict_stricter() {
     ]);
     let approved = sandbox.hpp_in(&sandbox.root, &args).json(0);
     assert_eq!(approved["record"]["verdict"], "approved");
+    let report = verify(&sandbox, &[&attestation_ref(&approved)], 0);
+    assert_eq!(report["status"], "valid");
 }
 
 #[test]

@@ -596,3 +596,66 @@ pub(crate) fn converged_session(
     assert_eq!(recorded["stop"]["reason"], "grounded-convergence");
     ref_of(&recorded)
 }
+
+#[test]
+fn a_ref_whose_tree_no_longer_holds_the_sealed_panel_is_broken() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let sandbox = Sandbox::repo();
+    let reference = ref_of(&record_review(&sandbox, &[]).json(0));
+    let listing = sandbox.git(["ls-tree", &reference]);
+    let mut child = sandbox
+        .command("git", &sandbox.root)
+        .args(["hash-object", "-w", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(b"{\"schema\":\"hpp.panel/v1\"}")
+        .expect("git reads");
+    let out = child.wait_with_output().expect("git finishes");
+    let blob = String::from_utf8(out.stdout)
+        .expect("an id")
+        .trim()
+        .to_owned();
+    let forged: String = listing
+        .lines()
+        .map(|line| {
+            if line.ends_with("\tpanel.json") {
+                format!("100644 blob {blob}\tpanel.json\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let mut child = sandbox
+        .command("git", &sandbox.root)
+        .arg("mktree")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(forged.as_bytes())
+        .expect("git reads");
+    let out = child.wait_with_output().expect("git finishes");
+    let tree = String::from_utf8(out.stdout)
+        .expect("an id")
+        .trim()
+        .to_owned();
+    let commit = sandbox.git(["commit-tree", &tree, "-m", "forged"]);
+    sandbox.git(["update-ref", &reference, &commit]);
+    let report = sandbox.hpp(["deliberate", "verify", &reference]).json(2);
+    assert_eq!(report["status"], "broken");
+    assert_eq!(
+        report["reason"],
+        "panel.json in the ref's tree is not the sealed one"
+    );
+}
