@@ -84,6 +84,16 @@ fn the_review_example_seals_max_rounds_the_judges_high_and_seat_c_as_dissent() {
         .json(0);
     assert_eq!(intact["status"], "intact");
     assert_eq!(intact["schema"], "hpp.deliberation/v2");
+    let mut decided = read(&sandbox.root.join("out/record.json"));
+    decided["human_decision"] = json!({"value": "medium", "by": "release manager"});
+    write(&sandbox.root.join("out/decided.json"), &decided);
+    let still = sandbox
+        .hpp(["deliberate", "verify", "out/decided.json"])
+        .json(0);
+    assert_eq!(
+        still["status"], "intact",
+        "human_decision is outside the seal"
+    );
     let mut edited = read(&sandbox.root.join("out/record.json"));
     edited["verdict"]["value"] = json!("low");
     write(&sandbox.root.join("out/edited.json"), &edited);
