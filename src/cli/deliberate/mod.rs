@@ -25,23 +25,23 @@ use crate::deliberation::{self, StoreError};
     reason = "each verb's help is the doc comment of its Args struct, which a variant doc would replace"
 )]
 pub enum DeliberateCommand {
-    Plan(plan::PlanArgs),
-    Validate(plan::ValidateArgs),
-    Tally(session::SessionArgs),
-    Stop(session::StopArgs),
-    Record(record::RecordArgs),
-    Verify(verify::VerifyArgs),
+    Plan(plan::DeliberatePlanArgs),
+    Validate(plan::DeliberateValidateArgs),
+    Tally(session::DeliberateTallyArgs),
+    Stop(session::DeliberateStopArgs),
+    Record(record::DeliberateRecordArgs),
+    Verify(verify::DeliberateVerifyArgs),
 }
 
 /// Runs one verb of `git hpp deliberate`.
 pub fn dispatch(ctx: &Ctx, cmd: DeliberateCommand) -> Result<Outcome, CliError> {
     match cmd {
-        DeliberateCommand::Plan(args) => plan::cmd_plan(ctx, &args),
-        DeliberateCommand::Validate(args) => plan::cmd_validate(ctx, &args),
-        DeliberateCommand::Tally(args) => session::cmd_tally(ctx, &args),
-        DeliberateCommand::Stop(args) => session::cmd_stop(ctx, &args.session),
-        DeliberateCommand::Record(args) => record::cmd_record(ctx, &args),
-        DeliberateCommand::Verify(args) => verify::cmd_verify(ctx, &args),
+        DeliberateCommand::Plan(args) => plan::cmd_deliberate_plan(ctx, &args),
+        DeliberateCommand::Validate(args) => plan::cmd_deliberate_validate(ctx, &args),
+        DeliberateCommand::Tally(args) => session::cmd_deliberate_tally(ctx, &args),
+        DeliberateCommand::Stop(args) => session::cmd_deliberate_stop(ctx, &args.session),
+        DeliberateCommand::Record(args) => record::cmd_deliberate_record(ctx, &args),
+        DeliberateCommand::Verify(args) => verify::cmd_deliberate_verify(ctx, &args),
     }
 }
 

@@ -31,7 +31,7 @@ use crate::record::{canonical_json, pretty_json, sha256_hex};
 ///
 /// Exit codes: 0 valid, 2 refused (a rule broken, or an evidence record that does not verify).
 #[derive(Debug, clap::Args)]
-pub struct PlanArgs {
+pub struct DeliberatePlanArgs {
     /// The panel (hpp.panel/v1)
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -55,7 +55,7 @@ pub struct PlanArgs {
 ///
 /// Exit codes: 0 valid or intact, 2 refused or broken.
 #[derive(Debug, clap::Args)]
-pub struct ValidateArgs {
+pub struct DeliberateValidateArgs {
     /// The document to check
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -65,7 +65,7 @@ pub struct ValidateArgs {
 }
 
 /// `git hpp deliberate plan`.
-pub fn cmd_plan(ctx: &Ctx, args: &PlanArgs) -> Result<Outcome, CliError> {
+pub fn cmd_deliberate_plan(ctx: &Ctx, args: &DeliberatePlanArgs) -> Result<Outcome, CliError> {
     let document = read_json(ctx, &args.file, JsonRoot::Object)?;
     check_schema(&document)?;
     let document = if args.context.is_some() || !args.evidence.is_empty() {
@@ -85,7 +85,10 @@ pub fn cmd_plan(ctx: &Ctx, args: &PlanArgs) -> Result<Outcome, CliError> {
 }
 
 /// `git hpp deliberate validate`.
-pub fn cmd_validate(ctx: &Ctx, args: &ValidateArgs) -> Result<Outcome, CliError> {
+pub fn cmd_deliberate_validate(
+    ctx: &Ctx,
+    args: &DeliberateValidateArgs,
+) -> Result<Outcome, CliError> {
     let document = read_json(ctx, &args.file, JsonRoot::Object)?;
     match document.get("schema").and_then(Value::as_str) {
         Some(SCHEMA | SCHEMA_V1) => {
@@ -140,7 +143,10 @@ pub(super) fn write_file(ctx: &Ctx, path: &Path, value: &Value) -> Result<(), Cl
 }
 
 /// The ids and sources `--context` and `--evidence` declare.
-fn declared_evidence(ctx: &Ctx, args: &PlanArgs) -> Result<(Vec<String>, Vec<Value>), CliError> {
+fn declared_evidence(
+    ctx: &Ctx,
+    args: &DeliberatePlanArgs,
+) -> Result<(Vec<String>, Vec<Value>), CliError> {
     let mut ids = Vec::new();
     let mut sources = Vec::new();
     if let Some(path) = &args.context {

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::plan::write_file;
 use super::refused;
-use super::session::{SessionArgs, inputs};
+use super::session::{DeliberateTallyArgs, inputs};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
@@ -30,9 +30,9 @@ use crate::deliberation;
 /// Exit codes: 0 a recommendation or an abstention, 1 a blocked verdict or a judge failure
 /// (recorded all the same), 2 refused (nothing written).
 #[derive(Debug, clap::Args)]
-pub struct RecordArgs {
+pub struct DeliberateRecordArgs {
     #[command(flatten)]
-    session: SessionArgs,
+    session: DeliberateTallyArgs,
     /// The judge seat's decision (hpp.decision/v1)
     #[arg(long, value_name = "J.json")]
     judge: Option<PathBuf>,
@@ -51,7 +51,7 @@ pub struct RecordArgs {
 }
 
 /// `git hpp deliberate record`.
-pub fn cmd_record(ctx: &Ctx, args: &RecordArgs) -> Result<Outcome, CliError> {
+pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<Outcome, CliError> {
     let (panel, turns) = inputs(ctx, &args.session)?;
     let judge = args
         .judge

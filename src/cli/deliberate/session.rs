@@ -21,7 +21,7 @@ use crate::deliberation::{self, TALLY_SCHEMA};
 ///
 /// Exit codes: 0 counted, 2 refused input.
 #[derive(Debug, clap::Args)]
-pub struct SessionArgs {
+pub struct DeliberateTallyArgs {
     /// The panel (hpp.panel/v1)
     #[arg(long, value_name = "FILE")]
     panel: PathBuf,
@@ -41,19 +41,19 @@ pub struct SessionArgs {
 ///
 /// Exit codes: 0 decided, 2 refused input.
 #[derive(Debug, clap::Args)]
-pub struct StopArgs {
+pub struct DeliberateStopArgs {
     #[command(flatten)]
-    pub(super) session: SessionArgs,
+    pub(super) session: DeliberateTallyArgs,
 }
 
-pub(super) fn inputs(ctx: &Ctx, args: &SessionArgs) -> Result<(Value, Value), CliError> {
+pub(super) fn inputs(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<(Value, Value), CliError> {
     let panel = read_json(ctx, &args.panel, JsonRoot::Object)?;
     let turns = read_json(ctx, &args.turns, JsonRoot::Array)?;
     Ok((panel, turns))
 }
 
 /// `git hpp deliberate tally`.
-pub fn cmd_tally(ctx: &Ctx, args: &SessionArgs) -> Result<Outcome, CliError> {
+pub fn cmd_deliberate_tally(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<Outcome, CliError> {
     let (panel, turns) = inputs(ctx, args)?;
     let rounds = deliberation::tally(&panel, &turns).map_err(refused)?;
     Ok(Outcome::json(
@@ -63,7 +63,7 @@ pub fn cmd_tally(ctx: &Ctx, args: &SessionArgs) -> Result<Outcome, CliError> {
 }
 
 /// `git hpp deliberate stop`.
-pub fn cmd_stop(ctx: &Ctx, args: &SessionArgs) -> Result<Outcome, CliError> {
+pub fn cmd_deliberate_stop(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<Outcome, CliError> {
     let (panel, turns) = inputs(ctx, args)?;
     let stop = deliberation::decide_stop(&panel, &turns).map_err(refused)?;
     Ok(Outcome::json(&stop, Exit::Ok))

@@ -24,7 +24,7 @@ use crate::sign;
 ///
 /// Exit codes: 0 intact, 2 broken or refused.
 #[derive(Debug, clap::Args)]
-pub struct VerifyArgs {
+pub struct DeliberateVerifyArgs {
     /// The sealed record: a file, refs/hpp/deliberations/<id>, or <id>
     #[arg(value_name = "RECORD")]
     record: String,
@@ -43,7 +43,7 @@ fn broken(reason: String) -> Value {
 }
 
 /// `git hpp deliberate verify`.
-pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
+pub fn cmd_deliberate_verify(ctx: &Ctx, args: &DeliberateVerifyArgs) -> Result<Outcome, CliError> {
     let explicit = args.allowed_signers.as_deref();
     let allowed = match explicit {
         Some(path) => {
