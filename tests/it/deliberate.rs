@@ -201,6 +201,37 @@ fn a_signed_record_verifies_against_its_allowed_signers_and_not_a_strangers() {
         sandbox.git(["show", &format!("{reference}:signer")]),
         "judge@example.com"
     );
+    // By hand from a clone: ssh-keygen accepts what we signed.
+    let record = sandbox.git(["show", &format!("{reference}:record.json")]);
+    let sig = sandbox.path("record.sig");
+    std::fs::write(
+        &sig,
+        sandbox.git(["show", &format!("{reference}:record.sig")]) + "\n",
+    )
+    .expect("writable");
+    let mut child = sandbox
+        .command("ssh-keygen", &sandbox.root)
+        .args([
+            "-Y",
+            "verify",
+            "-f",
+            text(&allowed),
+            "-I",
+            "judge@example.com",
+            "-n",
+            "hpp",
+            "-s",
+            text(&sig),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ssh-keygen runs");
+    std::io::Write::write_all(&mut child.stdin.take().expect("piped"), record.as_bytes())
+        .expect("ssh-keygen reads");
+    let out = child.wait_with_output().expect("ssh-keygen finishes");
+    assert!(out.status.success(), "ssh-keygen refused: {out:?}");
     let good = sandbox
         .hpp([
             "deliberate",
