@@ -133,6 +133,31 @@ fn every_panel_rule_refuses_with_its_sentence_and_the_untouched_panel_is_valid()
             "seat ids must be unique",
         ),
         (
+            edited(&panel(), |p| p["seats"][1]["id"] = json!("")),
+            "seat id must be non-empty text",
+        ),
+        (
+            edited(&panel(), |p| {
+                p["seats"][1]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("model_served");
+            }),
+            "seat b: model_served must be non-empty text",
+        ),
+        (
+            edited(&panel(), |p| p["question"] = json!("risk?")),
+            "question: question must be an object",
+        ),
+        (
+            edited(&panel(), |p| p["session_type"] = json!("plan")),
+            "a plan session needs at least 2 proponent seat(s), found 0",
+        ),
+        (
+            edited(&panel(), |p| p["session_type"] = json!("incident")),
+            "a incident session needs at least 2 proponent seat(s), found 0",
+        ),
+        (
             edited(&panel(), |p| {
                 p["seats"][1]["model_served"] = p["seats"][0]["model_served"].clone();
             }),
@@ -231,6 +256,17 @@ fn every_panel_rule_refuses_with_its_sentence_and_the_untouched_panel_is_valid()
             "{input}"
         );
     }
+}
+
+#[test]
+fn a_release_gate_needs_one_examiner_and_one_dissent() {
+    let gate = edited(&panel(), |p| p["session_type"] = json!("release-gate"));
+    assert!(normalise_panel(&gate).is_ok(), "the accepted twin");
+    let no_dissent = edited(&gate, |p| p["seats"][2]["role"] = json!("examiner"));
+    assert_eq!(
+        normalise_panel(&no_dissent).unwrap_err().to_string(),
+        "a release-gate session needs at least 1 dissent seat(s), found 0"
+    );
 }
 
 #[test]
@@ -781,6 +817,25 @@ fn a_v1_record_verifies_under_v1_rules() {
             verdict: v1["verdict"].clone(),
             stop: v1["stop"].clone(),
         }
+    );
+    let with_rationale = reseal(&edited(&v1, |r| r["rationale"] = json!({})));
+    assert_eq!(
+        verify_record(&with_rationale),
+        Verification::Broken {
+            status: "broken",
+            reason:
+                "the record does not re-derive: a hpp.deliberation/v1 record carries no rationale"
+                    .into()
+        }
+    );
+    let mut evidence_v1 = record();
+    let map = evidence_v1.as_object_mut().unwrap();
+    map.remove("evidence_gate");
+    map.remove("rationale");
+    map.insert("schema".into(), json!(SCHEMA_V1));
+    assert_eq!(
+        verify_record(&reseal(&evidence_v1)),
+        Verification::Broken { status: "broken", reason: "the record does not re-derive: a hpp.deliberation/v1 record predates the evidence gate; a panel with evidence is v2".into() }
     );
     // A v2 record relabelled v1 carries keys v1 does not define; a v1 record with evidence is v2.
     let relabelled = reseal(&edited(&record(), |r| r["schema"] = json!(SCHEMA_V1)));
