@@ -185,6 +185,60 @@ pub struct Route {
     pub eligible_providers: Vec<String>,
     /// The request, as read.
     pub rationale: Request,
+    /// What a plan panel's verdict did to the request's risk (only with `--deliberation`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deliberation: Option<PanelRisk>,
+}
+
+/// What a sealed plan session's verdict did to a request's risk: it can only raise it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PanelRisk {
+    /// The seal of the session.
+    pub record_sha256: String,
+    /// The verdict's value (`low`, `medium`, `high`), if any.
+    pub verdict: Option<String>,
+    /// The verdict's status (`recommendation`, `abstention`, `blocked`, ...).
+    pub status: String,
+    /// Whether the risk was raised.
+    pub applied: bool,
+    /// The declared risk, when it was raised.
+    pub raised_from: Option<Level>,
+}
+
+/// Raises `request.risk` to a plan panel's verdict when the verdict is a recommendation that
+/// ranks higher; never lowers it (a panel must not talk a risky change into a cheaper tier).
+///
+/// ```
+/// use git_hpp::routing::{parse_request, raise_risk, Level};
+/// let mut request = parse_request(&serde_json::json!(
+///     {"stage": "build", "risk": "medium", "complexity": "low", "context": 10})).unwrap();
+/// let lower = raise_risk(&mut request, "s", "recommendation", Some("low"));
+/// assert!(!lower.applied);
+/// assert_eq!(request.risk, Level::Medium);
+/// let higher = raise_risk(&mut request, "s", "recommendation", Some("high"));
+/// assert_eq!((higher.applied, request.risk), (true, Level::High));
+/// ```
+pub fn raise_risk(
+    request: &mut Request,
+    record_sha256: &str,
+    status: &str,
+    value: Option<&str>,
+) -> PanelRisk {
+    let declared = request.risk;
+    let advised = (status == "recommendation")
+        .then(|| Level::parse(value.map(|v| Value::String(v.to_owned())).as_ref()))
+        .flatten();
+    let applied = advised.is_some_and(|advised| advised > declared);
+    if let (true, Some(advised)) = (applied, advised) {
+        request.risk = advised;
+    }
+    PanelRisk {
+        record_sha256: record_sha256.to_owned(),
+        verdict: value.map(str::to_owned),
+        status: status.to_owned(),
+        applied,
+        raised_from: applied.then_some(declared),
+    }
 }
 
 /// Reads a request object `{"stage", "risk", "complexity", "context"}`.
@@ -332,6 +386,7 @@ pub fn route(request: &Request, policy: Tier, providers: &[Provider]) -> Result<
         fallback,
         eligible_providers: eligible.iter().map(|p| p.id.clone()).collect(),
         rationale: request.clone(),
+        deliberation: None,
     })
 }
 

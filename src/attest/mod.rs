@@ -35,6 +35,42 @@ pub const SIGNATURE_FILE: &str = "attestation.sig";
 pub const SPEC_ENTRY: &str = "spec";
 /// The snapshot tree kept in the record's tree.
 pub const SNAPSHOT_ENTRY: &str = "snapshot";
+/// The sealed release-gate session kept in the record's tree, when one raised the verdict.
+pub const DELIBERATION_ENTRY: &str = "deliberation.json";
+
+/// A sealed release-gate session given to `attest create --deliberation`: its verdict can only
+/// make the recorded verdict stricter.
+pub struct Deliberation {
+    /// The verdict, already checked (intact, release gate, judged outside the maker's family,
+    /// grounded on evidence bundles).
+    pub verdict: crate::deliberation::PanelVerdict,
+    /// The sealed record, kept in the attestation's tree so it travels with it.
+    pub record: Value,
+    /// The ref it was read from, when it was read from one.
+    pub record_ref: Option<String>,
+}
+
+/// Returns the stricter of a declared verdict and a panel's (approved < revise < blocked); a
+/// panel verdict that is not a recommendation of one of the three counts as `revise`.
+///
+/// ```
+/// use git_hpp::attest::stricter;
+/// assert_eq!(stricter("approved", "recommendation", Some("blocked")), "blocked");
+/// assert_eq!(stricter("revise", "recommendation", Some("approved")), "revise");
+/// assert_eq!(stricter("approved", "abstention", None), "revise");
+/// ```
+pub fn stricter(declared: &str, status: &str, value: Option<&str>) -> String {
+    let rank = |v: &str| record::VERDICTS.iter().position(|x| *x == v);
+    let panel = match (status, value) {
+        ("recommendation", Some(v)) if rank(v).is_some() => v,
+        _ => "revise",
+    };
+    if rank(panel) > rank(declared) {
+        panel.to_owned()
+    } else {
+        declared.to_owned()
+    }
+}
 
 /// Why an attestation operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -133,9 +169,24 @@ pub fn repo_identity(store: &Store) -> (String, String) {
 
 /// Records an attestation of the current workspace snapshot.
 pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<Created, Error> {
+    create_with(store, cwd, request, None)
+}
+
+/// Records an attestation, with a sealed release-gate session whose verdict can only make the
+/// recorded one stricter ([`stricter`]); the record names the session and its tree keeps it.
+pub fn create_with(
+    store: &Store,
+    cwd: &Path,
+    request: CreateRequest<'_>,
+    deliberation: Option<Deliberation>,
+) -> Result<Created, Error> {
     let (maker, checker) = record::check_actors(request.maker, request.checker)?;
     record::check_session(request.session)?;
-    let verdict = record::check_verdict(request.verdict)?;
+    let declared = record::check_verdict(request.verdict)?;
+    let verdict = match &deliberation {
+        Some(d) => stricter(&declared, &d.verdict.status, d.verdict.value.as_deref()),
+        None => declared,
+    };
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     let spec_path = cwd.join(request.spec);
     let spec_abs = spec_path
@@ -214,6 +265,16 @@ pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<C
     if let Some(signing) = &request.signing {
         rec.insert("signer".into(), json!(signing.signer));
     }
+    if let Some(d) = &deliberation {
+        let mut panel = json!({
+            "record_sha256": d.verdict.record_sha256, "status": d.verdict.status,
+            "value": d.verdict.value, "judge_family": d.verdict.judge_family,
+        });
+        if let Some(r) = &d.record_ref {
+            panel["ref"] = json!(r);
+        }
+        rec.insert("deliberation".into(), panel);
+    }
     let bytes = canonical_json(&Value::Object(rec.clone()));
     let digest = sha256_hex(&bytes);
     let mut entries = vec![
@@ -221,6 +282,12 @@ pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<C
         (SPEC_ENTRY, Content::Bytes(spec_bytes)),
         (SNAPSHOT_ENTRY, Content::Tree(snapshot.clone())),
     ];
+    if let Some(d) = &deliberation {
+        entries.push((
+            DELIBERATION_ENTRY,
+            Content::Bytes(canonical_json(&d.record)),
+        ));
+    }
     if let Some(signing) = &request.signing {
         entries.push((
             SIGNATURE_FILE,
@@ -439,6 +506,7 @@ fn judge(
         repo_id: repo_id.to_owned(),
         signature_ok,
         evidence_ok: evidence_problems.is_empty(),
+        deliberation_ok: deliberation_holds(store, name, &rec)?,
     };
     Ok(Judged {
         attestation_ref: name.to_owned(),
@@ -448,6 +516,37 @@ fn judge(
         signature,
         evidence_problems,
     })
+}
+
+/// Tells whether the House Session an attestation names is kept in its tree, still verifies,
+/// is the one named, and leaves the recorded verdict at least as strict as its own; true when
+/// the attestation names none.
+fn deliberation_holds(store: &Store, name: &str, rec: &Map<String, Value>) -> Result<bool, Error> {
+    let Some(named) = rec.get("deliberation") else {
+        return Ok(true);
+    };
+    let Some(bytes) = store.read_file(name, DELIBERATION_ENTRY)? else {
+        return Ok(false);
+    };
+    let Ok(sealed) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(false);
+    };
+    if !crate::deliberation::verify_record(&sealed).is_intact()
+        || sealed["record_sha256"] != named["record_sha256"]
+    {
+        return Ok(false);
+    }
+    let verdict = &sealed["verdict"];
+    let recorded = rec
+        .get("verdict")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let floor = stricter(
+        recorded,
+        verdict["status"].as_str().unwrap_or_default(),
+        verdict["value"].as_str(),
+    );
+    Ok(floor == recorded)
 }
 
 /// Finds the tree an attestation ref is keyed by: `refs/hpp/attestations/<tree>/<id>` or

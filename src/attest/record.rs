@@ -115,11 +115,14 @@ pub struct Observed {
     pub signature_ok: bool,
     /// Whether every evidence bundle the record names verifies.
     pub evidence_ok: bool,
+    /// Whether the House Session the record names (if any) is kept beside it, still verifies,
+    /// and makes the recorded verdict no more lenient than its own.
+    pub deliberation_ok: bool,
 }
 
 /// Returns the reference's mismatch names for one record, sorted: `verdict`, `actors`,
-/// `session`, `repo`, `spec_sha256`, `snapshot_digest`, `signature`, plus ours, `evidence`
-/// and `schema`.
+/// `session`, `repo`, `spec_sha256`, `snapshot_digest`, `signature`, plus ours, `evidence`,
+/// `deliberation` and `schema`.
 pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'static str> {
     let mut out = BTreeSet::new();
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -166,6 +169,9 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     if !observed.evidence_ok {
         out.insert("evidence");
     }
+    if !observed.deliberation_ok {
+        out.insert("deliberation");
+    }
     out.into_iter().collect()
 }
 
@@ -189,8 +195,16 @@ mod tests {
             repo_id: "r".into(),
             signature_ok: true,
             evidence_ok: true,
+            deliberation_ok: true,
         };
         (record.as_object().cloned().expect("object"), observed)
+    }
+
+    #[test]
+    fn control_a_house_session_that_no_longer_holds_is_a_deliberation_mismatch() {
+        let (record, mut observed) = good();
+        observed.deliberation_ok = false;
+        assert_eq!(mismatches(&record, &observed), vec!["deliberation"]);
     }
 
     #[test]

@@ -3,17 +3,24 @@
 use std::path::PathBuf;
 
 use super::ctx::Ctx;
+use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
+use crate::deliberation;
 use crate::routing::{self, Tier};
 
 /// Choose a tier and provider for a request: a risk floor, fallback only upward
 ///
 /// Risk, complexity and context size set a floor under the policy's tier; the route takes a
 /// provider at that tier, or else the lowest tier above it, and never one below. Prints
-/// hpp.route/v1. Exits 0; refuses (exit 2) a malformed request or provider list, and a request
-/// no provider can serve at or above its floor. Needs no repository.
+/// hpp.route/v1. With --deliberation, a sealed plan session (a file, or a ref or id under
+/// refs/hpp/deliberations) judged outside the maker's family can only raise the request's risk,
+/// never lower it; the route then carries "deliberation": {record_sha256, verdict, status,
+/// applied, raised_from}. Exits 0; refuses (exit 2) a malformed request or provider list, a
+/// session that does not verify, is not a plan session or was judged by the maker's family, and a
+/// request no provider can serve at or above its floor. Needs no repository unless the session is
+/// named by ref.
 #[derive(Debug, clap::Args)]
 pub struct RouteArgs {
     /// JSON object {"stage", "risk", "complexity", "context"}
@@ -25,14 +32,39 @@ pub struct RouteArgs {
     /// Routing policy: the tier for low-stakes work
     #[arg(long, value_enum, default_value_t = Tier::Balanced)]
     policy: Tier,
+    /// A sealed plan session whose verdict can only raise the risk: a file, a ref or an id
+    #[arg(long, value_name = "REF")]
+    deliberation: Option<String>,
+    /// The maker's model family; a judge of that family is refused
+    #[arg(long, value_name = "F")]
+    maker_family: Option<String>,
 }
 
 /// Routes the request.
 pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
     let request = read_json(ctx, &args.request, JsonRoot::Object)?;
     let providers = read_json(ctx, &args.providers, JsonRoot::Array)?;
-    let request = routing::parse_request(&request).map_err(CliError::refused)?;
+    let mut request = routing::parse_request(&request).map_err(CliError::refused)?;
     let providers = routing::parse_providers(&providers).map_err(CliError::refused)?;
-    let chosen = routing::route(&request, args.policy, &providers).map_err(CliError::refused)?;
+    let mut applied = None;
+    if let Some(name) = &args.deliberation {
+        let family = args
+            .maker_family
+            .as_deref()
+            .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
+        let (record, _) = read_sealed(ctx, name)?;
+        let verdict =
+            deliberation::panel_verdict(&record, "plan", &["low", "medium", "high"], family, false)
+                .map_err(CliError::refused)?;
+        applied = Some(routing::raise_risk(
+            &mut request,
+            &verdict.record_sha256,
+            &verdict.status,
+            verdict.value.as_deref(),
+        ));
+    }
+    let mut chosen =
+        routing::route(&request, args.policy, &providers).map_err(CliError::refused)?;
+    chosen.deliberation = applied;
     Ok(Outcome::json(&chosen, Exit::Ok))
 }

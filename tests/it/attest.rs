@@ -518,3 +518,113 @@ fn an_amend_that_keeps_the_tree_keeps_the_attestation() {
     let failed = sandbox.hpp(["verify", "HEAD"]).exit(2);
     assert!(failed.stdout.starts_with("FAIL "), "{}", failed.stdout);
 }
+
+/// A sealed release-gate session judged `value` by a llama judge, grounded on a passing
+/// evidence bundle; returns its ref.
+fn release_gate(sandbox: &Sandbox, value: &str) -> String {
+    sandbox
+        .hpp(["evidence", "run", "--id", "gate-tests", "--", "true"])
+        .ok();
+    crate::deliberate::converged_session(
+        sandbox,
+        "release-gate",
+        &["approved", "revise", "blocked"],
+        value,
+        "llama",
+        Some("gate-tests"),
+    )
+}
+
+#[test]
+fn a_release_gate_panel_can_only_make_the_attested_verdict_stricter() {
+    let sandbox = attestable();
+    let session = release_gate(&sandbox, "blocked");
+    let mut args = crate::harness::attest_args("review:gate", "approved");
+    args.extend([
+        "--deliberation",
+        &session,
+        "--maker-family",
+        "gpt",
+        "--json",
+    ]);
+    let created = sandbox.hpp_in(&sandbox.root, &args).json(2);
+    assert_eq!(created["record"]["verdict"], "blocked");
+    let panel = &created["record"]["deliberation"];
+    assert_eq!(panel["status"], "recommendation");
+    assert_eq!(panel["value"], "blocked");
+    assert_eq!(panel["judge_family"], "llama");
+    assert_eq!(panel["ref"], session.as_str());
+    let files = sandbox.git(["ls-tree", "--name-only", &attestation_ref(&created)]);
+    assert!(files.lines().any(|f| f == "deliberation.json"), "{files}");
+
+    let lenient = release_gate(&sandbox, "approved");
+    let mut args = crate::harness::attest_args("review:gate2", "revise");
+    args.extend([
+        "--deliberation",
+        &lenient,
+        "--maker-family",
+        "gpt",
+        "--json",
+    ]);
+    let kept = sandbox.hpp_in(&sandbox.root, &args).json(2);
+    assert_eq!(
+        kept["record"]["verdict"], "revise",
+        "a panel never lowers a verdict"
+    );
+    let mut args = crate::harness::attest_args("review:gate3", "approved");
+    args.extend([
+        "--deliberation",
+        &lenient,
+        "--maker-family",
+        "gpt",
+        "--json",
+    ]);
+    let approved = sandbox.hpp_in(&sandbox.root, &args).json(0);
+    assert_eq!(approved["record"]["verdict"], "approved");
+    let report = verify(&sandbox, &[&attestation_ref(&approved)], 0);
+    assert_eq!(report["status"], "valid");
+}
+
+#[test]
+fn control_a_release_gate_judged_by_the_makers_family_or_without_bundles_is_refused() {
+    let sandbox = attestable();
+    let session = release_gate(&sandbox, "approved");
+    let mut args = crate::harness::attest_args("review:gate", "approved");
+    args.extend([
+        "--deliberation",
+        &session,
+        "--maker-family",
+        "meta/llama-3.1-405b",
+    ]);
+    assert_eq!(
+        sandbox.hpp_in(&sandbox.root, &args).refused(),
+        "the judge is of the same family as the maker (llama); a panel cannot be judged by the family it is checking"
+    );
+    let mut args = crate::harness::attest_args("review:gate", "approved");
+    args.extend(["--deliberation", &session]);
+    assert_eq!(
+        sandbox.hpp_in(&sandbox.root, &args).refused(),
+        "--deliberation needs --maker-family: a judge of the maker's family is refused"
+    );
+    let unsourced = crate::deliberate::converged_session(
+        &sandbox,
+        "release-gate",
+        &["approved", "revise", "blocked"],
+        "approved",
+        "qwen",
+        None,
+    );
+    let mut args = crate::harness::attest_args("review:gate", "approved");
+    args.extend(["--deliberation", &unsourced, "--maker-family", "gpt"]);
+    assert_eq!(
+        sandbox.hpp_in(&sandbox.root, &args).refused(),
+        "a release gate counts only evidence bundles: the panel must declare its evidence from hpp.evidence/v1 records (deliberate plan --evidence)"
+    );
+    assert!(
+        sandbox
+            .hpp_refs()
+            .lines()
+            .all(|l| !l.contains("attestations")),
+        "nothing attested"
+    );
+}

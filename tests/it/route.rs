@@ -114,3 +114,122 @@ fn malformed_requests_and_providers_are_refused() {
         .refused();
     assert_eq!(reason, "providers must be a non-empty list");
 }
+
+/// Routes `inspect-low` (risk low) with a sealed plan session.
+fn route_with(sandbox: &Sandbox, session: &str, family: &str) -> crate::harness::Run {
+    let request = example("inspect-low");
+    let providers = example("providers");
+    sandbox.hpp_in(
+        &sandbox.root,
+        &[
+            "route",
+            "--request",
+            &request,
+            "--providers",
+            &providers,
+            "--deliberation",
+            session,
+            "--maker-family",
+            family,
+            "--policy",
+            "economy",
+        ],
+    )
+}
+
+#[test]
+fn a_plan_panel_raises_the_risk_and_the_route_says_so() {
+    let sandbox = Sandbox::repo();
+    let session = crate::deliberate::converged_session(
+        &sandbox,
+        "plan",
+        &["low", "medium", "high"],
+        "medium",
+        "llama",
+        None,
+    );
+    let chosen = route_with(&sandbox, &session, "gpt").json(0);
+    assert_eq!(chosen["rationale"]["risk"], "medium");
+    assert_eq!(
+        chosen["requested_tier"], "balanced",
+        "economy without the panel"
+    );
+    assert_eq!(chosen["deliberation"]["applied"], true);
+    assert_eq!(chosen["deliberation"]["raised_from"], "low");
+    assert_eq!(chosen["deliberation"]["verdict"], "medium");
+    assert_eq!(chosen["deliberation"]["status"], "recommendation");
+    let id = session.trim_start_matches("refs/hpp/deliberations/");
+    let by_id = route_with(&sandbox, id, "gpt").json(0);
+    assert_eq!(by_id["deliberation"], chosen["deliberation"]);
+}
+
+#[test]
+fn a_plan_panel_never_lowers_the_risk() {
+    let sandbox = Sandbox::repo();
+    let session = crate::deliberate::converged_session(
+        &sandbox,
+        "plan",
+        &["low", "medium", "high"],
+        "low",
+        "llama",
+        None,
+    );
+    let request = example("build-high-risk");
+    let providers = example("providers");
+    let chosen = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "route",
+                "--request",
+                &request,
+                "--providers",
+                &providers,
+                "--deliberation",
+                &session,
+                "--maker-family",
+                "gpt",
+            ],
+        )
+        .json(0);
+    assert_eq!(chosen["rationale"]["risk"], "high");
+    assert_eq!(chosen["deliberation"]["applied"], false);
+    assert!(chosen["deliberation"]["raised_from"].is_null());
+}
+
+#[test]
+fn control_a_plan_panel_judged_by_the_makers_family_is_refused() {
+    let sandbox = Sandbox::repo();
+    let session = crate::deliberate::converged_session(
+        &sandbox,
+        "plan",
+        &["low", "medium", "high"],
+        "high",
+        "claude",
+        None,
+    );
+    for maker in ["claude", "anthropic", "claude-opus-4-1"] {
+        assert_eq!(
+            route_with(&sandbox, &session, maker).refused(),
+            "the judge is of the same family as the maker (claude); a panel cannot be judged by the family it is checking",
+            "{maker}"
+        );
+    }
+    let request = example("inspect-low");
+    let providers = example("providers");
+    let missing = sandbox
+        .hpp([
+            "route",
+            "--request",
+            &request,
+            "--providers",
+            &providers,
+            "--deliberation",
+            &session,
+        ])
+        .refused();
+    assert_eq!(
+        missing,
+        "--deliberation needs --maker-family: a judge of the maker's family is refused"
+    );
+}

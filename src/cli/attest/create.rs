@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 
-use crate::attest::{self, CreateRequest};
+use crate::attest::{self, CreateRequest, Deliberation};
 use crate::cli::ctx::Ctx;
+use crate::cli::deliberate::read_sealed;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
+use crate::deliberation;
 
 /// Record a checker's verdict on the current workspace snapshot
 ///
@@ -14,7 +16,11 @@ use crate::cli::{JsonArg, LoopArg};
 /// (path, sha256, blob) and the snapshot tree of tracked plus untracked-not-ignored files, with
 /// the evidence bundles named by --evidence and those the loop recorded. Writes
 /// refs/hpp/attestations/<tree>/<id>, and a note in refs/notes/hpp on HEAD and each branch tip
-/// whose tree is the snapshot. Maker and checker must differ ignoring case. Exits 0 for a recorded approved,
+/// whose tree is the snapshot. Maker and checker must differ ignoring case. With --deliberation,
+/// a sealed release-gate session (a file, or a ref or id under refs/hpp/deliberations) judged
+/// outside --maker-family and grounded on evidence bundles can only make the verdict stricter
+/// (approved < revise < blocked; a verdict that is not a recommendation counts as revise); the
+/// record names it and its tree keeps it. Exits 0 for a recorded approved,
 /// 2 for a recorded revise or blocked, and 2 for refused input (nothing written).
 #[derive(Debug, clap::Args)]
 pub struct AttestCreateArgs {
@@ -42,6 +48,12 @@ pub struct AttestCreateArgs {
     /// Principal the allowed-signers file lists for that key [default: the checker]
     #[arg(long, value_name = "NAME", requires = "sign_key")]
     signer: Option<String>,
+    /// A sealed release-gate session whose verdict can only make this one stricter: a file, a ref or an id
+    #[arg(long, value_name = "REF")]
+    deliberation: Option<String>,
+    /// The maker's model family; a judge of that family is refused
+    #[arg(long, value_name = "F")]
+    maker_family: Option<String>,
     #[command(flatten)]
     target: LoopArg,
     #[command(flatten)]
@@ -51,6 +63,29 @@ pub struct AttestCreateArgs {
 /// Records the attestation.
 pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
+    let deliberation = match &args.deliberation {
+        Some(name) => {
+            let family = args
+                .maker_family
+                .as_deref()
+                .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
+            let (record, record_ref) = read_sealed(ctx, name)?;
+            let verdict = deliberation::panel_verdict(
+                &record,
+                "release-gate",
+                &attest::record::VERDICTS,
+                family,
+                true,
+            )
+            .map_err(CliError::refused)?;
+            Some(Deliberation {
+                verdict,
+                record,
+                record_ref,
+            })
+        }
+        None => None,
+    };
     let manifest = ctx.manifest()?;
     let signing = match &args.sign_key {
         Some(key) => Some(ctx.signing(key, args.signer.as_deref().unwrap_or(args.checker.trim()))?),
@@ -61,7 +96,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
         Some(id) => Some(id.clone()),
         None => ctx.loop_id(None).ok(),
     };
-    let created = attest::create(
+    let created = attest::create_with(
         store,
         ctx.cwd(),
         CreateRequest {
@@ -74,6 +109,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
             loop_id: loop_id.map(|id| (manifest.loop_spec(), id)),
             signing,
         },
+        deliberation,
     )?;
     let verdict = created.record["verdict"]
         .as_str()

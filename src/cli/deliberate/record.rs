@@ -1,0 +1,93 @@
+//! `git hpp deliberate record`: seal a finished session and keep it at
+//! `refs/hpp/deliberations/<id>`.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::plan::write_file;
+use super::refused;
+use super::session::{DeliberateTallyArgs, inputs};
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::input::{JsonRoot, read_json};
+use crate::cli::output::Outcome;
+use crate::deliberation;
+
+/// Seal a finished House Session and keep it under refs/hpp/deliberations
+///
+/// The session must have stopped by rule. Unless it stopped not-judged (then the verdict is
+/// blocked and no judge is needed), --judge gives the judge seat's hpp.decision/v1 record: the
+/// panel's question and state, method local-model or external-model, the judge seat's provider
+/// and pinned model. When the verdict leaves grounded dissent, --rationale gives the judge
+/// seat's hpp.rationale/v1: a steelman of each dissenting position and what would change the
+/// verdict. Writes the sealed hpp.deliberation/v2 record once, as a commit at
+/// refs/hpp/deliberations/<panel id>-<hash> whose tree holds panel.json, turns/<n>.json,
+/// judge.json, rationale.json, record.json (and record.sig with signer when signed); --out also
+/// writes it as a file. human_decision stays outside the seal. Prints {"status": "recorded",
+/// "ref", "record", "record_sha256", "stop", "verdict", "dissent", "decision"}.
+///
+/// Exit codes: 0 a recommendation or an abstention, 1 a blocked verdict or a judge failure
+/// (recorded all the same), 2 refused (nothing written).
+#[derive(Debug, clap::Args)]
+pub struct DeliberateRecordArgs {
+    #[command(flatten)]
+    session: DeliberateTallyArgs,
+    /// The judge seat's decision (hpp.decision/v1)
+    #[arg(long, value_name = "J.json")]
+    judge: Option<PathBuf>,
+    /// The judge seat's rationale (hpp.rationale/v1)
+    #[arg(long, value_name = "R.json")]
+    rationale: Option<PathBuf>,
+    /// Also write the sealed record to this file (pretty, sorted keys)
+    #[arg(long, value_name = "OUT.json")]
+    out: Option<PathBuf>,
+    /// OpenSSH private key to sign record.json with (ed25519 or ecdsa)
+    #[arg(long, value_name = "KEY", requires = "signer")]
+    sign_key: Option<PathBuf>,
+    /// Principal the allowed-signers file lists for that key
+    #[arg(long, value_name = "NAME", requires = "sign_key")]
+    signer: Option<String>,
+}
+
+/// `git hpp deliberate record`.
+pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<Outcome, CliError> {
+    let (panel, turns) = inputs(ctx, &args.session)?;
+    let judge = args
+        .judge
+        .as_ref()
+        .map(|p| read_json(ctx, p, JsonRoot::Object))
+        .transpose()?;
+    let rationale = args
+        .rationale
+        .as_ref()
+        .map(|p| read_json(ctx, p, JsonRoot::Object))
+        .transpose()?;
+    let record = deliberation::build_record(&panel, &turns, judge.as_ref(), rationale.as_ref())
+        .map_err(refused)?;
+    let signing = match (&args.sign_key, &args.signer) {
+        (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
+        _ => None,
+    };
+    let store = ctx.store()?;
+    let stored = deliberation::store_record(store, &record, signing.as_ref())?;
+    if let Some(out) = &args.out {
+        write_file(ctx, out, &record)?;
+    }
+    let exit = if deliberation::record_exit_is_ok(&record) {
+        Exit::Ok
+    } else {
+        Exit::Warn
+    };
+    let document = json!({
+        "status": "recorded",
+        "ref": stored,
+        "record": args.out.as_ref().map(|p| p.display().to_string()),
+        "record_sha256": record["record_sha256"],
+        "stop": record["stop"],
+        "verdict": record["verdict"],
+        "dissent": record["dissent"],
+        "decision": deliberation::as_decision(&record),
+    });
+    Ok(Outcome::json(&document, exit))
+}

@@ -1,1 +1,0 @@
-//! House Session (CONCEPTS.md "House Session"): panels, turns, stop rules, the sealed record.
