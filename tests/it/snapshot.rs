@@ -16,6 +16,17 @@ fn git_tree(sandbox: &Sandbox) -> String {
     let real = sandbox.root.join(".git/index");
     if real.exists() {
         std::fs::copy(&real, &index).expect("the index can be copied");
+        // Keep the index's mtime: git decides which entries are racily clean by comparing file
+        // mtimes with the index's own. A fresh mtime on the copy would make git trust the stat of
+        // a file rewritten in the same clock tick as the index, and miss that change.
+        let mtime = std::fs::metadata(&real)
+            .and_then(|m| m.modified())
+            .expect("the index has an mtime");
+        std::fs::File::options()
+            .write(true)
+            .open(&index)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("the copy's mtime can be set");
     }
     let git = |args: &[&str]| {
         let out = sandbox
