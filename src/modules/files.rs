@@ -88,13 +88,6 @@ pub fn sha256_of(path: &Path) -> Result<Option<String>, Error> {
     }
 }
 
-/// Copies `source` to `target` (creating its directories), refusing to replace anything: the
-/// file is created new, so a file that appeared since the plan is left alone.
-pub fn copy_new(source: &Path, target: &Path) -> Result<(), Error> {
-    let bytes = std::fs::read(source).map_err(io(source))?;
-    write_new(target, &bytes)
-}
-
 /// Writes `bytes` to a new file at `target` (creating its directories); fails if it exists.
 pub fn write_new(target: &Path, bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;

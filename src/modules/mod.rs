@@ -9,9 +9,11 @@
 //! also under `.agents/skills/hpp-<module>-<skill>/`), never over a different existing file, and
 //! prints the hook wiring for a person to paste.
 //!
-//! This module is pure: [`files`] is the shell that walks directories, hashes and copies.
+//! This module is pure: [`files`] is the shell that walks directories, hashes and writes, and
+//! [`install`] the workflow that joins them.
 
 pub mod files;
+pub mod install;
 
 use std::collections::BTreeMap;
 
