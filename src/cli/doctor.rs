@@ -104,7 +104,7 @@ pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
         "hosts": validated.hosts,
         "distribution": distribution,
         "hooks": census,
-        "store": store_check.as_ref().map_or(json!({"checked": false}), |c| store_json(c)),
+        "store": store_check.as_ref().map_or(json!({"checked": false}), store_json),
         "findings": findings,
     });
     if args.repair {

@@ -193,7 +193,7 @@ fn human(report: &serde_json::Value) -> String {
                 v.as_array()
                     .into_iter()
                     .flatten()
-                    .map(|x| text(x))
+                    .map(&text)
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -212,7 +212,7 @@ fn human(report: &serde_json::Value) -> String {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|v| text(v))
+        .map(text)
         .collect();
     if !next.is_empty() {
         out.push_str("\nNext, each with its own plan and --apply:\n");

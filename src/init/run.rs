@@ -596,8 +596,14 @@ fn wire_suggest(request: &Request<'_>, plan: &Plan, next: &mut Vec<String>) -> S
             .collect::<Vec<_>>()
             .join(" "),
     };
+    // Module files come from the directory of the manifest in force: name it, so the command
+    // finds them from wherever it is pasted.
+    let manifest = match request.manifest_root {
+        Some(_) => format!(" --manifest {}", request.manifest.origin()),
+        None => String::new(),
+    };
     next.push(format!(
-        "git hpp install {selection} --host {} --target {} --apply",
+        "git hpp install {selection} --host {} --target {}{manifest} --apply",
         choices.host, request.shown_target
     ));
     next.push("git hpp hooks install --apply".into());

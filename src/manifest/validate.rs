@@ -689,7 +689,7 @@ fn check_monitors(value: Option<&Value>) -> Result<(), Invalid> {
             string(map, key, &at)?;
         }
         for key in MONITOR_INTEGERS {
-            if !map.get(key).and_then(Value::as_u64).is_some_and(|n| n > 0) {
+            if !matches!(map.get(key).and_then(Value::as_u64), Some(n) if n > 0) {
                 return Err(Invalid::NotPositive {
                     field: format!("{at}.{key}"),
                 });

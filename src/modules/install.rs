@@ -188,7 +188,15 @@ pub fn apply(plan: &Plan) -> Result<usize, Error> {
         if sha256_hex(&bytes) != planned.copy.sha256 {
             return Err(Error::Changed(planned.copy.source.clone()));
         }
-        files::write_new(&plan.target_dir.join(&planned.copy.target), &bytes)?;
+        let to = plan.target_dir.join(&planned.copy.target);
+        files::write_new(&to, &bytes)?;
+        // Keep the source's mode, so a hook script stays executable where the host runs it.
+        if let Ok(meta) = std::fs::metadata(&from) {
+            std::fs::set_permissions(&to, meta.permissions()).map_err(|e| files::Error::Io {
+                path: to.clone(),
+                source: e,
+            })?;
+        }
         written += 1;
     }
     Ok(written)

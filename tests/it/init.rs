@@ -353,3 +353,20 @@ fn unknown_names_are_refused_and_usage_errors_exit_3() {
     assert_eq!(report["stages"][2]["detail"]["profile"]["bundle"], "custom");
     assert_eq!(report["stages"][2]["detail"]["profile"]["host"], "codex");
 }
+
+#[test]
+fn the_example_answers_file_records_codex_solo_and_enforce() {
+    let sandbox = Sandbox::repo();
+    let answers = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/init/answers.json");
+    let run = init(&sandbox, &["--profile", answers, "--json"]);
+    assert!(run.code <= 1, "{run}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let profile = &report["stages"][2]["detail"]["profile"];
+    assert_eq!(profile["host"], "codex");
+    assert_eq!(profile["bundle"], "solo");
+    assert_eq!(profile["policy_mode"], "enforce");
+    assert_eq!(
+        report["stages"][2]["summary"],
+        "would-write · host=codex · bundle=solo · policy=enforce · 0 default(s)"
+    );
+}

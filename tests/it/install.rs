@@ -115,6 +115,23 @@ fn apply_copies_the_verified_bytes_and_a_rerun_is_a_no_op() {
         std::fs::read(dist.join("modules/operator-kit/hooks/policy-gate.sh")).unwrap()
     );
     assert!(!sandbox.root.join(".claude/settings.json").exists());
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let source = dist.join("modules/operator-kit/hooks/policy-gate.sh");
+        std::fs::set_permissions(&source, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let other = sandbox.path("other");
+        std::fs::create_dir_all(&other).unwrap();
+        install(&sandbox, &dist, &other, &[&args[..], &["--apply"]].concat()).ok();
+        let mode = std::fs::metadata(other.join(".claude/hpp/operator-kit/hooks/policy-gate.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o111,
+            0o111,
+            "a hook script stays executable: {mode:o}"
+        );
+    }
     let after = tree(&sandbox.root);
     let again = install(
         &sandbox,
