@@ -61,7 +61,7 @@ pub fn dispatch(ctx: &Ctx, cmd: ModuleCommand) -> Result<Outcome, CliError> {
     }
 }
 
-fn default_dirs(ctx: &Ctx) -> Result<Vec<PathBuf>, CliError> {
+fn default_dirs(ctx: &Ctx) -> Result<Vec<(PathBuf, String)>, CliError> {
     let manifest = ctx.manifest()?;
     let validated = manifest::validate(manifest.value())
         .map_err(|e| CliError::refused(format!("{}: {e}", manifest.origin())))?;
@@ -75,8 +75,8 @@ fn default_dirs(ctx: &Ctx) -> Result<Vec<PathBuf>, CliError> {
     Ok(validated
         .modules
         .iter()
-        .map(|m| root.join(&m.path))
-        .filter(|d| d.is_dir())
+        .map(|m| (root.join(&m.path), m.path.clone()))
+        .filter(|(d, _)| d.is_dir())
         .collect())
 }
 
@@ -85,11 +85,15 @@ pub fn cmd_module_checksums(ctx: &Ctx, args: &ModuleChecksumsArgs) -> Result<Out
     let dirs = if args.dirs.is_empty() {
         default_dirs(ctx)?
     } else {
-        args.dirs.iter().map(|d| ctx.cwd().join(d)).collect()
+        args.dirs
+            .iter()
+            .map(|d| (ctx.cwd().join(d), d.display().to_string()))
+            .collect()
     };
     let mut plans = Vec::new();
     let mut writes = Vec::new();
-    for (dir, shown) in dirs.iter().zip(shown_names(args, &dirs)) {
+    for (dir, shown) in dirs {
+        let dir = dir.as_path();
         if !dir.is_dir() {
             return Err(CliError::refused(format!("not a directory: {shown}")));
         }
@@ -153,24 +157,4 @@ pub fn cmd_module_checksums(ctx: &Ctx, args: &ModuleChecksumsArgs) -> Result<Out
     }
     let value = json!({"applied": args.apply, "modules": plans});
     Ok(Outcome::document(args.json, &value, human, exit))
-}
-
-fn shown_names(args: &ModuleChecksumsArgs, dirs: &[PathBuf]) -> Vec<String> {
-    if args.dirs.is_empty() {
-        dirs.iter()
-            .map(|d| {
-                let parent = d.parent().and_then(|p| p.file_name());
-                let name = d
-                    .file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default();
-                match parent {
-                    Some(p) => format!("{}/{name}", p.to_string_lossy()),
-                    None => name.into_owned(),
-                }
-            })
-            .collect()
-    } else {
-        args.dirs.iter().map(|d| d.display().to_string()).collect()
-    }
 }
