@@ -329,13 +329,14 @@ pub fn validate(value: &Value) -> Result<Validated, Invalid> {
     })
 }
 
-/// Tells whether `path` is relative and stays inside its root: not empty, not absolute, no `..`
-/// component, no backslash (so it means the same on every platform).
+/// Tells whether `path` is relative and stays inside its root: not empty, not absolute, no
+/// empty, `.` or `..` component, no backslash (so it means the same on every platform).
 pub fn is_inside(path: &str) -> bool {
     !path.is_empty()
-        && !path.starts_with('/')
         && !path.contains('\\')
-        && !path.split('/').any(|c| c == "..")
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 fn strings(value: Option<&Value>, field: &str, non_empty: bool) -> Result<Vec<String>, Invalid> {

@@ -542,6 +542,10 @@ mod tests {
             Err(Error::Duplicate { .. })
         ));
         assert_eq!(parse("xyz  a\n").unwrap_err(), Error::BadLine { line: 1 });
+        assert!(matches!(
+            parse(&format!("{}  a/./b\n", sha('a'))),
+            Err(Error::Escaping { .. })
+        ));
     }
 
     #[test]
@@ -619,5 +623,18 @@ mod tests {
         assert!(
             host_matrix(&v).starts_with("| module | Claude Code | Codex CLI |\n|---|---|---|\n")
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rendering_then_parsing_gives_back_the_sorted_inventory(
+            files in proptest::collection::btree_map("[a-z]{1,6}(/[a-z0-9_-][a-z0-9._-]{0,7}){0,2}", "[0-9a-f]{64}", 1..12)
+        ) {
+            let entries: Vec<Entry> = files.iter().rev().map(|(p, s)| Entry { path: p.clone(), sha256: s.clone() }).collect();
+            let parsed = parse(&render(&entries)).unwrap();
+            let mut sorted = entries.clone();
+            sorted.sort();
+            proptest::prop_assert_eq!(parsed, sorted);
+        }
     }
 }
