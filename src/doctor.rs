@@ -259,7 +259,7 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
     };
     // tree -> [(attestation ref, record)]
     let mut attested: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
-    for (name, _) in &all {
+    for (name, tip) in &all {
         let rest = name.strip_prefix(refs::PREFIX).unwrap_or(name);
         let namespace = rest.split('/').next().unwrap_or_default();
         if !KNOWN_NAMESPACES.contains(&namespace) {
@@ -295,6 +295,12 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
                     .push((name.clone(), record)),
                 Err(f) => check.findings.push(f),
             }
+        } else if store.commit_tree(tip).is_err() {
+            // The other namespaces' records are read by their own commands; every one of them
+            // is a commit, so a ref that names anything else is broken.
+            check
+                .findings
+                .push(Finding::block(name, "does not point at a record commit"));
         }
     }
     check.notes_missing = missing_notes(store, &attested)?;

@@ -214,6 +214,14 @@ fn a_record_without_its_blob_blocks_and_an_unknown_namespace_warns() {
         out.contains("warn: refs/hpp/strange/x: refs/hpp/strange/ is not a namespace"),
         "{out}"
     );
+    let blob = sandbox.git(["rev-parse", "HEAD:README"]);
+    sandbox.git(["update-ref", "refs/hpp/lanes/blob", &blob]);
+    let out = sandbox.hpp(["doctor"]).exit(2).stdout;
+    assert!(
+        out.contains("block: refs/hpp/lanes/blob: does not point at a record commit"),
+        "{out}"
+    );
+    sandbox.git(["update-ref", "-d", "refs/hpp/lanes/blob"]);
     sandbox.git(["update-ref", "refs/hpp/evidence/hollow", "HEAD"]);
     let out = sandbox.hpp(["doctor"]).exit(2).stdout;
     assert!(
