@@ -1,1 +1,477 @@
-//! The doctor: manifest validation, hook census, module checksums and store checks.
+//! The doctor: the checks behind `git hpp doctor` beyond the manifest's own rules.
+//!
+//! CONCEPTS.md "protocol", "module" and "hook capability". Three families of checks, each
+//! returning findings rather than failing on the first one:
+//! - **modules**: each module directory beside the manifest carries a `CHECKSUMS.txt` that
+//!   verifies (no file missing, changed or unlisted), and every hook script the manifest names
+//!   exists in its module;
+//! - **store**: every ref under `refs/hpp/` parses as what its namespace promises (a loop whose
+//!   chain verifies; an evidence bundle or attestation with its record blob) and no ref sits in
+//!   a namespace this harness does not write;
+//! - **notes**: `refs/notes/hpp`, the derived mirror, carries a line for each attestation on each
+//!   commit at hand (HEAD and the local branch tips) whose tree was attested. It is the only
+//!   thing `--repair` rebuilds, since it is the only thing derived.
+//!
+//! Reads refs/hpp/* and refs/notes/hpp; writes refs/notes/hpp only in [`repair_notes`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event_loop::LoopSpec;
+use crate::manifest::Validated;
+use crate::modules::{self, CHECKSUMS_FILE, files};
+use crate::store::refs::{self, LoopId};
+use crate::store::{self, CommitId, Store, TreeId};
+use crate::{attest, events, evidence};
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth fixing; the harness still works (exit 1).
+    Warn,
+    /// Something the harness relies on is broken (exit 2).
+    Block,
+}
+
+/// One thing the doctor found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// How serious it is.
+    pub severity: Severity,
+    /// What it concerns: a module id, a ref name, a commit.
+    pub subject: String,
+    /// What is wrong, in a sentence.
+    pub problem: String,
+}
+
+impl Finding {
+    fn block(subject: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Block,
+            subject: subject.into(),
+            problem: problem.into(),
+        }
+    }
+
+    fn warn(subject: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warn,
+            subject: subject.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// The result of checking one module directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleCheck {
+    /// The module id.
+    pub id: String,
+    /// Its directory, relative to the manifest.
+    pub path: String,
+    /// `ok`, `missing`, `no-checksums`, `invalid-checksums` or `tampered`.
+    pub status: &'static str,
+    /// The checksum comparison, when the inventory parsed.
+    pub checksums: Option<modules::Verification>,
+    /// Hook scripts the manifest names that the directory lacks.
+    pub missing_scripts: Vec<String>,
+}
+
+/// The module directories beside the manifest, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Distribution {
+    /// Whether any module directory was there to check.
+    pub checked: bool,
+    /// `ok`, `failed`, or `source-contract` when no module directory sits beside the manifest
+    /// (the built-in manifest, or a repository that only uses the harness).
+    pub status: &'static str,
+    /// One entry per module, when checked.
+    pub modules: Vec<ModuleCheck>,
+    /// What is wrong.
+    #[serde(skip)]
+    pub findings: Vec<Finding>,
+}
+
+/// Checks each declared module's directory under `root` (the manifest's directory): its
+/// `CHECKSUMS.txt` and the hook scripts the manifest names.
+pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution {
+    let present = |m: &&crate::manifest::ModuleDecl| root.is_some_and(|r| r.join(&m.path).is_dir());
+    let Some(root) = root.filter(|_| validated.modules.iter().any(|m| present(&m))) else {
+        return Distribution {
+            checked: false,
+            status: "source-contract",
+            modules: Vec::new(),
+            findings: Vec::new(),
+        };
+    };
+    let mut out = Vec::new();
+    let mut findings = Vec::new();
+    for module in &validated.modules {
+        let dir = root.join(&module.path);
+        let mut check = ModuleCheck {
+            id: module.id.clone(),
+            path: module.path.clone(),
+            status: "ok",
+            checksums: None,
+            missing_scripts: Vec::new(),
+        };
+        if !dir.is_dir() {
+            check.status = "missing";
+            findings.push(Finding::block(
+                &module.id,
+                format!("module directory {} is missing", module.path),
+            ));
+            out.push(check);
+            continue;
+        }
+        check.missing_scripts = validated
+            .hooks_of(&module.id)
+            .filter(|h| !dir.join(&h.script).is_file())
+            .map(|h| h.script.clone())
+            .collect();
+        for script in &check.missing_scripts {
+            findings.push(Finding::block(
+                &module.id,
+                format!("hook script {}/{script} is missing", module.path),
+            ));
+        }
+        let inventory = dir.join(CHECKSUMS_FILE);
+        match std::fs::read_to_string(&inventory) {
+            Err(_) => {
+                check.status = "no-checksums";
+                findings.push(Finding::warn(
+                    &module.id,
+                    format!(
+                        "{}/{CHECKSUMS_FILE} is missing: run `git hpp module checksums {} --apply`",
+                        module.path, module.path
+                    ),
+                ));
+            }
+            Ok(text) => match (modules::parse(&text), files::scan(&dir)) {
+                (Err(e), _) => {
+                    check.status = "invalid-checksums";
+                    findings.push(Finding::block(&module.id, format!("{}: {e}", module.path)));
+                }
+                (_, Err(e)) => {
+                    check.status = "invalid-checksums";
+                    findings.push(Finding::block(&module.id, e.to_string()));
+                }
+                (Ok(listed), Ok(present)) => {
+                    let verification = modules::verify(&listed, &present);
+                    if !verification.is_intact() {
+                        check.status = "tampered";
+                        findings.push(Finding::block(
+                            &module.id,
+                            format!(
+                                "{}/{CHECKSUMS_FILE} does not verify: {}",
+                                module.path,
+                                verification.describe()
+                            ),
+                        ));
+                    }
+                    check.checksums = Some(verification);
+                }
+            },
+        }
+        if check.status == "ok" && !check.missing_scripts.is_empty() {
+            check.status = "tampered";
+        }
+        out.push(check);
+    }
+    let status = if findings.iter().any(|f| f.severity == Severity::Block) {
+        "failed"
+    } else {
+        "ok"
+    };
+    Distribution {
+        checked: true,
+        status,
+        modules: out,
+        findings,
+    }
+}
+
+/// The namespaces under `refs/hpp/` this harness writes.
+pub const KNOWN_NAMESPACES: [&str; 9] = [
+    "loops",
+    "evidence",
+    "attestations",
+    "deliberations",
+    "lanes",
+    "board",
+    "hop",
+    "handoffs",
+    "gotchas",
+];
+
+/// A note line the mirror lacks on one commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NoteRepair {
+    /// The commit that should carry the line.
+    pub commit: CommitId,
+    /// The attestation the line mirrors.
+    pub attestation: String,
+    /// The line to add.
+    pub line: String,
+}
+
+/// What the store check found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoreCheck {
+    /// How many refs under refs/hpp were read.
+    pub refs: usize,
+    /// How many loops were verified.
+    pub loops: usize,
+    /// How many attestations were read.
+    pub attestations: usize,
+    /// Note lines missing from refs/notes/hpp (repairable).
+    pub notes_missing: Vec<NoteRepair>,
+    /// What is wrong.
+    pub findings: Vec<Finding>,
+}
+
+/// Returns the note line that mirrors an attestation record at `attestation_ref` (the same
+/// sentence `git hpp attest create` writes).
+pub fn note_line(record: &Value, attestation_ref: &str) -> String {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("?").to_owned();
+    format!(
+        "hpp attestation: {} by {} (maker {}, session {}) {attestation_ref}\n",
+        text(record.get("verdict")),
+        text(record.pointer("/actors/checker")),
+        text(record.pointer("/actors/maker")),
+        text(record.get("session")),
+    )
+}
+
+/// Reads every ref under refs/hpp and checks it parses, then checks the notes mirror.
+pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::Error> {
+    let all = store.list(refs::PREFIX)?;
+    let mut check = StoreCheck {
+        refs: all.len(),
+        loops: 0,
+        attestations: 0,
+        notes_missing: Vec::new(),
+        findings: Vec::new(),
+    };
+    // tree -> [(attestation ref, record)]
+    let mut attested: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
+    for (name, tip) in &all {
+        let rest = name.strip_prefix(refs::PREFIX).unwrap_or(name);
+        let namespace = rest.split('/').next().unwrap_or_default();
+        if !KNOWN_NAMESPACES.contains(&namespace) {
+            check.findings.push(Finding::warn(
+                name,
+                format!("refs/hpp/{namespace}/ is not a namespace this harness writes"),
+            ));
+            continue;
+        }
+        if let Some(short) = name.strip_prefix(refs::LOOPS_PREFIX) {
+            check.loops += 1;
+            if let Some(f) = check_loop(store, spec, name, short) {
+                check.findings.push(f);
+            }
+        } else if name.starts_with(refs::EVIDENCE_PREFIX) {
+            if let Some(f) = check_record(store, name, evidence::RECORD_FILE) {
+                check.findings.push(f);
+            }
+        } else if let Some(rest) = name.strip_prefix(refs::ATTESTATIONS_PREFIX) {
+            check.attestations += 1;
+            let tree = rest.split('/').next().unwrap_or_default();
+            if TreeId::parse(tree).is_none() || rest.split('/').count() != 2 {
+                check.findings.push(Finding::block(
+                    name,
+                    "an attestation ref must be refs/hpp/attestations/<tree>/<id>",
+                ));
+                continue;
+            }
+            match read_record(store, name, attest::RECORD_FILE) {
+                Ok(record) => attested
+                    .entry(tree.to_owned())
+                    .or_default()
+                    .push((name.clone(), record)),
+                Err(f) => check.findings.push(f),
+            }
+        } else if store.commit_tree(tip).is_err() {
+            // The other namespaces' records are read by their own commands; every one of them
+            // is a commit, so a ref that names anything else is broken.
+            check
+                .findings
+                .push(Finding::block(name, "does not point at a record commit"));
+        }
+    }
+    check.notes_missing = missing_notes(store, &attested)?;
+    for repair in &check.notes_missing {
+        check.findings.push(Finding::warn(
+            repair.commit.as_str(),
+            format!(
+                "refs/notes/hpp lacks the note of {}: run `git hpp doctor --repair --apply`",
+                repair.attestation
+            ),
+        ));
+    }
+    Ok(check)
+}
+
+fn check_loop(store: &Store, spec: &LoopSpec, name: &str, short: &str) -> Option<Finding> {
+    let Ok(id) = short.parse::<LoopId>() else {
+        return Some(Finding::block(name, "is not a valid loop name"));
+    };
+    match events::read(store, spec, &id) {
+        Ok(state) if state.chain.is_broken() => Some(Finding::block(
+            name,
+            format!(
+                "the chain does not verify at {}: {}",
+                state.chain.first_divergent.clone().unwrap_or_default(),
+                state.chain.problem.clone().unwrap_or_default()
+            ),
+        )),
+        Ok(_) => None,
+        Err(e) => Some(Finding::block(
+            name,
+            format!("the loop cannot be read: {e}"),
+        )),
+    }
+}
+
+fn read_record(store: &Store, name: &str, file: &str) -> Result<Value, Finding> {
+    match store.read_file(name, file) {
+        Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| Finding::block(name, format!("{file} is not a JSON object"))),
+        Ok(None) => Err(Finding::block(name, format!("the record has no {file}"))),
+        Err(e) => Err(Finding::block(
+            name,
+            format!("the record cannot be read: {e}"),
+        )),
+    }
+}
+
+fn check_record(store: &Store, name: &str, file: &str) -> Option<Finding> {
+    read_record(store, name, file).err()
+}
+
+fn missing_notes(
+    store: &Store,
+    attested: &BTreeMap<String, Vec<(String, Value)>>,
+) -> Result<Vec<NoteRepair>, store::Error> {
+    if attested.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut commits: Vec<CommitId> = store.head_commit()?.into_iter().collect();
+    commits.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
+    commits.sort();
+    commits.dedup();
+    let mut out = Vec::new();
+    for commit in commits {
+        let tree = store.commit_tree(&commit)?;
+        let Some(records) = attested.get(tree.as_str()) else {
+            continue;
+        };
+        let note = store
+            .note(&commit)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        for (name, record) in records {
+            if !note.contains(name.as_str()) {
+                out.push(NoteRepair {
+                    commit: commit.clone(),
+                    attestation: name.clone(),
+                    line: note_line(record, name),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Adds the missing lines to refs/notes/hpp, keeping whatever each note already says.
+pub fn repair_notes(store: &Store, repairs: &[NoteRepair]) -> Result<usize, store::Error> {
+    let mut by_commit: BTreeMap<&CommitId, Vec<&str>> = BTreeMap::new();
+    for repair in repairs {
+        by_commit
+            .entry(&repair.commit)
+            .or_default()
+            .push(&repair.line);
+    }
+    for (commit, lines) in &by_commit {
+        let mut text = store
+            .note(commit)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for line in lines {
+            text.push_str(line);
+        }
+        store.set_note(commit, text.as_bytes())?;
+    }
+    Ok(by_commit.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest;
+
+    fn validated() -> Validated {
+        let value: Value = serde_json::from_str(manifest::BUILT_IN).unwrap();
+        manifest::validate(&value).unwrap()
+    }
+
+    #[test]
+    fn without_module_directories_nothing_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = check_modules(&validated(), Some(dir.path()));
+        assert_eq!((d.checked, d.status), (false, "source-contract"));
+        assert_eq!(check_modules(&validated(), None).status, "source-contract");
+    }
+
+    #[test]
+    fn control_a_changed_file_and_a_missing_inventory_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = validated();
+        for module in &v.modules {
+            let root = dir.path().join(&module.path);
+            for hook in v.hooks_of(&module.id) {
+                let p = root.join(&hook.script);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            }
+            let listed = files::scan(&root).unwrap();
+            std::fs::write(root.join(CHECKSUMS_FILE), modules::render(&listed)).unwrap();
+        }
+        let d = check_modules(&v, Some(dir.path()));
+        assert_eq!(d.status, "ok", "{:?}", d.findings);
+        let first = &v.modules[0];
+        let script = v.hooks_of(&first.id).next().unwrap().script.clone();
+        std::fs::write(dir.path().join(&first.path).join(&script), "tampered\n").unwrap();
+        std::fs::remove_file(dir.path().join(&v.modules[1].path).join(CHECKSUMS_FILE)).unwrap();
+        let d = check_modules(&v, Some(dir.path()));
+        assert_eq!(d.status, "failed");
+        assert_eq!(d.modules[0].status, "tampered");
+        assert_eq!(d.modules[1].status, "no-checksums");
+        assert!(
+            d.findings[0]
+                .problem
+                .contains(&format!("changed: {script}")),
+            "{:?}",
+            d.findings
+        );
+    }
+
+    #[test]
+    fn the_note_line_matches_the_attestation_writer() {
+        let record = serde_json::json!({"verdict": "approved", "session": "s1",
+            "actors": {"maker": "maker-a", "checker": "checker-b"}});
+        assert_eq!(
+            note_line(&record, "refs/hpp/attestations/t/i"),
+            "hpp attestation: approved by checker-b (maker maker-a, session s1) refs/hpp/attestations/t/i\n"
+        );
+    }
+}

@@ -44,18 +44,33 @@ impl Ctx {
         Ok(self.store.get_or_init(|| store))
     }
 
-    /// Returns the manifest in force: `--manifest FILE`, else `hpp.manifest.json` at the root
-    /// of the worktree, else the one compiled into the binary.
-    pub fn manifest(&self) -> Result<Manifest, CliError> {
-        let path = match &self.manifest_path {
-            Some(path) => Some(path.clone()),
-            None => self
-                .store()?
-                .workdir()
-                .map(|root| root.join(manifest::FILE_NAME))
-                .filter(|path| path.is_file()),
+    /// Returns the file of the manifest in force, or `None` for the built-in one: `--manifest
+    /// FILE` (from the working directory), else `hpp.manifest.json` at the root of the
+    /// worktree. Outside a repository (and in a bare one) there is no worktree root, so the
+    /// built-in manifest is in force: commands that need no repository work anywhere.
+    pub fn manifest_file(&self) -> Result<Option<PathBuf>, CliError> {
+        if let Some(path) = &self.manifest_path {
+            return Ok(Some(path.clone()));
+        }
+        let store = match self.store.get() {
+            Some(store) => store,
+            None => match Store::discover(&self.cwd) {
+                Ok(store) => self.store.get_or_init(|| store),
+                Err(crate::store::Error::NotARepository { .. }) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            },
         };
-        match path {
+        Ok(store
+            .workdir()
+            .map(|root| root.join(manifest::FILE_NAME))
+            .filter(|path| path.is_file()))
+    }
+
+    /// Returns the manifest in force (see [`Ctx::manifest_file`]), parsed: protocol 2.1 and a
+    /// valid loop. The whole protocol is checked by [`manifest::validate`] where it matters
+    /// (doctor, install, init), so a half-edited module block does not stop event commands.
+    pub fn manifest(&self) -> Result<Manifest, CliError> {
+        match self.manifest_file()? {
             None => Ok(Manifest::built_in()),
             Some(path) => {
                 let text = std::fs::read_to_string(&path).map_err(|e| {

@@ -1,17 +1,221 @@
-//! `git hpp doctor` (being built).
+//! `git hpp doctor`: the whole protocol contract, the module inventories and the record store.
+
+use serde_json::{Value, json};
 
 use super::ctx::Ctx;
-use super::exit::CliError;
+use super::exit::{CliError, Exit};
 use super::output::Outcome;
+use crate::doctor::{self, Distribution, Finding, Severity, StoreCheck};
+use crate::manifest::{self, Validated};
+use crate::modules;
+use crate::store::{self, Store};
 
-/// Not built yet
+/// The schema of `--report`.
+const REPORT_SCHEMA: &str = "hpp.doctor-report/v1";
+
+/// Check the manifest, the module directories and the record store
+///
+/// Applies every rule of the protocol to the manifest in force (refused with exit 2 and the
+/// rule's sentence), verifies each module's CHECKSUMS.txt and hook scripts when the module
+/// directories sit beside the manifest, and, inside a repository, reads every ref under
+/// refs/hpp (a loop whose chain does not verify, a record without its blob, an unknown
+/// namespace) and checks that refs/notes/hpp mirrors every attestation on the commits at hand.
+/// Exits 0 when all is well, 1 on warnings (a missing note, a module without CHECKSUMS.txt), 2
+/// on anything broken. `--repair` plans the rebuild of what is derived (the notes mirror);
+/// `--repair --apply` writes refs/notes/hpp. Never uses the network.
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// Print one pretty, sorted-key JSON document instead of text
+    #[arg(long)]
+    json: bool,
+    /// Print the host matrix as Markdown and nothing else
+    #[arg(long, conflicts_with_all = ["report", "repair"])]
+    matrix: bool,
+    /// Print a report to paste when asking for help (no machine paths, no network)
+    #[arg(long, conflicts_with = "repair")]
+    report: bool,
+    /// Plan the rebuild of derived records (the notes mirror of attestations)
+    #[arg(long)]
+    repair: bool,
+    /// With --repair, perform the plan (writes refs/notes/hpp)
+    #[arg(long, requires = "repair")]
+    apply: bool,
 }
 
 /// Runs `git hpp doctor`.
-pub fn dispatch(_ctx: &Ctx, _args: DoctorArgs) -> Result<Outcome, CliError> {
-    Err(CliError::usage("git hpp doctor is not built yet"))
+pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
+    let manifest = ctx.manifest()?;
+    let file = ctx.manifest_file()?;
+    let validated = manifest::validate(manifest.value())
+        .map_err(|e| CliError::refused(format!("{}: {e}", manifest.origin())))?;
+    if args.matrix {
+        return Ok(Outcome::raw(modules::host_matrix(&validated).into_bytes()));
+    }
+    let root = file.as_ref().map(|f| {
+        let parent = f.parent().unwrap_or(std::path::Path::new(""));
+        ctx.cwd().join(parent)
+    });
+    let distribution = doctor::check_modules(&validated, root.as_deref());
+    let store = match Store::discover(ctx.cwd()) {
+        Ok(store) => Some(store),
+        Err(store::Error::NotARepository { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let spec = manifest.loop_spec();
+    let mut store_check = store
+        .as_ref()
+        .map(|s| doctor::check_store(s, spec))
+        .transpose()?;
+    let mut repaired = None;
+    let plan = store_check
+        .as_ref()
+        .map(|c| c.notes_missing.clone())
+        .unwrap_or_default();
+    if args.repair
+        && args.apply
+        && let Some(store) = &store
+    {
+        repaired = Some(doctor::repair_notes(store, &plan)?);
+        store_check = Some(doctor::check_store(store, spec)?);
+    }
+    let mut findings: Vec<&Finding> = distribution.findings.iter().collect();
+    findings.extend(store_check.iter().flat_map(|c| c.findings.iter()));
+    let exit = match findings.iter().map(|f| f.severity).max() {
+        None => Exit::Ok,
+        Some(Severity::Warn) => Exit::Warn,
+        Some(Severity::Block) => Exit::Block,
+    };
+    let status = match exit {
+        Exit::Ok => "ok",
+        Exit::Warn => "warn",
+        _ => "fail",
+    };
+    let summary = summary_line(status, &validated);
+    if args.report {
+        return Ok(report(args.json, &validated, &distribution, &summary, exit));
+    }
+    let census = validated.census();
+    let mut value = json!({
+        "status": status,
+        "version": env!("CARGO_PKG_VERSION"),
+        "manifest": manifest.origin(),
+        "modules": validated.modules.len(),
+        "bundles": validated.bundles.keys().collect::<Vec<_>>(),
+        "hosts": validated.hosts,
+        "distribution": distribution,
+        "hooks": census,
+        "store": store_check.as_ref().map_or(json!({"checked": false}), store_json),
+        "findings": findings,
+    });
+    if args.repair {
+        value["repair"] = json!({"plan": plan, "applied": repaired.is_some(),
+                                 "notes_written": repaired});
+    }
+    let human = human(
+        &summary,
+        &distribution,
+        store_check.as_ref(),
+        &findings,
+        args.repair.then_some((&plan, repaired)),
+    );
+    Ok(Outcome::document(args.json, &value, human, exit))
+}
+
+fn summary_line(status: &str, validated: &Validated) -> String {
+    let census = validated.census();
+    let count = |group: &str| census.by_capability.get(group).copied().unwrap_or(0);
+    format!(
+        "HPP doctor: {status} · modules={} · hosts={} · hooks={} (permission gates={} · llm egress={})",
+        validated.modules.len(),
+        validated.hosts.join(", "),
+        census.declared,
+        count("automatic-permission-gates"),
+        count("transcript-derived-llm-egress"),
+    )
+}
+
+fn store_json(check: &StoreCheck) -> Value {
+    json!({"checked": true, "refs": check.refs, "loops": check.loops,
+           "attestations": check.attestations, "notes_missing": check.notes_missing.len()})
+}
+
+fn human(
+    summary: &str,
+    distribution: &Distribution,
+    store: Option<&StoreCheck>,
+    findings: &[&Finding],
+    repair: Option<(&Vec<doctor::NoteRepair>, Option<usize>)>,
+) -> String {
+    let mut out = format!("{summary}\n");
+    if distribution.checked {
+        out.push_str(&format!(
+            "modules: {} checked · {}\n",
+            distribution.modules.len(),
+            distribution.status
+        ));
+    } else {
+        out.push_str("modules: not checked (no module directory beside the manifest)\n");
+    }
+    match store {
+        Some(c) => out.push_str(&format!(
+            "store: {} ref(s) · {} loop(s) · {} attestation(s) · {} note(s) missing\n",
+            c.refs,
+            c.loops,
+            c.attestations,
+            c.notes_missing.len()
+        )),
+        None => out.push_str("store: not checked (not inside a git repository)\n"),
+    }
+    for finding in findings {
+        let label = match finding.severity {
+            Severity::Warn => "warn",
+            Severity::Block => "block",
+        };
+        out.push_str(&format!(
+            "{label}: {}: {}\n",
+            finding.subject, finding.problem
+        ));
+    }
+    if let Some((plan, done)) = repair {
+        if plan.is_empty() {
+            out.push_str("repair: nothing derived is out of step\n");
+        }
+        let prefix = if done.is_some() { "done: " } else { "" };
+        for step in plan {
+            out.push_str(&format!(
+                "{prefix}add the note of {} to commit {}\n",
+                step.attestation, step.commit
+            ));
+        }
+        if done.is_none() && !plan.is_empty() {
+            out.push_str("(plan only: run again with --repair --apply to write refs/notes/hpp)\n");
+        }
+    }
+    out
+}
+
+fn report(
+    json_flag: bool,
+    validated: &Validated,
+    distribution: &Distribution,
+    summary: &str,
+    exit: Exit,
+) -> Outcome {
+    let census = validated.census();
+    let report = json!({
+        "schema": REPORT_SCHEMA,
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocol_version": validated.protocol_version,
+        "platform": format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        "modules": validated.modules.len(),
+        "hosts": validated.hosts,
+        "hooks": {"declared": census.declared, "by_capability": census.by_capability},
+        "distribution": {"checked": distribution.checked, "status": distribution.status},
+    });
+    let human = format!(
+        "{summary}\n\nNo network call was made, and nothing is sent anywhere: the report below \
+         only leaves this machine if you copy it.\n\nPaste this report where you ask for help:\n{}",
+        crate::record::pretty_json(&report)
+    );
+    Outcome::document(json_flag, &json!({ "report": report }), human, exit)
 }

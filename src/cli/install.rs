@@ -1,17 +1,141 @@
-//! `git hpp install` (being built).
+//! `git hpp install`: copy verified modules into a workspace for one host, plan first.
+
+use std::path::PathBuf;
+
+use serde_json::json;
 
 use super::ctx::Ctx;
-use super::exit::CliError;
+use super::exit::{CliError, Exit};
 use super::output::Outcome;
+use crate::manifest;
+use crate::modules::install::{self, Plan};
+use crate::modules::{self, Action, Selection};
 
-/// Not built yet
+/// Plan (then, with --apply, perform) the install of modules for a host
+///
+/// Resolves a bundle or modules on a host (a module unsupported there is refused), verifies
+/// each module directory beside the manifest against its CHECKSUMS.txt, and lists the files to
+/// copy (Claude Code: <target>/.claude/hpp/<module>/; Codex CLI: <target>/.agents/hpp/<module>/
+/// and each skill under <target>/.agents/skills/hpp-<module>-<skill>/) with the hook wiring to
+/// paste. Without --apply nothing is written. With --apply the absent files are copied; a
+/// different existing file is never replaced (reported as a conflict); a re-run is a no-op.
+/// The wiring is printed, never written. Exits 0, 1 when a conflict is left, 2 on refusal.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("selection").required(true).args(["bundle", "module"])))]
 pub struct InstallArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// Bundle to install
+    #[arg(long, value_name = "B")]
+    bundle: Option<String>,
+    /// Module to install (can be repeated)
+    #[arg(long, value_name = "M")]
+    module: Vec<String>,
+    /// Host the workspace runs (claude-code, codex)
+    #[arg(long, value_name = "H")]
+    host: String,
+    /// Workspace to install into [default: .]
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    target: PathBuf,
+    /// Copy the files
+    #[arg(long)]
+    apply: bool,
+    /// Print one pretty, sorted-key JSON document instead of text
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `git hpp install`.
-pub fn dispatch(_ctx: &Ctx, _args: InstallArgs) -> Result<Outcome, CliError> {
-    Err(CliError::usage("git hpp install is not built yet"))
+pub fn dispatch(ctx: &Ctx, args: InstallArgs) -> Result<Outcome, CliError> {
+    let manifest = ctx.manifest()?;
+    let validated = manifest::validate(manifest.value())
+        .map_err(|e| CliError::refused(format!("{}: {e}", manifest.origin())))?;
+    let selection = match &args.bundle {
+        Some(bundle) => Selection::Bundle(bundle.clone()),
+        None => Selection::Modules(args.module.clone()),
+    };
+    let source_root = ctx.manifest_file()?.map(|f| {
+        ctx.cwd()
+            .join(f.parent().unwrap_or(std::path::Path::new("")))
+    });
+    let shown = args.target.display().to_string();
+    let plan = install::plan(
+        &validated,
+        &selection,
+        &args.host,
+        source_root.as_deref(),
+        &ctx.cwd().join(&args.target),
+        &shown,
+    )
+    .map_err(CliError::refused)?;
+    let (create, unchanged, conflict) = plan.counts();
+    let written = if args.apply {
+        Some(install::apply(&plan).map_err(CliError::refused)?)
+    } else {
+        None
+    };
+    let mode = match written {
+        None => "plan",
+        Some(0) => "no-op",
+        Some(_) => "apply",
+    };
+    let exit = if conflict > 0 { Exit::Warn } else { Exit::Ok };
+    let mut value = serde_json::to_value(&plan).expect("a plan serialises");
+    value["protocol_version"] = json!(validated.protocol_version);
+    value["mode"] = json!(mode);
+    value["written"] = json!(written);
+    value["wiring_note"] = json!(wiring_note(&args.host));
+    let human = human(&plan, mode, (create, unchanged, conflict), written);
+    Ok(Outcome::document(args.json, &value, human, exit))
+}
+
+fn wiring_note(host: &str) -> &'static str {
+    match host {
+        "claude-code" => {
+            "paste the hooks block into .claude/settings.json (it is never written for you)"
+        }
+        _ => {
+            "paste the hooks block into the Codex CLI hooks configuration (hooks.json) and accept its trust prompt; it is never written for you"
+        }
+    }
+}
+
+fn human(plan: &Plan, mode: &str, counts: (usize, usize, usize), written: Option<usize>) -> String {
+    let (create, unchanged, conflict) = counts;
+    let mut out = format!(
+        "install {mode}: bundle {} · host {} · target {}\n",
+        plan.bundle, plan.host, plan.target
+    );
+    for m in &plan.modules {
+        out.push_str(&format!(
+            "  {} {} · {} · {} file(s) · checksums {}\n",
+            m.chosen.id, m.chosen.version, m.chosen.integration, m.files, m.checksums
+        ));
+    }
+    out.push_str(&format!(
+        "files: {create} to create · {unchanged} unchanged · {conflict} conflict(s)\n"
+    ));
+    let verb = if written.is_some() {
+        "created"
+    } else {
+        "create"
+    };
+    for f in &plan.files {
+        match f.action {
+            Action::Create => out.push_str(&format!("{verb} {}\n", f.copy.target)),
+            Action::Conflict => out.push_str(&format!(
+                "conflict {} (a different file is there; it is kept)\n",
+                f.copy.target
+            )),
+            Action::Unchanged => {}
+        }
+    }
+    out.push_str(&format!(
+        "hooks for {} ({}):\n{}",
+        modules::host_label(&plan.host),
+        wiring_note(&plan.host),
+        crate::record::pretty_json(&plan.wiring)
+    ));
+    if written.is_none() {
+        out.push_str("(plan only: run again with --apply to copy the files)\n");
+    }
+    out
 }

@@ -1,1 +1,269 @@
-//! Integration tests for `doctor` (being built).
+//! `git hpp doctor`: the repository's manifest passes; each protocol rule refuses its mutation;
+//! the hook census counts every group; the store check finds a corrupted loop, a record without
+//! its blob and an unknown namespace; `--repair` plans, and `--repair --apply` restores, a
+//! deleted attestation note.
+
+use serde_json::Value;
+
+use crate::harness::Sandbox;
+
+/// The manifest of this repository.
+const MANIFEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json");
+
+fn manifest_value() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(MANIFEST).unwrap()).unwrap()
+}
+
+/// Writes `value` as a manifest beside the sandbox and returns its path.
+fn write_manifest(sandbox: &Sandbox, value: &Value) -> String {
+    let path = sandbox.path("mutated.manifest.json");
+    std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn the_repository_manifest_passes_doctor() {
+    let sandbox = Sandbox::repo();
+    let out = sandbox.hpp(["doctor", "--manifest", MANIFEST]).ok();
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("HPP doctor: ok · modules=4 · hosts=claude-code, codex · hooks="),
+        "{out}"
+    );
+    assert!(
+        first.contains("(permission gates=2 · llm egress=0)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_census_lists_every_capability_group_including_those_that_count_zero() {
+    let sandbox = Sandbox::repo();
+    let doc = sandbox
+        .hpp(["doctor", "--manifest", MANIFEST, "--json"])
+        .json(0);
+    assert_eq!(doc["status"], "ok");
+    let groups = manifest_value()["hook_capabilities"]
+        .as_array()
+        .unwrap()
+        .len();
+    let by_capability = doc["hooks"]["by_capability"].as_object().unwrap();
+    assert_eq!(by_capability.len(), groups);
+    assert_eq!(by_capability["transcript-derived-llm-egress"], 0);
+    let by_policy = doc["hooks"]["by_exit_policy"].as_object().unwrap();
+    let total: u64 = by_policy.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(total, doc["hooks"]["declared"].as_u64().unwrap());
+    assert_eq!(by_policy.len(), 3);
+    assert_eq!(
+        doc["bundles"],
+        serde_json::json!(["reliable-coding", "solo"])
+    );
+    assert_eq!(doc["store"]["checked"], true);
+}
+
+#[test]
+fn outside_a_repository_the_built_in_manifest_is_checked_and_the_store_is_not() {
+    let sandbox = Sandbox::empty();
+    let doc = sandbox.hpp(["doctor", "--json"]).json(0);
+    assert_eq!(doc["manifest"], "built-in manifest");
+    assert_eq!(doc["store"]["checked"], false);
+    assert_eq!(doc["distribution"]["status"], "source-contract");
+}
+
+#[test]
+fn the_matrix_is_markdown_with_one_row_per_module() {
+    let sandbox = Sandbox::empty();
+    let out = sandbox.hpp(["doctor", "--matrix"]).ok();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "| module | Claude Code | Codex CLI |");
+    assert_eq!(lines[1], "|---|---|---|");
+    assert_eq!(lines.len(), 2 + 4, "{out}");
+    assert!(
+        lines[3].starts_with("| `lane-kit` 0.1.0 | `native` ·"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_report_names_no_url_and_no_machine_path() {
+    let sandbox = Sandbox::repo();
+    let doc = sandbox.hpp(["doctor", "--report", "--json"]).json(0);
+    let report = &doc["report"];
+    assert_eq!(report["schema"], "hpp.doctor-report/v1");
+    assert_eq!(report["protocol_version"], "2.1");
+    let text = doc.to_string();
+    assert!(!text.contains("http"), "{text}");
+    assert!(!text.contains(sandbox.root.to_str().unwrap()), "{text}");
+    let human = sandbox.hpp(["doctor", "--report"]).ok();
+    assert!(human.contains("No network call was made"), "{human}");
+}
+
+#[test]
+fn control_each_protocol_rule_refuses_its_mutated_manifest_with_exit_2() {
+    type Mutation = fn(&mut Value);
+    let cases: Vec<(Mutation, &str)> = vec![
+        (
+            |v| v["protocol_version"] = "2.0".into(),
+            "protocol_version must be 2.1",
+        ),
+        (
+            |v| v["exit_codes"]["block"] = 9.into(),
+            "exit_codes must be exactly",
+        ),
+        (
+            |v| {
+                v["hooks"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("capabilities");
+            },
+            "hooks[operator-kit/policy-gate].capabilities must be a non-empty list",
+        ),
+        (
+            |v| v["modules"][1]["hosts"]["cursor"] = "native".into(),
+            "module lane-kit declares an unknown host: cursor",
+        ),
+        (
+            |v| v["modules"][1]["integrates_with"] = serde_json::json!(["ghost-kit"]),
+            "modules[lane-kit].integrates_with names an unknown module: ghost-kit",
+        ),
+        (
+            |v| {
+                v["modules"][0]["requires"] = serde_json::json!(["lane-kit"]);
+                v["modules"][1]["requires"] = serde_json::json!(["operator-kit"]);
+            },
+            "dependency cycle: operator-kit -> lane-kit -> operator-kit",
+        ),
+        (
+            |v| v["hooks"][0]["exit_policy"] = "maybe".into(),
+            "exit_policy must be one of observe, warn, block",
+        ),
+        (
+            |v| {
+                let kept: Vec<Value> = v["hooks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|h| h["module"] != "gotcha-memory")
+                    .cloned()
+                    .collect();
+                v["hooks"] = Value::Array(kept);
+            },
+            "module declares the hooks component and declares no hook: gotcha-memory",
+        ),
+        (
+            |v| v["routing"]["tiers"] = serde_json::json!(["frontier"]),
+            "routing.tiers must be exactly",
+        ),
+    ];
+    let sandbox = Sandbox::repo();
+    for (mutate, expected) in cases {
+        let mut value = manifest_value();
+        mutate(&mut value);
+        let path = write_manifest(&sandbox, &value);
+        let reason = sandbox.hpp(["doctor", "--manifest", &path]).refused();
+        assert!(
+            reason.contains(expected),
+            "expected {expected:?} in {reason:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_module_block_does_not_stop_event_commands() {
+    let sandbox = Sandbox::repo();
+    let mut value = manifest_value();
+    value["hooks"][0]["capabilities"] = serde_json::json!([]);
+    std::fs::write(
+        sandbox.root.join("hpp.manifest.json"),
+        serde_json::to_string(&value).unwrap(),
+    )
+    .unwrap();
+    sandbox
+        .hpp(["event", "append", "--type", "work_started"])
+        .ok();
+    sandbox.hpp(["doctor"]).refused();
+}
+
+#[test]
+fn control_a_corrupted_loop_ref_is_found_and_blocks() {
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("good");
+    sandbox.hpp(["doctor"]).ok();
+    sandbox.git(["update-ref", "refs/hpp/loops/bad", "HEAD"]);
+    let doc = sandbox.hpp(["doctor", "--json"]).json(2);
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc}");
+    assert_eq!(findings[0]["subject"], "refs/hpp/loops/bad");
+    assert!(
+        findings[0]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("the chain does not verify at event:1"),
+        "{doc}"
+    );
+    assert_eq!(doc["store"]["loops"], 2);
+}
+
+#[test]
+fn a_record_without_its_blob_blocks_and_an_unknown_namespace_warns() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["update-ref", "refs/hpp/strange/x", "HEAD"]);
+    let out = sandbox.hpp(["doctor"]).exit(1).stdout;
+    assert!(
+        out.contains("warn: refs/hpp/strange/x: refs/hpp/strange/ is not a namespace"),
+        "{out}"
+    );
+    let blob = sandbox.git(["rev-parse", "HEAD:README"]);
+    sandbox.git(["update-ref", "refs/hpp/lanes/blob", &blob]);
+    let out = sandbox.hpp(["doctor"]).exit(2).stdout;
+    assert!(
+        out.contains("block: refs/hpp/lanes/blob: does not point at a record commit"),
+        "{out}"
+    );
+    sandbox.git(["update-ref", "-d", "refs/hpp/lanes/blob"]);
+    sandbox.git(["update-ref", "refs/hpp/evidence/hollow", "HEAD"]);
+    let out = sandbox.hpp(["doctor"]).exit(2).stdout;
+    assert!(
+        out.contains("block: refs/hpp/evidence/hollow: the record has no record.json"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_deleted_note_is_planned_by_repair_and_restored_by_repair_apply() {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\n").unwrap();
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    let created = sandbox
+        .hpp_in(&sandbox.root, &{
+            let mut a = crate::harness::attest_args("review:001", "approved");
+            a.push("--json");
+            a
+        })
+        .json(0);
+    let attestation = created["ref"].as_str().unwrap().to_owned();
+    let note = sandbox.git(["notes", "--ref=hpp", "show", "HEAD"]);
+    assert!(note.contains(&attestation), "{note}");
+    sandbox.hpp(["doctor"]).ok();
+
+    sandbox.git(["notes", "--ref=hpp", "remove", "HEAD"]);
+    let out = sandbox.hpp(["doctor"]).exit(1).stdout;
+    assert!(out.contains("refs/notes/hpp lacks the note of"), "{out}");
+    let notes_before = sandbox.git(["for-each-ref", "refs/notes/"]);
+    let plan = sandbox.hpp(["doctor", "--repair"]).exit(1).stdout;
+    assert!(
+        plan.contains(&format!("add the note of {attestation} to commit")),
+        "{plan}"
+    );
+    assert!(plan.contains("plan only"), "{plan}");
+    assert_eq!(sandbox.git(["for-each-ref", "refs/notes/"]), notes_before);
+
+    let done = sandbox.hpp(["doctor", "--repair", "--apply"]).ok();
+    assert!(done.contains("done: add the note of"), "{done}");
+    let restored = sandbox.git(["notes", "--ref=hpp", "show", "HEAD"]);
+    assert_eq!(restored, note);
+    let again = sandbox.hpp(["doctor", "--repair", "--json"]).json(0);
+    assert_eq!(again["repair"]["plan"], serde_json::json!([]));
+}

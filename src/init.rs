@@ -1,1 +1,0 @@
-//! `init`: the six stages (detect, prereqs, profile, configure, wire-suggest, smoke) and readiness.

@@ -1,1 +1,0 @@
-//! Modules (CONCEPTS.md "module"): module directories, CHECKSUMS.txt, install plans.

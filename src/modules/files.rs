@@ -1,0 +1,104 @@
+//! The shell of [`crate::modules`]: walking a module directory, hashing its files, and copying
+//! verified files into a workspace without ever replacing a different file.
+
+use std::path::{Path, PathBuf};
+
+use super::{CHECKSUMS_FILE, Entry};
+use crate::record::sha256_hex;
+
+/// Why a directory could not be read or a file could not be placed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing a path failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A module directory holds a symbolic link, which an inventory cannot pin.
+    #[error("{}: a module may not hold symbolic links", path.display())]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// A file's path is not UTF-8, so no inventory line can name it.
+    #[error("{}: a module file name must be UTF-8", path.display())]
+    NotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Lists every regular file under `dir` (except `CHECKSUMS.txt` at its root) with its sha256,
+/// sorted by path.
+pub fn scan(dir: &Path) -> Result<Vec<Entry>, Error> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for item in std::fs::read_dir(&current).map_err(io(&current))? {
+            let item = item.map_err(io(&current))?;
+            let path = item.path();
+            let kind = item.file_type().map_err(io(&path))?;
+            if kind.is_symlink() {
+                return Err(Error::Symlink { path });
+            }
+            if kind.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let relative = path
+                .strip_prefix(dir)
+                .expect("a walked path is under its root")
+                .to_str()
+                .ok_or_else(|| Error::NotUtf8 { path: path.clone() })?
+                .replace('\\', "/");
+            if relative == CHECKSUMS_FILE {
+                continue;
+            }
+            let bytes = std::fs::read(&path).map_err(io(&path))?;
+            out.push(Entry {
+                path: relative,
+                sha256: sha256_hex(&bytes),
+            });
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Returns the sha256 of the file at `path`, or `None` when nothing is there.
+pub fn sha256_of(path: &Path) -> Result<Option<String>, Error> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(sha256_hex(&bytes))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::Io {
+            path: path.to_owned(),
+            source: e,
+        }),
+    }
+}
+
+/// Writes `bytes` to a new file at `target` (creating its directories); fails if it exists.
+pub fn write_new(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+    use std::io::Write;
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(target)
+        .map_err(io(target))?;
+    file.write_all(bytes).map_err(io(target))?;
+    file.sync_all().map_err(io(target))
+}

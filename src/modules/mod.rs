@@ -1,0 +1,640 @@
+//! Modules (CONCEPTS.md "module", "host", "bundle"): the `CHECKSUMS.txt` inventory of a module
+//! directory and the plan that installs modules into a workspace for one host.
+//!
+//! A module ships `CHECKSUMS.txt`: one `<sha256>  <relative path>` line per file (two spaces),
+//! sorted by path, listing every file of the directory except itself. Verification finds the
+//! files that are missing, changed or unlisted; an empty inventory or a path that escapes the
+//! directory fails outright. An install copies the verified files under a host's layout
+//! (Claude Code: `.claude/hpp/<module>/`; Codex CLI: `.agents/hpp/<module>/`, with each skill
+//! also under `.agents/skills/hpp-<module>-<skill>/`), never over a different existing file, and
+//! prints the hook wiring for a person to paste.
+//!
+//! This module is pure: [`files`] is the shell that walks directories, hashes and writes, and
+//! [`install`] the workflow that joins them.
+
+pub mod files;
+pub mod install;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::manifest::{ModuleDecl, Validated, is_inside};
+
+/// The inventory file of a module directory.
+pub const CHECKSUMS_FILE: &str = "CHECKSUMS.txt";
+
+/// The events that concern one tool call, for which a settings block needs a matcher.
+const TOOL_EVENTS: [&str; 3] = ["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+
+/// Why an inventory or an install was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// `CHECKSUMS.txt` lists nothing.
+    #[error("{CHECKSUMS_FILE} lists no file")]
+    EmptyInventory,
+    /// A line is not `<sha256>  <path>`.
+    #[error("{CHECKSUMS_FILE} line {line} is not `<sha256>  <relative path>`")]
+    BadLine {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// A path climbs out of the module directory or is absolute.
+    #[error("{CHECKSUMS_FILE} names a path outside the module: {path}")]
+    Escaping {
+        /// The path as listed.
+        path: String,
+    },
+    /// A path is listed twice.
+    #[error("{CHECKSUMS_FILE} lists {path} twice")]
+    Duplicate {
+        /// The path.
+        path: String,
+    },
+    /// The bundle is not declared.
+    #[error("unknown bundle: {0}")]
+    UnknownBundle(String),
+    /// The host is not declared.
+    #[error("unknown host: {host} (expected one of {expected})")]
+    UnknownHost {
+        /// The host asked for.
+        host: String,
+        /// The declared hosts, comma-separated.
+        expected: String,
+    },
+    /// A module id is not declared.
+    #[error("unknown module: {0}")]
+    UnknownModule(String),
+    /// A bundle names a module that is unsupported on the host.
+    #[error("bundle {bundle} requires {module}, unsupported on {host}")]
+    BundleUnsupported {
+        /// The bundle.
+        bundle: String,
+        /// The module.
+        module: String,
+        /// The host.
+        host: String,
+    },
+    /// A module chosen by name is unsupported on the host.
+    #[error("module {module} is unsupported on {host}")]
+    ModuleUnsupported {
+        /// The module.
+        module: String,
+        /// The host.
+        host: String,
+    },
+    /// No module was chosen.
+    #[error("--modules needs at least one module id")]
+    NoModules,
+    /// The host is declared but this harness knows no file layout for it.
+    #[error("no install layout is known for host {0}")]
+    NoLayout(String),
+}
+
+/// One line of an inventory: a path relative to the module directory and its sha256.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Entry {
+    /// The path, `/`-separated, relative to the module directory.
+    pub path: String,
+    /// The sha256 of its bytes, lowercase hex.
+    pub sha256: String,
+}
+
+/// Renders an inventory: one `<sha256>  <path>` line per entry, sorted by path, without
+/// `CHECKSUMS.txt` itself.
+///
+/// ```
+/// use git_hpp::modules::{Entry, render, parse};
+/// let text = render(&[Entry { path: "b".into(), sha256: "1".repeat(64) },
+///                     Entry { path: "a".into(), sha256: "2".repeat(64) }]);
+/// assert!(text.starts_with(&format!("{}  a\n", "2".repeat(64))));
+/// assert_eq!(parse(&text).unwrap().len(), 2);
+/// ```
+pub fn render(entries: &[Entry]) -> String {
+    let mut sorted: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.path != CHECKSUMS_FILE)
+        .collect();
+    sorted.sort();
+    sorted
+        .iter()
+        .map(|e| format!("{}  {}\n", e.sha256, e.path))
+        .collect()
+}
+
+/// Parses an inventory, refusing a malformed line, an escaping or repeated path, or an empty
+/// inventory.
+pub fn parse(text: &str) -> Result<Vec<Entry>, Error> {
+    let mut out: Vec<Entry> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = || Error::BadLine { line: index + 1 };
+        let (sha, path) = line.split_once("  ").ok_or_else(bad)?;
+        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) || path.is_empty() {
+            return Err(bad());
+        }
+        if !is_inside(path) {
+            return Err(Error::Escaping {
+                path: path.to_owned(),
+            });
+        }
+        if out.iter().any(|e| e.path == path) {
+            return Err(Error::Duplicate {
+                path: path.to_owned(),
+            });
+        }
+        out.push(Entry {
+            path: path.to_owned(),
+            sha256: sha.to_ascii_lowercase(),
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::EmptyInventory);
+    }
+    Ok(out)
+}
+
+/// What a comparison of an inventory with the files on disk found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// How many listed files match.
+    pub verified: usize,
+    /// Listed files that are absent.
+    pub missing: Vec<String>,
+    /// Listed files whose bytes differ.
+    pub changed: Vec<String>,
+    /// Files present but not listed.
+    pub unlisted: Vec<String>,
+}
+
+impl Verification {
+    /// Tells whether every file matches and nothing is unlisted.
+    pub fn is_intact(&self) -> bool {
+        self.missing.is_empty() && self.changed.is_empty() && self.unlisted.is_empty()
+    }
+
+    /// Returns a one-line account of what differs.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (label, paths) in [
+            ("missing", &self.missing),
+            ("changed", &self.changed),
+            ("unlisted", &self.unlisted),
+        ] {
+            if !paths.is_empty() {
+                parts.push(format!("{label}: {}", paths.join(", ")));
+            }
+        }
+        if parts.is_empty() {
+            format!("{} file(s) verified", self.verified)
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// Compares an inventory with the files present (`CHECKSUMS.txt` itself is never a file of the
+/// inventory).
+pub fn verify(listed: &[Entry], present: &[Entry]) -> Verification {
+    let actual: BTreeMap<&str, &str> = present
+        .iter()
+        .filter(|e| e.path != CHECKSUMS_FILE)
+        .map(|e| (e.path.as_str(), e.sha256.as_str()))
+        .collect();
+    let mut out = Verification::default();
+    for entry in listed {
+        match actual.get(entry.path.as_str()) {
+            None => out.missing.push(entry.path.clone()),
+            Some(sha) if *sha != entry.sha256 => out.changed.push(entry.path.clone()),
+            Some(_) => out.verified += 1,
+        }
+    }
+    out.unlisted = actual
+        .keys()
+        .filter(|path| !listed.iter().any(|e| e.path == **path))
+        .map(|p| (*p).to_owned())
+        .collect();
+    out
+}
+
+/// What to install: a bundle or a list of modules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// A named bundle.
+    Bundle(String),
+    /// Modules named one by one (the reference labels this `custom`).
+    Modules(Vec<String>),
+}
+
+impl Selection {
+    /// Returns the bundle's name, or `custom`.
+    pub fn label(&self) -> &str {
+        match self {
+            Self::Bundle(name) => name,
+            Self::Modules(_) => "custom",
+        }
+    }
+}
+
+/// One module chosen for a host, with its integration there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chosen {
+    /// The module id.
+    pub id: String,
+    /// Its version.
+    pub version: String,
+    /// Its directory, relative to the manifest.
+    pub path: String,
+    /// `native` or `explicit-command` (an unsupported module is refused).
+    pub integration: String,
+}
+
+/// Checks that `host` is declared, naming the declared ones otherwise.
+pub fn check_host(validated: &Validated, host: &str) -> Result<(), Error> {
+    if validated.hosts.iter().any(|h| h == host) {
+        Ok(())
+    } else {
+        Err(Error::UnknownHost {
+            host: host.to_owned(),
+            expected: validated.hosts.join(", "),
+        })
+    }
+}
+
+/// Resolves a selection into the modules to install on `host`, refusing an unknown bundle, host
+/// or module and any module unsupported on the host.
+pub fn choose(
+    validated: &Validated,
+    selection: &Selection,
+    host: &str,
+) -> Result<Vec<Chosen>, Error> {
+    let ids: Vec<String> = match selection {
+        Selection::Bundle(name) => validated
+            .bundles
+            .get(name)
+            .ok_or_else(|| Error::UnknownBundle(name.clone()))?
+            .modules
+            .clone(),
+        Selection::Modules(ids) if ids.is_empty() => return Err(Error::NoModules),
+        Selection::Modules(ids) => ids.clone(),
+    };
+    check_host(validated, host)?;
+    let mut out: Vec<Chosen> = Vec::new();
+    for id in ids {
+        let module = validated
+            .module(&id)
+            .ok_or_else(|| Error::UnknownModule(id.clone()))?;
+        let integration = module.coverage(host);
+        if integration == "unsupported" {
+            return Err(match selection {
+                Selection::Bundle(bundle) => Error::BundleUnsupported {
+                    bundle: bundle.clone(),
+                    module: id,
+                    host: host.to_owned(),
+                },
+                Selection::Modules(_) => Error::ModuleUnsupported {
+                    module: id,
+                    host: host.to_owned(),
+                },
+            });
+        }
+        if out.iter().any(|c| c.id == module.id) {
+            continue;
+        }
+        out.push(chosen(module, integration));
+    }
+    Ok(out)
+}
+
+fn chosen(module: &ModuleDecl, integration: &str) -> Chosen {
+    Chosen {
+        id: module.id.clone(),
+        version: module.version.clone(),
+        path: module.path.clone(),
+        integration: integration.to_owned(),
+    }
+}
+
+/// Returns where a module's files go in a workspace on `host`, relative to the target.
+pub fn install_root(host: &str, module: &str) -> Result<String, Error> {
+    match host {
+        "claude-code" => Ok(format!(".claude/hpp/{module}")),
+        "codex" => Ok(format!(".agents/hpp/{module}")),
+        other => Err(Error::NoLayout(other.to_owned())),
+    }
+}
+
+/// One file to place in the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Copy {
+    /// The module it belongs to.
+    pub module: String,
+    /// Its path inside the module directory.
+    pub source: String,
+    /// Its path inside the target, `/`-separated.
+    pub target: String,
+    /// The sha256 its bytes must have.
+    pub sha256: String,
+}
+
+/// Lists the copies that install a module's verified files on `host`: every file under the
+/// host's root, and on Codex CLI each `skills/<skill>/...` file a second time under
+/// `.agents/skills/hpp-<module>-<skill>/...`, where Codex looks for skills.
+pub fn copies(host: &str, module: &str, files: &[Entry]) -> Result<Vec<Copy>, Error> {
+    let root = install_root(host, module)?;
+    let mut out = Vec::new();
+    for entry in files {
+        out.push(Copy {
+            module: module.to_owned(),
+            source: entry.path.clone(),
+            target: format!("{root}/{}", entry.path),
+            sha256: entry.sha256.clone(),
+        });
+        if host == "codex"
+            && let Some(rest) = entry.path.strip_prefix("skills/")
+            && let Some((skill, inner)) = rest.split_once('/')
+        {
+            out.push(Copy {
+                module: module.to_owned(),
+                source: entry.path.clone(),
+                target: format!(".agents/skills/hpp-{module}-{skill}/{inner}"),
+                sha256: entry.sha256.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// What applying a copy does to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// The file is absent: it will be written.
+    Create,
+    /// The file is there with the same bytes: nothing to do.
+    Unchanged,
+    /// A different file is there: it is kept, and the copy is reported as a conflict.
+    Conflict,
+}
+
+/// Decides what a copy does, given the sha256 of the file already at its target, if any.
+pub fn action(copy: &Copy, existing: Option<&str>) -> Action {
+    match existing {
+        None => Action::Create,
+        Some(sha) if sha == copy.sha256 => Action::Unchanged,
+        Some(_) => Action::Conflict,
+    }
+}
+
+/// Returns the command a host runs for a hook script installed in the workspace.
+pub fn hook_command(host: &str, module: &str, script: &str) -> Result<String, Error> {
+    let root = install_root(host, module)?;
+    Ok(match host {
+        "claude-code" => format!("\"$CLAUDE_PROJECT_DIR\"/{root}/{script}"),
+        _ => format!("{root}/{script}"),
+    })
+}
+
+/// Builds the hook wiring to paste for the chosen modules on `host`: a `{"hooks": {event:
+/// [{"matcher"?, "hooks": [{"type": "command", "command"}]}]}}` block, in the shape of Claude
+/// Code's settings.json (Codex CLI's hooks.json takes the same shape, behind its trust prompt).
+/// The block is printed, never written.
+pub fn wiring(validated: &Validated, host: &str, chosen: &[Chosen]) -> Result<Value, Error> {
+    let mut events: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for module in chosen {
+        for hook in validated.hooks_of(&module.id) {
+            let command = hook_command(host, &module.id, &hook.script)?;
+            for event in &hook.events {
+                let mut entry = json!({"hooks": [{"type": "command", "command": command}]});
+                if TOOL_EVENTS.contains(&event.as_str()) {
+                    entry["matcher"] = json!("*");
+                }
+                events.entry(event.clone()).or_default().push(entry);
+            }
+        }
+    }
+    Ok(json!({ "hooks": events }))
+}
+
+/// The capability table of the chosen modules' hooks: one row per hook (id, events,
+/// capabilities, exit policy). Empty, not absent, when no chosen module ships a hook.
+pub fn capability_table(validated: &Validated, chosen: &[Chosen]) -> Vec<Value> {
+    chosen
+        .iter()
+        .flat_map(|m| validated.hooks_of(&m.id))
+        .map(|h| {
+            json!({"hook": h.id, "events": h.events, "capabilities": h.capabilities,
+                   "exit_policy": h.exit_policy})
+        })
+        .collect()
+}
+
+/// Renders the host matrix as Markdown: one row per module, one column per host, each cell
+/// `` `integration` · channels ``.
+pub fn host_matrix(validated: &Validated) -> String {
+    let mut out = String::from("| module |");
+    for host in &validated.hosts {
+        out.push_str(&format!(" {} |", host_label(host)));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(validated.hosts.len()));
+    out.push('\n');
+    for module in &validated.modules {
+        out.push_str(&format!("| `{}` {} |", module.id, module.version));
+        for host in &validated.hosts {
+            let integration = module.coverage(host);
+            let channels = if integration == "unsupported" {
+                "—".to_owned()
+            } else if module.has_component("hooks") {
+                "verified copy + hooks after the wiring is pasted".to_owned()
+            } else {
+                "verified copy".to_owned()
+            };
+            out.push_str(&format!(" `{integration}` · {channels} |"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Returns a host's display name.
+pub fn host_label(host: &str) -> &str {
+    match host {
+        "claude-code" => "Claude Code",
+        "codex" => "Codex CLI",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest;
+
+    fn sha(c: char) -> String {
+        c.to_string().repeat(64)
+    }
+
+    fn entry(path: &str, c: char) -> Entry {
+        Entry {
+            path: path.into(),
+            sha256: sha(c),
+        }
+    }
+
+    fn validated() -> Validated {
+        let value: Value = serde_json::from_str(manifest::BUILT_IN).unwrap();
+        manifest::validate(&value).unwrap()
+    }
+
+    #[test]
+    fn render_sorts_and_leaves_out_the_inventory_itself() {
+        let text = render(&[
+            entry("z", 'a'),
+            entry(CHECKSUMS_FILE, 'b'),
+            entry("a/b", 'c'),
+        ]);
+        assert_eq!(text, format!("{}  a/b\n{}  z\n", sha('c'), sha('a')));
+        assert_eq!(
+            parse(&text).unwrap(),
+            vec![entry("a/b", 'c'), entry("z", 'a')]
+        );
+    }
+
+    #[test]
+    fn control_tampered_missing_and_unlisted_files_are_found() {
+        let listed = vec![entry("a", 'a'), entry("b", 'b'), entry("c", 'c')];
+        let present = vec![entry("a", 'a'), entry("b", 'f'), entry("d", 'd')];
+        let v = verify(&listed, &present);
+        assert!(!v.is_intact());
+        assert_eq!(
+            (v.verified, v.changed, v.missing, v.unlisted),
+            (
+                1,
+                vec!["b".to_owned()],
+                vec!["c".to_owned()],
+                vec!["d".to_owned()]
+            )
+        );
+        assert!(verify(&listed, &listed).is_intact());
+    }
+
+    #[test]
+    fn control_malformed_inventories_are_refused() {
+        assert_eq!(parse("\n").unwrap_err(), Error::EmptyInventory);
+        assert_eq!(
+            parse(&format!("{} ../x\n", sha('a'))).unwrap_err(),
+            Error::BadLine { line: 1 }
+        );
+        assert!(matches!(
+            parse(&format!("{}  ../x\n", sha('a'))),
+            Err(Error::Escaping { .. })
+        ));
+        assert!(matches!(
+            parse(&format!("{}  /etc/x\n", sha('a'))),
+            Err(Error::Escaping { .. })
+        ));
+        assert!(matches!(
+            parse(&format!("{}  x\n{}  x\n", sha('a'), sha('b'))),
+            Err(Error::Duplicate { .. })
+        ));
+        assert_eq!(parse("xyz  a\n").unwrap_err(), Error::BadLine { line: 1 });
+        assert!(matches!(
+            parse(&format!("{}  a/./b\n", sha('a'))),
+            Err(Error::Escaping { .. })
+        ));
+    }
+
+    #[test]
+    fn choosing_refuses_unknown_names_with_the_reference_sentences() {
+        let v = validated();
+        let bundle = |b: &str| Selection::Bundle(b.into());
+        assert_eq!(
+            choose(&v, &bundle("nope"), "codex")
+                .unwrap_err()
+                .to_string(),
+            "unknown bundle: nope"
+        );
+        assert_eq!(
+            choose(&v, &bundle("solo"), "vim").unwrap_err().to_string(),
+            "unknown host: vim (expected one of claude-code, codex)"
+        );
+        assert_eq!(
+            choose(&v, &Selection::Modules(vec!["ghost".into()]), "codex")
+                .unwrap_err()
+                .to_string(),
+            "unknown module: ghost"
+        );
+        let mut v2 = v.clone();
+        v2.modules[0]
+            .hosts
+            .insert("codex".into(), "unsupported".into());
+        assert_eq!(
+            choose(&v2, &bundle("solo"), "codex")
+                .unwrap_err()
+                .to_string(),
+            "bundle solo requires operator-kit, unsupported on codex"
+        );
+        let ok = choose(&v, &bundle("reliable-coding"), "codex").unwrap();
+        assert_eq!(ok.len(), v.bundles["reliable-coding"].modules.len());
+    }
+
+    #[test]
+    fn codex_copies_skills_where_codex_looks_for_them() {
+        let copies = copies(
+            "codex",
+            "lane-kit",
+            &[
+                entry("skills/lanes/SKILL.md", 'a'),
+                entry("hooks/x.sh", 'b'),
+            ],
+        )
+        .unwrap();
+        let targets: Vec<&str> = copies.iter().map(|c| c.target.as_str()).collect();
+        assert_eq!(
+            targets,
+            [
+                ".agents/hpp/lane-kit/skills/lanes/SKILL.md",
+                ".agents/skills/hpp-lane-kit-lanes/SKILL.md",
+                ".agents/hpp/lane-kit/hooks/x.sh"
+            ]
+        );
+        let claude = super::copies("claude-code", "lane-kit", &[entry("hooks/x.sh", 'b')]).unwrap();
+        assert_eq!(claude[0].target, ".claude/hpp/lane-kit/hooks/x.sh");
+        assert_eq!(action(&claude[0], None), Action::Create);
+        assert_eq!(action(&claude[0], Some(&sha('b'))), Action::Unchanged);
+        assert_eq!(action(&claude[0], Some(&sha('c'))), Action::Conflict);
+    }
+
+    #[test]
+    fn the_wiring_names_each_hook_script_under_the_host_layout() {
+        let v = validated();
+        let chosen = choose(&v, &Selection::Bundle("solo".into()), "claude-code").unwrap();
+        let wiring = wiring(&v, "claude-code", &chosen).unwrap();
+        let text = wiring.to_string();
+        assert!(
+            text.contains(".claude/hpp/operator-kit/hooks/policy-gate.sh"),
+            "{text}"
+        );
+        assert_eq!(wiring["hooks"]["PreToolUse"][0]["matcher"], "*");
+        assert!(
+            host_matrix(&v).starts_with("| module | Claude Code | Codex CLI |\n|---|---|---|\n")
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rendering_then_parsing_gives_back_the_sorted_inventory(
+            files in proptest::collection::btree_map("[a-z]{1,6}(/[a-z0-9_-][a-z0-9._-]{0,7}){0,2}", "[0-9a-f]{64}", 1..12)
+        ) {
+            let entries: Vec<Entry> = files.iter().rev().map(|(p, s)| Entry { path: p.clone(), sha256: s.clone() }).collect();
+            let parsed = parse(&render(&entries)).unwrap();
+            let mut sorted = entries.clone();
+            sorted.sort();
+            proptest::prop_assert_eq!(parsed, sorted);
+        }
+    }
+}
