@@ -17,8 +17,7 @@ use crate::evals::{self, Gate, Report, Suite};
 ///
 /// Runs each control of the packaged suite k times against the real code, each in both
 /// directions (a known-good case accepted, a known-bad case refused), and decides gate both:
-/// pass@k >= 0.90 and pass^k == 1.0. Controls whose concept is not built yet are named as not
-/// run and left out of the metrics. Works outside any repository; touches no refs of it.
+/// pass@k >= 0.90 and pass^k == 1.0. Works outside any repository; touches no refs of it.
 ///
 /// Exit codes: 0 the gate passed, 1 it failed, 2 k was refused.
 #[derive(Debug, clap::Args)]

@@ -22,7 +22,7 @@ pub enum EvalCommand {
     /// replay reads its recorded outcomes (the first k), command runs its argv (no shell; a run
     /// passes when it exits 0 within "timeout" seconds, default 20), hpp-control runs the built-in
     /// control of that id. pass@k is true when some run passed, pass^k when all did; the metrics are
-    /// shares of the cases that ran (null when none ran). Controls not built yet are listed under
+    /// shares of the cases that ran (null when none ran); a case that could not run is listed under
     /// not_run and never counted. Prints the report as JSON. Works outside any repository.
     ///
     /// Exit codes: 0 the gate passed, 1 it failed, 2 the suite or k was refused.

@@ -5,9 +5,7 @@
 //! A control passes only when both directions hold: the good case is accepted *and* the bad
 //! case is refused. Controls that need git work on a throwaway repository made with
 //! [`Store::init`] in a temporary directory, removed afterwards; none reads or writes the
-//! repository of the working directory. A control whose concept is not built yet is
-//! [`Check::NotBuilt`]: the suite reports it as not run and never counts it as passed. Adding a
-//! control is one line in [`CONTROLS`].
+//! repository of the working directory. Adding a control is one line in [`CONTROLS`].
 
 use std::path::Path;
 
@@ -23,50 +21,31 @@ use crate::routing::{self, Tier};
 use crate::store::Store;
 use crate::store::refs::{self, LoopId};
 
-/// What a control does when it runs.
-#[derive(Debug, Clone, Copy)]
-pub enum Check {
-    /// Runs both directions; `Err` says which direction failed and how.
-    Run(fn() -> Result<(), String>),
-    /// The concept it checks is not built yet: the control is reported as not run.
-    NotBuilt(&'static str),
-}
-
 /// One control of the packaged benchmark.
 #[derive(Debug, Clone, Copy)]
 pub struct Control {
     /// The case id that names it in a suite.
     pub id: &'static str,
-    /// What it runs.
-    pub check: Check,
+    /// Runs both directions; `Err` says which direction failed and how.
+    pub check: fn() -> Result<(), String>,
 }
 
 /// Every control, in the packaged suite's order.
 pub const CONTROLS: &[Control] = &[
-    not_built("manifest-contract", "manifest validation"),
+    runs("manifest-contract", crate::manifest::contract_control),
     runs("policy-enforcement", policy_enforcement),
     runs("workgraph-waves", workgraph_waves),
-    not_built("lane-collision", "lane map"),
-    not_built("monitor-freshness", "monitor map"),
+    runs("lane-collision", crate::maps::lane_collision_control),
+    runs("monitor-freshness", crate::maps::monitor_freshness_control),
     runs("context-provenance", context_provenance),
     runs("routing-risk-floor", routing_risk_floor),
     runs("event-evidence-gate", event_evidence_gate),
-    not_built("graph-determinism", "graph views"),
+    runs("graph-determinism", graph_determinism),
     runs("evidence-attestation", evidence_attestation),
 ];
 
 const fn runs(id: &'static str, check: fn() -> Result<(), String>) -> Control {
-    Control {
-        id,
-        check: Check::Run(check),
-    }
-}
-
-const fn not_built(id: &'static str, concept: &'static str) -> Control {
-    Control {
-        id,
-        check: Check::NotBuilt(concept),
-    }
+    Control { id, check }
 }
 
 /// Returns the control named `id`.
@@ -76,12 +55,7 @@ pub fn find(id: &str) -> Option<&'static Control> {
 
 /// Runs a control `k` times (each run from scratch, on its own throwaway repository).
 pub fn run(control: &Control, k: usize) -> CaseRun {
-    match control.check {
-        Check::NotBuilt(concept) => CaseRun::NotRun {
-            reason: format!("not built yet: {concept}"),
-        },
-        Check::Run(check) => CaseRun::from_results((0..k).map(|_| check())),
-    }
+    CaseRun::from_results((0..k).map(|_| (control.check)()))
 }
 
 /// workgraph-waves: spec → build compiles to waves [spec], [build]; a ↔ b is refused as a cycle.
@@ -250,6 +224,12 @@ fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
 
 /// evidence-attestation: maker-a's work approved by checker-b verifies on its snapshot; after
 /// an edit of `target.txt` the new snapshot is blocked with `snapshot_digest`.
+/// Every graph view of the built-in manifest gives the same bytes for the manifest with every
+/// array reversed (see [`crate::graph::determinism_control`]).
+fn graph_determinism() -> Result<(), String> {
+    crate::graph::determinism_control(Manifest::built_in().value())
+}
+
 fn evidence_attestation() -> Result<(), String> {
     attestation_directions("first version\n", "second version\n")
 }
@@ -351,10 +331,19 @@ mod tests {
 
     fn passes(id: &str) {
         let control = find(id).expect("a listed control");
-        let Check::Run(check) = control.check else {
-            panic!("{id} is not built");
-        };
-        assert_eq!(check(), Ok(()), "{id}");
+        assert_eq!((control.check)(), Ok(()), "{id}");
+    }
+
+    #[test]
+    fn the_manifest_lane_monitor_and_graph_controls_pass_in_both_directions() {
+        for id in [
+            "manifest-contract",
+            "lane-collision",
+            "monitor-freshness",
+            "graph-determinism",
+        ] {
+            passes(id);
+        }
     }
 
     #[test]
@@ -364,17 +353,6 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), CONTROLS.len());
         assert_eq!(CONTROLS.len(), 10);
-    }
-
-    #[test]
-    fn controls_not_built_yet_do_not_run_and_say_why() {
-        let lanes = find("lane-collision").expect("listed");
-        assert_eq!(
-            run(lanes, 3),
-            CaseRun::NotRun {
-                reason: "not built yet: lane map".into()
-            }
-        );
     }
 
     #[test]

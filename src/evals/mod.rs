@@ -9,9 +9,9 @@
 //! case run are `null`, never 0, and then no gate passes.
 //!
 //! Three runners: `replay` reads the case's recorded outcomes (the first k), `command` runs an
-//! argv k times (pass = exit 0), `hpp-control` runs a built-in [`controls`] entry k times. A
-//! control whose concept is not built yet is reported under `not_run` with its reason and left
-//! out of every metric: it is never counted as passed.
+//! argv k times (pass = exit 0), `hpp-control` runs a built-in [`controls`] entry k times. A case
+//! that could not run is reported under `not_run` with its reason and left out of every metric:
+//! it is never counted as passed.
 //!
 //! This file is pure: it validates a suite and turns outcomes into a report. Running the cases
 //! is [`runner`]'s job (a workflow: processes and throwaway repositories), handed in as a
@@ -288,9 +288,9 @@ pub enum CaseRun {
         /// Why runs failed, each reason once; empty when every run passed.
         failures: Vec<String>,
     },
-    /// The case could not run at all (a control whose concept is not built yet).
+    /// The case could not run at all.
     NotRun {
-        /// Why, e.g. `not built yet: lane map`.
+        /// Why.
         reason: String,
     },
 }

@@ -813,7 +813,7 @@ fn status_of_an_unknown_id_is_an_empty_list_and_render_of_an_empty_board_says_so
 #[test]
 fn every_command_the_skills_name_is_a_real_verb_with_its_flags() {
     let sandbox = Sandbox::empty();
-    for skill in ["board.md", "best-of-n.md"] {
+    for skill in ["hpp-board/SKILL.md", "hpp-best-of-n/SKILL.md"] {
         let path = format!(
             "{}/modules/lane-kit/skills/{skill}",
             env!("CARGO_MANIFEST_DIR")

@@ -15,12 +15,18 @@ const REPLAY: &str = concat!(
     "/examples/reliable-coding/replay-suite.json"
 );
 
-/// The controls whose concepts are not built yet, in suite order.
-const NOT_BUILT: [&str; 4] = [
+/// The packaged controls, in suite order.
+const CONTROLS: [&str; 10] = [
     "manifest-contract",
+    "policy-enforcement",
+    "workgraph-waves",
     "lane-collision",
     "monitor-freshness",
+    "context-provenance",
+    "routing-risk-floor",
+    "event-evidence-gate",
     "graph-determinism",
+    "evidence-attestation",
 ];
 
 /// Writes a suite into the sandbox and returns its path.
@@ -40,44 +46,27 @@ fn ids(list: &Value) -> Vec<&str> {
 }
 
 #[test]
-fn the_benchmark_passes_outside_any_repository_and_names_what_did_not_run() {
+fn the_benchmark_passes_outside_any_repository_with_every_control_run() {
     let sandbox = Sandbox::empty();
     let out = sandbox.hpp(["benchmark"]).ok();
-    let mut lines = out.lines();
     assert_eq!(
-        lines.next(),
-        Some("HPP benchmark: pass@k=1.00 · pass^k=1.00 · gate=PASS")
+        out, "HPP benchmark: pass@k=1.00 · pass^k=1.00 · gate=PASS\n",
+        "no control is left out"
     );
-    let not_run = lines.next().expect("a line names the controls not run");
-    assert!(not_run.starts_with("not run: "), "{out}");
-    for id in NOT_BUILT {
-        assert!(not_run.contains(&format!("{id} (not built yet: ")), "{out}");
-    }
-    assert_eq!(lines.next(), None);
 }
 
 #[test]
-fn the_benchmark_json_runs_six_controls_in_both_directions_and_lists_four_not_run() {
+fn the_benchmark_json_runs_all_ten_controls_in_both_directions() {
     let sandbox = Sandbox::empty();
     let report = sandbox.hpp(["benchmark", "-k", "2", "--json"]).json(0);
     assert_eq!(report["suite"]["name"], "reliable-coding-controls");
     assert_eq!(report["k"], 2);
-    assert_eq!(
-        ids(&report["cases"]),
-        [
-            "policy-enforcement",
-            "workgraph-waves",
-            "context-provenance",
-            "routing-risk-floor",
-            "event-evidence-gate",
-            "evidence-attestation"
-        ]
-    );
+    assert_eq!(ids(&report["cases"]), CONTROLS);
     for case in report["cases"].as_array().expect("cases") {
         assert_eq!(case["outcomes"], json!([true, true]), "{case}");
     }
-    assert_eq!(ids(&report["not_run"]), NOT_BUILT);
-    assert_eq!(report["metrics"]["ran"], 6);
+    assert_eq!(report["not_run"], json!([]));
+    assert_eq!(report["metrics"]["ran"], 10);
     assert_eq!(report["gate"]["name"], "both");
     assert_eq!(report["gate"]["passed"], true);
 }
@@ -193,17 +182,10 @@ fn command_cases_pass_on_exit_zero_and_fail_otherwise() {
 #[test]
 fn a_suite_with_no_case_run_has_null_metrics_and_fails_its_gate() {
     let sandbox = Sandbox::empty();
-    let path = suite(
-        &sandbox,
-        "not-built.json",
-        json!([{"id": "lane-collision", "runner": "hpp-control"}]),
-    );
-    let report = sandbox.hpp(["eval", "run", &path]).json(1);
-    assert_eq!(report["metrics"]["pass_at_k"], Value::Null);
-    assert_eq!(report["metrics"]["pass_caret_k"], Value::Null);
-    assert_eq!(report["not_run"][0]["reason"], "not built yet: lane map");
     let empty = suite(&sandbox, "empty.json", json!([]));
     let report = sandbox.hpp(["eval", "run", &empty]).json(1);
+    assert_eq!(report["metrics"]["pass_at_k"], Value::Null);
+    assert_eq!(report["metrics"]["pass_caret_k"], Value::Null);
     assert_eq!(report["metrics"]["flaky"], Value::Null);
 }
 
