@@ -258,6 +258,61 @@ const STEPS: &[Step] = &[
         "reviewer",
     ),
     in_dir(hpp(&["loops"], "Every loop in the repository."), "reviewer"),
+    hpp(
+        &[
+            "lane",
+            "start",
+            "docs",
+            "--territory",
+            "docs",
+            "--role",
+            "maker",
+            "--model",
+            "claude-sonnet-4",
+        ],
+        "A lane for a second agent: a linked worktree beside the repository, and a claim on docs/ under refs/hpp/lanes/.",
+    ),
+    expect(
+        hpp(
+            &[
+                "lane",
+                "start",
+                "api-docs",
+                "--territory",
+                "docs/api",
+                "--role",
+                "maker",
+                "--model",
+                "gpt-5",
+            ],
+            "A second exclusive lane inside that territory is refused, naming the first.",
+        ),
+        Expect::Code(2),
+    ),
+    hpp(
+        &["map", "lane"],
+        "The live lanes, projected from refs: liveness from heartbeats, no collision.",
+    ),
+    hpp(
+        &[
+            "lane",
+            "review-guard",
+            "--",
+            "git",
+            "log",
+            "--oneline",
+            "-1",
+        ],
+        "A checker's command, proven read-only: git's view of the worktree is the same before and after.",
+    ),
+    hpp(
+        &["lane", "close", "docs"],
+        "The lane closes and its worktree goes, because nothing unsaved is in it.",
+    ),
+    hpp(
+        &["doctor"],
+        "The manifest, its hooks and modules, and every record in the store, checked.",
+    ),
 ];
 
 /// Runs the tour.

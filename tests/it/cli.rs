@@ -7,8 +7,32 @@ fn help_lists_the_command_families() {
     let sandbox = Sandbox::empty();
     let help = sandbox.hpp(["--help"]).ok();
     for family in [
-        "event", "evidence", "attest", "verify", "push", "fetch", "remote", "hooks", "status",
-        "resume", "loops", "snapshot", "demo",
+        "event",
+        "evidence",
+        "attest",
+        "verify",
+        "push",
+        "fetch",
+        "remote",
+        "hooks",
+        "status",
+        "resume",
+        "loops",
+        "snapshot",
+        "demo",
+        "deliberate",
+        "map",
+        "graph",
+        "atlas",
+        "lane",
+        "board",
+        "checker",
+        "doctor",
+        "init",
+        "install",
+        "module",
+        "handoff",
+        "gotcha",
     ] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(family)),
@@ -117,6 +141,11 @@ fn the_demo_tours_the_whole_story_and_cleans_up() {
         "(reviewer) $ git hpp verify --allowed-signers ../allowed_signers --require-signed\nok   ",
         "HPP event chain: intact · loop=main · events=5",
         "imported 5 events into loop imported (chain intact",
+        "$ git hpp lane start api-docs --territory docs/api --role maker --model gpt-5\nhpp: ",
+        "\"liveness\": {\n    \"docs\": \"alive\"\n  }",
+        "review-guard: unchanged",
+        "lane docs closed",
+        "HPP doctor: ok",
         "removed the throwaway directory",
     ] {
         assert!(
