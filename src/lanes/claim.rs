@@ -45,6 +45,14 @@ pub enum Error {
         /// What is wrong.
         detail: String,
     },
+    /// A lane log's records do not follow one another as the lane commands write them.
+    #[error("lane {lane}: the log is inconsistent: {detail}")]
+    Log {
+        /// The lane.
+        lane: String,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 /// A lane id: one component of a git ref name, so `refs/hpp/lanes/<id>`, the branch
@@ -314,12 +322,131 @@ impl LaneRecord {
     }
 }
 
+/// Checks that a lane's log, oldest record first, is what the lane commands write: one claim
+/// first, then heartbeats, and at most one close as the last record; every record names `lane`
+/// and repeats the claim (territory, exclusivity, role, model, worktree, branch, start time);
+/// heartbeats never go back in time; only a close carries `closed_at` and `closing`.
+pub fn check_log(lane: &LaneId, records: &[LaneRecord]) -> Result<(), Error> {
+    let bad = |n: usize, detail: String| Error::Log {
+        lane: lane.to_string(),
+        detail: format!("record {n}: {detail}"),
+    };
+    let Some(first) = records.first() else {
+        return Err(Error::Log {
+            lane: lane.to_string(),
+            detail: "the log holds no record".into(),
+        });
+    };
+    let last = records.len();
+    let mut heartbeat = first.started_at;
+    for (i, record) in records.iter().enumerate() {
+        let n = i + 1;
+        if record.id != *lane {
+            return Err(bad(n, format!("it names lane {}", record.id)));
+        }
+        match (n, record.event) {
+            (1, Event::Claim) | (2.., Event::Heartbeat) => {}
+            (_, Event::Close) if n == last && n > 1 => {}
+            (1, _) => return Err(bad(n, "the first record is not the claim".into())),
+            (_, Event::Claim) => return Err(bad(n, "a second claim".into())),
+            (_, _) => return Err(bad(n, "the close is not the last record".into())),
+        }
+        let same_claim = record.territory == first.territory
+            && record.exclusive == first.exclusive
+            && record.role == first.role
+            && record.model == first.model
+            && record.worktree == first.worktree
+            && record.branch == first.branch
+            && record.started_at == first.started_at;
+        if !same_claim {
+            return Err(bad(n, "it does not repeat the claim".into()));
+        }
+        if record.heartbeat_at < heartbeat {
+            return Err(bad(n, "its heartbeat goes back in time".into()));
+        }
+        heartbeat = record.heartbeat_at;
+        let closing = record.closed_at.is_some() || record.closing.is_some();
+        if closing != (record.event == Event::Close) {
+            return Err(bad(
+                n,
+                "closed_at and closing belong to the close alone".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn t(paths: &[&str]) -> Vec<String> {
         normalise_territory(&paths.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>()).unwrap()
+    }
+
+    fn claimed(id: &str) -> LaneRecord {
+        LaneRecord {
+            schema: SCHEMA.to_owned(),
+            event: Event::Claim,
+            id: id.parse().unwrap(),
+            territory: vec!["src".into()],
+            exclusive: true,
+            role: "maker".into(),
+            model: "claude-sonnet-4".into(),
+            worktree: "/w/a".into(),
+            branch: Some("hpp/lane/a".into()),
+            started_at: 100,
+            heartbeat_at: 100,
+            closed_at: None,
+            closing: None,
+        }
+    }
+
+    fn closing() -> Closing {
+        Closing {
+            reason: "closed".into(),
+            worktree_removed: true,
+            branch_deleted: false,
+        }
+    }
+
+    #[test]
+    fn a_log_written_by_start_heartbeat_and_close_is_consistent() {
+        let claim = claimed("a");
+        let beat = claim.heartbeat(150);
+        let log = [claim.clone(), beat.clone(), beat.close(160, closing())];
+        assert_eq!(check_log(&claim.id, &log), Ok(()));
+        assert_eq!(check_log(&claim.id, &log[..1]), Ok(()));
+    }
+
+    #[test]
+    fn control_a_log_out_of_order_or_changing_its_claim_is_inconsistent() {
+        let claim = claimed("a");
+        let id = claim.id.clone();
+        let beat = claim.heartbeat(150);
+        let close = beat.close(160, closing());
+        let broken = |log: &[LaneRecord]| check_log(&id, log).unwrap_err().to_string();
+        assert!(broken(&[]).contains("holds no record"));
+        assert!(
+            broken(std::slice::from_ref(&beat))
+                .contains("record 1: the first record is not the claim")
+        );
+        assert!(
+            broken(&[claim.clone(), close.clone(), beat.clone()])
+                .contains("record 2: the close is not the last record")
+        );
+        assert!(broken(&[claim.clone(), claim.clone()]).contains("record 2: a second claim"));
+        let mut moved = beat.clone();
+        moved.territory = vec![".".into()];
+        assert!(broken(&[claim.clone(), moved]).contains("record 2: it does not repeat the claim"));
+        assert!(
+            broken(&[claim.clone(), beat.clone(), claim.heartbeat(120)])
+                .contains("goes back in time")
+        );
+        assert!(broken(&[claimed("b")]).contains("record 1: it names lane b"));
+        let mut half_closed = beat.clone();
+        half_closed.closed_at = Some(170);
+        assert!(broken(&[claim, half_closed]).contains("belong to the close alone"));
     }
 
     #[test]
