@@ -322,55 +322,56 @@ impl LaneRecord {
     }
 }
 
-/// Checks that a lane's log, oldest record first, is what the lane commands write: one claim
-/// first, then heartbeats, and at most one close as the last record; every record names `lane`
-/// and repeats the claim (territory, exclusivity, role, model, worktree, branch, start time);
-/// heartbeats never go back in time; only a close carries `closed_at` and `closing`.
+/// Checks that a lane's log, oldest record first, is what the lane commands write: a claim
+/// first, then heartbeats and at most one close; after a close only a new claim (the lane
+/// started again). Every record names `lane` and repeats the claim it follows (territory,
+/// exclusivity, role, model, worktree, branch, start time); heartbeats never go back in time
+/// within a claim; only a close carries `closed_at` and `closing`.
 pub fn check_log(lane: &LaneId, records: &[LaneRecord]) -> Result<(), Error> {
-    let bad = |n: usize, detail: String| Error::Log {
+    let bad = |n: usize, detail: &str| Error::Log {
         lane: lane.to_string(),
         detail: format!("record {n}: {detail}"),
     };
-    let Some(first) = records.first() else {
+    let Some(mut claim) = records.first() else {
         return Err(Error::Log {
             lane: lane.to_string(),
             detail: "the log holds no record".into(),
         });
     };
-    let last = records.len();
-    let mut heartbeat = first.started_at;
+    let mut heartbeat = claim.started_at;
     for (i, record) in records.iter().enumerate() {
         let n = i + 1;
         if record.id != *lane {
-            return Err(bad(n, format!("it names lane {}", record.id)));
+            return Err(bad(n, &format!("it names lane {}", record.id)));
         }
-        match (n, record.event) {
-            (1, Event::Claim) | (2.., Event::Heartbeat) => {}
-            (_, Event::Close) if n == last && n > 1 => {}
-            (1, _) => return Err(bad(n, "the first record is not the claim".into())),
-            (_, Event::Claim) => return Err(bad(n, "a second claim".into())),
-            (_, _) => return Err(bad(n, "the close is not the last record".into())),
+        let closed = i > 0 && records[i - 1].event == Event::Close;
+        match record.event {
+            Event::Claim if i == 0 || closed => {
+                claim = record;
+                heartbeat = record.started_at;
+            }
+            Event::Claim => return Err(bad(n, "a second claim while the lane is open")),
+            _ if i == 0 => return Err(bad(n, "the first record is not the claim")),
+            _ if closed => return Err(bad(n, "only a new claim may follow a close")),
+            Event::Heartbeat | Event::Close => {}
         }
-        let same_claim = record.territory == first.territory
-            && record.exclusive == first.exclusive
-            && record.role == first.role
-            && record.model == first.model
-            && record.worktree == first.worktree
-            && record.branch == first.branch
-            && record.started_at == first.started_at;
+        let same_claim = record.territory == claim.territory
+            && record.exclusive == claim.exclusive
+            && record.role == claim.role
+            && record.model == claim.model
+            && record.worktree == claim.worktree
+            && record.branch == claim.branch
+            && record.started_at == claim.started_at;
         if !same_claim {
-            return Err(bad(n, "it does not repeat the claim".into()));
+            return Err(bad(n, "it does not repeat the claim"));
         }
         if record.heartbeat_at < heartbeat {
-            return Err(bad(n, "its heartbeat goes back in time".into()));
+            return Err(bad(n, "its heartbeat goes back in time"));
         }
         heartbeat = record.heartbeat_at;
         let closing = record.closed_at.is_some() || record.closing.is_some();
         if closing != (record.event == Event::Close) {
-            return Err(bad(
-                n,
-                "closed_at and closing belong to the close alone".into(),
-            ));
+            return Err(bad(n, "closed_at and closing belong to the close alone"));
         }
     }
     Ok(())
@@ -417,6 +418,13 @@ mod tests {
         let log = [claim.clone(), beat.clone(), beat.close(160, closing())];
         assert_eq!(check_log(&claim.id, &log), Ok(()));
         assert_eq!(check_log(&claim.id, &log[..1]), Ok(()));
+        // Started again after the close: a new claim, with its own territory and times.
+        let mut again = claimed("a");
+        again.territory = vec![".".into()];
+        again.started_at = 200;
+        again.heartbeat_at = 200;
+        let restarted = [log.to_vec(), vec![again.clone(), again.heartbeat(210)]].concat();
+        assert_eq!(check_log(&claim.id, &restarted), Ok(()));
     }
 
     #[test]
@@ -433,9 +441,12 @@ mod tests {
         );
         assert!(
             broken(&[claim.clone(), close.clone(), beat.clone()])
-                .contains("record 2: the close is not the last record")
+                .contains("record 3: only a new claim may follow a close")
         );
-        assert!(broken(&[claim.clone(), claim.clone()]).contains("record 2: a second claim"));
+        assert!(
+            broken(&[claim.clone(), claim.clone()])
+                .contains("record 2: a second claim while the lane is open")
+        );
         let mut moved = beat.clone();
         moved.territory = vec![".".into()];
         assert!(broken(&[claim.clone(), moved]).contains("record 2: it does not repeat the claim"));

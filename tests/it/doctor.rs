@@ -424,6 +424,23 @@ fn good_records_of_every_newer_namespace_pass_doctor() {
         human.contains("1 deliberation(s) · 1 lane(s) · 1 board event(s) · 1 handoff(s)"),
         "{human}"
     );
+    // A lane closed and started again keeps one log: a new claim may follow a close.
+    sandbox.hpp(["lane", "close", "alpha"]).ok();
+    sandbox
+        .hpp([
+            "lane",
+            "start",
+            "alpha",
+            "--role",
+            "checker",
+            "--model",
+            "gpt-5",
+            "--territory",
+            "docs",
+        ])
+        .ok();
+    let doc = sandbox.hpp(["doctor", "--json"]).json(0);
+    assert_eq!(doc["findings"], serde_json::json!([]), "{doc}");
 }
 
 #[test]
