@@ -1069,6 +1069,11 @@ fn a_design_session_over_the_remaining_candidates_selects_and_its_judge_is_the_r
     assert_eq!(selected["deliberation"]["ref"], session.as_str());
     assert_eq!(selected["deliberation"]["id"], id);
     assert_eq!(last_state(&sandbox, "single-log"), "NOT-SELECTED");
+    let rendered = board(&sandbox, &["render"]).ok();
+    assert!(
+        rendered.contains(&format!("lane-judge (qwen3-32b-q5) by House Session {id}")),
+        "{rendered}"
+    );
 }
 
 #[test]
