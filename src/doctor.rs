@@ -5,9 +5,13 @@
 //! - **modules**: each module directory beside the manifest carries a `CHECKSUMS.txt` that
 //!   verifies (no file missing, changed or unlisted), and every hook script the manifest names
 //!   exists in its module;
-//! - **store**: every ref under `refs/hpp/` parses as what its namespace promises (a loop whose
-//!   chain verifies; an evidence bundle or attestation with its record blob) and no ref sits in
-//!   a namespace this harness does not write;
+//! - **store**: every ref under `refs/hpp/` parses as what its namespace promises, checked by
+//!   the code that owns the format: a loop whose chain verifies; an evidence bundle or
+//!   attestation with its record blob; a sealed House Session that verifies as `deliberate
+//!   verify` verifies it; a lane log whose `lane.json` records parse and follow one another; a
+//!   board log whose every event re-validates; handoffs and gotcha-memory records that parse and
+//!   validate; and no ref sits in a namespace this harness does not write. Each ref is read once.
+//!   Hop states are only checked to name a commit;
 //! - **notes**: `refs/notes/hpp`, the derived mirror, carries a line for each attestation on each
 //!   commit at hand (HEAD and the local branch tips) whose tree was attested. It is the only
 //!   thing `--repair` rebuilds, since it is the only thing derived.
@@ -21,11 +25,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::event_loop::LoopSpec;
+use crate::lanes::claim::{self, LaneId, LaneRecord};
 use crate::manifest::Validated;
 use crate::modules::{self, CHECKSUMS_FILE, files};
 use crate::store::refs::{self, LoopId};
 use crate::store::{self, CommitId, Store, TreeId};
-use crate::{attest, events, evidence};
+use crate::{attest, board, continuity, deliberation, events, evidence, gotcha, lanes};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -228,6 +233,16 @@ pub struct StoreCheck {
     pub loops: usize,
     /// How many attestations were read.
     pub attestations: usize,
+    /// How many sealed House Sessions were verified.
+    pub deliberations: usize,
+    /// How many lane logs were checked.
+    pub lanes: usize,
+    /// How many board events re-validated.
+    pub board_events: usize,
+    /// How many handoffs were checked.
+    pub handoffs: usize,
+    /// How many gotcha-memory records (failures and gotchas) were checked.
+    pub gotchas: usize,
     /// Note lines missing from refs/notes/hpp (repairable).
     pub notes_missing: Vec<NoteRepair>,
     /// What is wrong.
@@ -254,6 +269,11 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
         refs: all.len(),
         loops: 0,
         attestations: 0,
+        deliberations: 0,
+        lanes: 0,
+        board_events: 0,
+        handoffs: 0,
+        gotchas: 0,
         notes_missing: Vec::new(),
         findings: Vec::new(),
     };
@@ -296,11 +316,13 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
                 Err(f) => check.findings.push(f),
             }
         } else if store.commit_tree(tip).is_err() {
-            // The other namespaces' records are read by their own commands; every one of them
-            // is a commit, so a ref that names anything else is broken.
+            // Every record of the other namespaces is a commit, so a ref that names anything
+            // else is broken before its format is even looked at.
             check
                 .findings
                 .push(Finding::block(name, "does not point at a record commit"));
+        } else if let Some(f) = check_newer(store, name, &mut check) {
+            check.findings.push(f);
         }
     }
     check.notes_missing = missing_notes(store, &attested)?;
@@ -335,6 +357,176 @@ fn check_loop(store: &Store, spec: &LoopSpec, name: &str, short: &str) -> Option
             format!("the loop cannot be read: {e}"),
         )),
     }
+}
+
+/// Checks a ref of the namespaces whose records their own modules read: deliberations, lanes,
+/// the board, handoffs and gotchas (hop states are only checked to name a commit).
+fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Finding> {
+    if let Some(id) = name.strip_prefix(refs::DELIBERATIONS_PREFIX) {
+        check.deliberations += 1;
+        check_deliberation(store, name, id)
+    } else if let Some(lane) = name.strip_prefix(refs::LANES_PREFIX) {
+        check.lanes += 1;
+        check_lane(store, name, lane)
+    } else if name.starts_with(refs::BOARD_PREFIX) {
+        if name != Store::BOARD_LOG {
+            return Some(Finding::warn(
+                name,
+                format!("the board writes only {}", Store::BOARD_LOG),
+            ));
+        }
+        match board::log::read(store) {
+            Ok(read) => {
+                check.board_events = read.events.len();
+                None
+            }
+            Err(e) => Some(Finding::block(name, e.to_string())),
+        }
+    } else if let Some(lane) = name.strip_prefix(refs::HANDOFFS_PREFIX) {
+        check_handoffs(store, name, lane, &mut check.handoffs)
+    } else if name.starts_with(refs::GOTCHAS_PREFIX) {
+        check_gotchas(store, name, &mut check.gotchas)
+    } else {
+        // refs/hpp/hop/*: its owner has no verification function yet.
+        None
+    }
+}
+
+/// A sealed House Session: its tree holds the sealed parts, the seal holds and every key
+/// re-derives (as `deliberate verify`, without a signature requirement), and the ref's id is
+/// the record's.
+fn check_deliberation(store: &Store, name: &str, id: &str) -> Option<Finding> {
+    let loaded = match deliberation::load(store, name, None) {
+        Ok(loaded) => loaded,
+        Err(deliberation::StoreError::Unreadable { detail, .. }) => {
+            return Some(Finding::block(name, detail));
+        }
+        Err(e) => {
+            return Some(Finding::block(
+                name,
+                format!("the record cannot be read: {e}"),
+            ));
+        }
+    };
+    if let deliberation::Verification::Broken { reason, .. } =
+        deliberation::verify_record(&loaded.record)
+    {
+        return Some(Finding::block(
+            name,
+            format!("the sealed record does not verify: {reason}"),
+        ));
+    }
+    if let Some(problem) = loaded.problems.first() {
+        return Some(Finding::block(name, problem.clone()));
+    }
+    let expected = deliberation::record_id(&loaded.record);
+    (id != expected).then(|| {
+        Finding::block(
+            name,
+            format!("the record is kept under {id}, but its id is {expected}"),
+        )
+    })
+}
+
+/// A lane log: a valid lane id, every commit's `lane.json` an `hpp.lane/v1` record, and the
+/// records following one another as the lane commands write them.
+fn check_lane(store: &Store, name: &str, lane: &str) -> Option<Finding> {
+    let Ok(id) = lane.parse::<LaneId>() else {
+        return Some(Finding::block(name, "is not a valid lane id"));
+    };
+    let chain = match store.read_chain(name, lanes::LANE_FILE) {
+        Ok(chain) => chain,
+        Err(e) => return Some(Finding::block(name, format!("the log cannot be read: {e}"))),
+    };
+    let mut records: Vec<LaneRecord> = Vec::with_capacity(chain.links.len());
+    for link in &chain.links {
+        let Some(bytes) = &link.payload else {
+            return Some(Finding::block(
+                name,
+                format!("commit {} has no {}", link.commit, lanes::LANE_FILE),
+            ));
+        };
+        match LaneRecord::parse(&format!("commit {}", link.commit), bytes) {
+            Ok(record) => records.push(record),
+            Err(e) => return Some(Finding::block(name, e.to_string())),
+        }
+    }
+    claim::check_log(&id, &records)
+        .err()
+        .map(|e| Finding::block(name, e.to_string()))
+}
+
+/// A lane's handoff log: a valid lane name, and every handoff parses, validates and names
+/// that lane.
+fn check_handoffs(store: &Store, name: &str, lane: &str, count: &mut usize) -> Option<Finding> {
+    if let Err(e) = continuity::check_lane(lane) {
+        return Some(Finding::block(name, e.to_string()));
+    }
+    let handoffs = match store.handoffs(lane) {
+        Ok(handoffs) => handoffs,
+        Err(e) => return Some(Finding::block(name, format!("the log cannot be read: {e}"))),
+    };
+    for (commit, bytes) in &handoffs {
+        *count += 1;
+        match continuity::parse(bytes) {
+            Ok(handoff) if handoff.session.lane_id != lane => {
+                return Some(Finding::block(
+                    name,
+                    format!(
+                        "the handoff at {commit} names lane {}",
+                        handoff.session.lane_id
+                    ),
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Some(Finding::block(
+                    name,
+                    format!("the handoff at {commit}: {e}"),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The two gotcha-memory logs: every failure and every promoted gotcha parses and validates.
+fn check_gotchas(store: &Store, name: &str, count: &mut usize) -> Option<Finding> {
+    type Parse = fn(&[u8]) -> Result<(), gotcha::Error>;
+    let (read, parse, what): (Result<Vec<Vec<u8>>, store::Error>, Parse, &str) =
+        if name == store::failures_ref() {
+            (
+                store.failures(),
+                |b| gotcha::parse_failure(b).map(drop),
+                "failure",
+            )
+        } else if name == store::promoted_ref() {
+            (
+                store.gotchas().map(|(_, records)| records),
+                |b| gotcha::parse_gotcha(b).map(drop),
+                "gotcha",
+            )
+        } else {
+            return Some(Finding::warn(
+                name,
+                format!(
+                    "gotcha memory writes only {} and {}",
+                    store::failures_ref(),
+                    store::promoted_ref()
+                ),
+            ));
+        };
+    let records = match read {
+        Ok(records) => records,
+        Err(e) => return Some(Finding::block(name, format!("the log cannot be read: {e}"))),
+    };
+    for (n, bytes) in records.iter().enumerate() {
+        *count += 1;
+        if let Err(e) = parse(bytes) {
+            return Some(Finding::block(name, format!("{what} {}: {e}", n + 1)));
+        }
+    }
+    None
 }
 
 fn read_record(store: &Store, name: &str, file: &str) -> Result<Value, Finding> {

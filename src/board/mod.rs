@@ -372,6 +372,9 @@ pub struct CompetitionEvent {
     /// The checker that selected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict_by: Option<VerdictBy>,
+    /// The House Session that decided, for `select --deliberation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliberation: Option<DeliberationRef>,
     /// The candidates as compared at selection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compared: Option<std::collections::BTreeMap<String, Compared>>,
@@ -411,6 +414,7 @@ impl CompetitionEvent {
             not_selected: None,
             withdrawn: None,
             verdict_by: None,
+            deliberation: None,
             compared: None,
             item: None,
             remaining: None,
@@ -487,6 +491,39 @@ pub enum Choice {
     Winner(String),
     /// No checker was available: record DEFERRED, never a winner.
     CheckerUnavailable,
+    /// A sealed House Session, verified at the edge, decides: its recommendation wins and its
+    /// judge is the selector.
+    Deliberation(Deliberated),
+}
+
+/// What `select --deliberation` takes from a sealed House Session that verified: its type, the
+/// options it weighed, its verdict and its judge seat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deliberated {
+    /// The panel's session type (`design` is the only one select takes).
+    pub session_type: String,
+    /// The options the panel weighed.
+    pub options: Vec<String>,
+    /// The verdict's status (`recommendation` is the only one select takes).
+    pub status: String,
+    /// The verdict's value.
+    pub value: Option<String>,
+    /// The judge seat's lane and pinned model: the selector.
+    pub judge: VerdictBy,
+    /// The record, as the competition event names it.
+    pub record: DeliberationRef,
+}
+
+/// The sealed House Session a competition was decided by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliberationRef {
+    /// The record's id (`<panel id>-<first 12 of the seal>`).
+    pub id: String,
+    /// The seal.
+    pub record_sha256: String,
+    /// The ref it is kept at, when it was read from one.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// `set ITEM STATE`: every flag of the reference's `set`.
@@ -552,7 +589,7 @@ pub enum Request {
         /// Who declares it.
         actor: Actor,
     },
-    /// `select --task T (--winner X | --checker-unavailable)`.
+    /// `select --task T (--winner X | --checker-unavailable | --deliberation REC)`.
     Select {
         /// The competition.
         task: String,
@@ -827,6 +864,33 @@ pub enum Error {
         /// The competition.
         task: String,
     },
+    /// `select --deliberation` with a session that is not a design session.
+    #[error("the deliberation is a {0} session: select takes a design session")]
+    DeliberationType(String),
+    /// `select --deliberation` with a verdict that is not a recommendation.
+    #[error("the deliberation's verdict is {0}, not a recommendation: it cannot select")]
+    DeliberationVerdict(String),
+    /// `select --deliberation` where the selector is not the session's judge.
+    #[error("the selector of a deliberation is its judge ({lane}, {model})")]
+    DeliberationJudge {
+        /// The judge's lane.
+        lane: String,
+        /// The judge's model.
+        model: String,
+    },
+    /// `select --deliberation` with options other than the remaining candidates.
+    #[error(
+        "the deliberation weighed {}, but the remaining candidates of {task} are {}",
+        options.join(", "), remaining.join(", ")
+    )]
+    DeliberationOptions {
+        /// The competition.
+        task: String,
+        /// The options the session weighed, sorted.
+        options: Vec<String>,
+        /// The active candidates, sorted.
+        remaining: Vec<String>,
+    },
     /// A candidate not ready to be compared.
     #[error(
         "candidate {item} is {state}: every candidate must be CHECKPOINT-READY with evidence, or VERIFIED, before select"
@@ -891,6 +955,13 @@ pub enum Error {
 impl Error {
     /// Whether this is refused input (exit 2) rather than a board rule (exit 1).
     pub fn is_input(&self) -> bool {
-        matches!(self, Error::Empty(_) | Error::BadId { .. })
+        matches!(
+            self,
+            Error::Empty(_)
+                | Error::BadId { .. }
+                | Error::DeliberationType(_)
+                | Error::DeliberationVerdict(_)
+                | Error::DeliberationJudge { .. }
+        )
     }
 }

@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    Actor, Choice, Compared, CompetitionEvent, CompetitionState, Error, Event, ItemEvent,
-    LaneRegistry, Request, SetRequest, State, VerdictBy,
+    Actor, Choice, Compared, CompetitionEvent, CompetitionState, Deliberated, Error, Event,
+    ItemEvent, LaneRegistry, Request, SetRequest, State, VerdictBy,
 };
 use crate::family::model_family;
 
@@ -123,6 +123,41 @@ pub fn validate(history: &[Event]) -> Result<(), (usize, String)> {
         }
     }
     Ok(())
+}
+
+/// Checks a House Session that is to decide competition `task`: a design session whose verdict
+/// is a recommendation, whose options are exactly the `active` candidates, selected by its
+/// judge. Returns the recommended candidate.
+fn deliberated(
+    task: &str,
+    d: &Deliberated,
+    actor: &Actor,
+    active: &[&str],
+) -> Result<String, Error> {
+    if d.session_type != "design" {
+        return Err(Error::DeliberationType(d.session_type.clone()));
+    }
+    if d.status != "recommendation" {
+        return Err(Error::DeliberationVerdict(d.status.clone()));
+    }
+    if actor.lane != d.judge.lane || actor.model != d.judge.model {
+        return Err(Error::DeliberationJudge {
+            lane: d.judge.lane.clone(),
+            model: d.judge.model.clone(),
+        });
+    }
+    let options: BTreeSet<&str> = d.options.iter().map(String::as_str).collect();
+    let remaining: BTreeSet<&str> = active.iter().copied().collect();
+    if options != remaining || options.len() != d.options.len() {
+        return Err(Error::DeliberationOptions {
+            task: task.to_owned(),
+            options: options.into_iter().map(str::to_owned).collect(),
+            remaining: remaining.into_iter().map(str::to_owned).collect(),
+        });
+    }
+    d.value
+        .clone()
+        .ok_or_else(|| Error::DeliberationVerdict(format!("{} without a value", d.status)))
 }
 
 fn check_id(what: &'static str, value: &str) -> Result<(), Error> {
@@ -553,7 +588,12 @@ impl<'a> Board<'a> {
                 competition.remaining = Some(active.iter().map(|s| (*s).to_owned()).collect());
                 return Ok(vec![Event::Competition(competition)]);
             }
-            Choice::Winner(winner) => winner,
+            Choice::Winner(winner) => winner.clone(),
+            Choice::Deliberation(d) => {
+                let winner = deliberated(task, d, actor, &active)?;
+                competition.deliberation = Some(d.record.clone());
+                winner
+            }
         };
         if !active.contains(&winner.as_str()) {
             return Err(Error::NotCandidate {
@@ -1216,6 +1256,82 @@ mod tests {
             "executor",
             "gemini-2.5",
         ));
+    }
+
+    fn session(options: &[&str], status: &str, model: &str) -> Deliberated {
+        Deliberated {
+            session_type: "design".into(),
+            options: options.iter().map(|s| (*s).to_owned()).collect(),
+            status: status.into(),
+            value: Some("A".into()),
+            judge: VerdictBy {
+                lane: "lane-judge".into(),
+                model: model.into(),
+            },
+            record: crate::board::DeliberationRef {
+                id: "design-1-0123456789ab".into(),
+                record_sha256: "0".repeat(64),
+                reference: None,
+            },
+        }
+    }
+
+    fn select_by(d: Deliberated) -> Request {
+        Request::Select {
+            task: "T".into(),
+            actor: actor(&d.judge.lane, "reviewer", &d.judge.model),
+            choice: Choice::Deliberation(d),
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_design_session_over_the_remaining_candidates_selects_with_its_judge() {
+        let p = Play::competition();
+        let events = p
+            .try_do(select_by(session(
+                &["B", "A"],
+                "recommendation",
+                "qwen3-32b",
+            )))
+            .expect("selected");
+        let Event::Competition(c) = &events[0] else {
+            panic!("the competition event comes first")
+        };
+        assert_eq!(c.winner.as_deref(), Some("A"));
+        assert_eq!(
+            c.verdict_by.as_ref().map(|v| v.lane.as_str()),
+            Some("lane-judge")
+        );
+        assert_eq!(
+            c.deliberation.as_ref().map(|d| d.id.as_str()),
+            Some("design-1-0123456789ab")
+        );
+        assert_eq!(events.len(), 2);
+    }
+
+    #[test]
+    fn control_a_session_of_another_kind_verdict_options_or_judge_family_is_refused() {
+        let p = Play::competition();
+        let refuse = |d: Deliberated| p.try_do(select_by(d)).expect_err("refused");
+        let mut review = session(&["A", "B"], "recommendation", "qwen3-32b");
+        review.session_type = "review".into();
+        assert_eq!(refuse(review), Error::DeliberationType("review".into()));
+        assert_eq!(
+            refuse(session(&["A", "B"], "abstention", "qwen3-32b")),
+            Error::DeliberationVerdict("abstention".into())
+        );
+        let err = refuse(session(&["A", "B", "C"], "recommendation", "qwen3-32b"));
+        assert!(matches!(err, Error::DeliberationOptions { .. }), "{err}");
+        let err = refuse(session(&["A", "B"], "recommendation", "gemini-3-pro"));
+        assert!(matches!(err, Error::SameFamily { .. }), "{err}");
+        let mut other = select_by(session(&["A", "B"], "recommendation", "qwen3-32b"));
+        if let Request::Select { actor: a, .. } = &mut other {
+            a.lane = "someone-else".into();
+        }
+        let err = p.try_do(other).expect_err("not the judge");
+        assert!(matches!(err, Error::DeliberationJudge { .. }), "{err}");
+        assert!(err.is_input());
     }
 
     #[test]

@@ -18,8 +18,12 @@ const REPORT_SCHEMA: &str = "hpp.doctor-report/v1";
 /// Applies every rule of the protocol to the manifest in force (refused with exit 2 and the
 /// rule's sentence), verifies each module's CHECKSUMS.txt and hook scripts when the module
 /// directories sit beside the manifest, and, inside a repository, reads every ref under
-/// refs/hpp (a loop whose chain does not verify, a record without its blob, an unknown
-/// namespace) and checks that refs/notes/hpp mirrors every attestation on the commits at hand.
+/// refs/hpp once and checks it with the code that owns its format (a loop whose chain does not
+/// verify, an evidence or attestation record without its blob, a House Session that does not
+/// verify, a lane log that does not parse or follow itself, a board log that does not
+/// re-validate, a handoff or gotcha record that does not parse, an unknown namespace) and checks
+/// that refs/notes/hpp mirrors every attestation on the commits at hand. Each broken record is a
+/// finding naming its ref and the reason. Nothing is written except by --repair --apply.
 /// Exits 0 when all is well, 1 on warnings (a missing note, a module without CHECKSUMS.txt), 2
 /// on anything broken. `--repair` plans the rebuild of what is derived (the notes mirror);
 /// `--repair --apply` writes refs/notes/hpp. Never uses the network.
@@ -136,7 +140,10 @@ fn summary_line(status: &str, validated: &Validated) -> String {
 
 fn store_json(check: &StoreCheck) -> Value {
     json!({"checked": true, "refs": check.refs, "loops": check.loops,
-           "attestations": check.attestations, "notes_missing": check.notes_missing.len()})
+           "attestations": check.attestations, "deliberations": check.deliberations,
+           "lanes": check.lanes, "board_events": check.board_events,
+           "handoffs": check.handoffs, "gotchas": check.gotchas,
+           "notes_missing": check.notes_missing.len()})
 }
 
 fn human(
@@ -158,10 +165,16 @@ fn human(
     }
     match store {
         Some(c) => out.push_str(&format!(
-            "store: {} ref(s) · {} loop(s) · {} attestation(s) · {} note(s) missing\n",
+            "store: {} ref(s) · {} loop(s) · {} attestation(s) · {} deliberation(s) · {} lane(s) \
+             · {} board event(s) · {} handoff(s) · {} gotcha record(s) · {} note(s) missing\n",
             c.refs,
             c.loops,
             c.attestations,
+            c.deliberations,
+            c.lanes,
+            c.board_events,
+            c.handoffs,
+            c.gotchas,
             c.notes_missing.len()
         )),
         None => out.push_str("store: not checked (not inside a git repository)\n"),

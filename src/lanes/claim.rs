@@ -45,6 +45,14 @@ pub enum Error {
         /// What is wrong.
         detail: String,
     },
+    /// A lane log's records do not follow one another as the lane commands write them.
+    #[error("lane {lane}: the log is inconsistent: {detail}")]
+    Log {
+        /// The lane.
+        lane: String,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 /// A lane id: one component of a git ref name, so `refs/hpp/lanes/<id>`, the branch
@@ -314,12 +322,142 @@ impl LaneRecord {
     }
 }
 
+/// Checks that a lane's log, oldest record first, is what the lane commands write: a claim
+/// first, then heartbeats and at most one close; after a close only a new claim (the lane
+/// started again). Every record names `lane` and repeats the claim it follows (territory,
+/// exclusivity, role, model, worktree, branch, start time); heartbeats never go back in time
+/// within a claim; only a close carries `closed_at` and `closing`.
+pub fn check_log(lane: &LaneId, records: &[LaneRecord]) -> Result<(), Error> {
+    let bad = |n: usize, detail: &str| Error::Log {
+        lane: lane.to_string(),
+        detail: format!("record {n}: {detail}"),
+    };
+    let Some(mut claim) = records.first() else {
+        return Err(Error::Log {
+            lane: lane.to_string(),
+            detail: "the log holds no record".into(),
+        });
+    };
+    let mut heartbeat = claim.started_at;
+    for (i, record) in records.iter().enumerate() {
+        let n = i + 1;
+        if record.id != *lane {
+            return Err(bad(n, &format!("it names lane {}", record.id)));
+        }
+        let closed = i > 0 && records[i - 1].event == Event::Close;
+        match record.event {
+            Event::Claim if i == 0 || closed => {
+                claim = record;
+                heartbeat = record.started_at;
+            }
+            Event::Claim => return Err(bad(n, "a second claim while the lane is open")),
+            _ if i == 0 => return Err(bad(n, "the first record is not the claim")),
+            _ if closed => return Err(bad(n, "only a new claim may follow a close")),
+            Event::Heartbeat | Event::Close => {}
+        }
+        let same_claim = record.territory == claim.territory
+            && record.exclusive == claim.exclusive
+            && record.role == claim.role
+            && record.model == claim.model
+            && record.worktree == claim.worktree
+            && record.branch == claim.branch
+            && record.started_at == claim.started_at;
+        if !same_claim {
+            return Err(bad(n, "it does not repeat the claim"));
+        }
+        if record.heartbeat_at < heartbeat {
+            return Err(bad(n, "its heartbeat goes back in time"));
+        }
+        heartbeat = record.heartbeat_at;
+        let closing = record.closed_at.is_some() || record.closing.is_some();
+        if closing != (record.event == Event::Close) {
+            return Err(bad(n, "closed_at and closing belong to the close alone"));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn t(paths: &[&str]) -> Vec<String> {
         normalise_territory(&paths.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>()).unwrap()
+    }
+
+    fn claimed(id: &str) -> LaneRecord {
+        LaneRecord {
+            schema: SCHEMA.to_owned(),
+            event: Event::Claim,
+            id: id.parse().unwrap(),
+            territory: vec!["src".into()],
+            exclusive: true,
+            role: "maker".into(),
+            model: "claude-sonnet-4".into(),
+            worktree: "/w/a".into(),
+            branch: Some("hpp/lane/a".into()),
+            started_at: 100,
+            heartbeat_at: 100,
+            closed_at: None,
+            closing: None,
+        }
+    }
+
+    fn closing() -> Closing {
+        Closing {
+            reason: "closed".into(),
+            worktree_removed: true,
+            branch_deleted: false,
+        }
+    }
+
+    #[test]
+    fn a_log_written_by_start_heartbeat_and_close_is_consistent() {
+        let claim = claimed("a");
+        let beat = claim.heartbeat(150);
+        let log = [claim.clone(), beat.clone(), beat.close(160, closing())];
+        assert_eq!(check_log(&claim.id, &log), Ok(()));
+        assert_eq!(check_log(&claim.id, &log[..1]), Ok(()));
+        // Started again after the close: a new claim, with its own territory and times.
+        let mut again = claimed("a");
+        again.territory = vec![".".into()];
+        again.started_at = 200;
+        again.heartbeat_at = 200;
+        let restarted = [log.to_vec(), vec![again.clone(), again.heartbeat(210)]].concat();
+        assert_eq!(check_log(&claim.id, &restarted), Ok(()));
+    }
+
+    #[test]
+    fn control_a_log_out_of_order_or_changing_its_claim_is_inconsistent() {
+        let claim = claimed("a");
+        let id = claim.id.clone();
+        let beat = claim.heartbeat(150);
+        let close = beat.close(160, closing());
+        let broken = |log: &[LaneRecord]| check_log(&id, log).unwrap_err().to_string();
+        assert!(broken(&[]).contains("holds no record"));
+        assert!(
+            broken(std::slice::from_ref(&beat))
+                .contains("record 1: the first record is not the claim")
+        );
+        assert!(
+            broken(&[claim.clone(), close.clone(), beat.clone()])
+                .contains("record 3: only a new claim may follow a close")
+        );
+        assert!(
+            broken(&[claim.clone(), claim.clone()])
+                .contains("record 2: a second claim while the lane is open")
+        );
+        let mut moved = beat.clone();
+        moved.territory = vec![".".into()];
+        assert!(broken(&[claim.clone(), moved]).contains("record 2: it does not repeat the claim"));
+        assert!(
+            broken(&[claim.clone(), beat.clone(), claim.heartbeat(120)])
+                .contains("goes back in time")
+        );
+        assert!(broken(&[claimed("b")]).contains("record 1: it names lane b"));
+        let mut half_closed = beat.clone();
+        half_closed.closed_at = Some(170);
+        assert!(broken(&[claim, half_closed]).contains("belong to the close alone"));
     }
 
     #[test]

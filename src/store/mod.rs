@@ -24,6 +24,7 @@ mod snapshot;
 mod sync;
 mod worktrees;
 
+pub use gotcha::{failures_ref, promoted_ref};
 pub use lanes::StatusEntry;
 pub use records::{Content, NOTES_REF};
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};

@@ -966,3 +966,195 @@ fn the_best_of_n_example_runs_to_a_merged_winner_and_a_final_loser() {
         "{markdown}"
     );
 }
+
+/// The House Session examples.
+const SESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/house-session/");
+
+/// Seals the design example (options `log-per-item` and `single-log`, judge `lane-judge` on
+/// qwen3-32b-q5) with the judge decision `judge` (default: the example's recommendation);
+/// returns the record's ref.
+fn seal_design(sandbox: &Sandbox, judge: Option<&str>) -> String {
+    let panel = format!("{SESSIONS}design/panel.json");
+    let turns = format!("{SESSIONS}design/turns.json");
+    let example_judge = format!("{SESSIONS}design/judge.json");
+    let judge = judge.unwrap_or(&example_judge);
+    let recorded = sandbox
+        .hpp([
+            "deliberate",
+            "record",
+            "--panel",
+            &panel,
+            "--turns",
+            &turns,
+            "--judge",
+            judge,
+        ])
+        .json(0);
+    recorded["ref"].as_str().expect("a ref").to_owned()
+}
+
+/// Builds and checkpoints each `(item, lane, model)` and declares competition T over them.
+fn design_competition(sandbox: &Sandbox, builders: &[(&str, &str, &str)]) {
+    for (item, lane, model) in builders {
+        built(sandbox, item, lane, model);
+    }
+    let items: Vec<&str> = builders.iter().map(|(item, _, _)| *item).collect();
+    let items = items.join(",");
+    written(board(
+        sandbox,
+        &[
+            "compete", "--task", "T", "--items", &items, "--lane", "coord", "--model", "gpt-5",
+        ],
+    ));
+}
+
+fn select_by(sandbox: &Sandbox, record: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["select", "--task", "T", "--deliberation", record];
+    args.extend_from_slice(extra);
+    board(sandbox, &args)
+}
+
+#[test]
+fn a_design_session_over_the_remaining_candidates_selects_and_its_judge_is_the_reviewer() {
+    let sandbox = Sandbox::repo();
+    design_competition(
+        &sandbox,
+        &[
+            ("log-per-item", "lane-a", "gpt-5"),
+            ("single-log", "lane-b", "gemini-2.5-pro"),
+            ("extra", "lane-c", "claude-sonnet-4"),
+        ],
+    );
+    let session = seal_design(&sandbox, None);
+    // Three candidates remain; the session weighed two.
+    let tip = sandbox.git(["rev-parse", LOG]);
+    let err = ruled_out(select_by(&sandbox, &session, &[]));
+    assert!(
+        err.contains(
+            "the deliberation weighed log-per-item, single-log, but the remaining candidates of T are extra, log-per-item, single-log"
+        ),
+        "{err}"
+    );
+    assert_eq!(sandbox.git(["rev-parse", LOG]), tip, "nothing written");
+    written(board(
+        &sandbox,
+        &[
+            "withdraw",
+            "--task",
+            "T",
+            "--item",
+            "extra",
+            "--lane",
+            "coord",
+            "--model",
+            "gpt-5",
+            "--reason",
+            "out of scope",
+        ],
+    ));
+    let id = session.trim_start_matches("refs/hpp/deliberations/");
+    let selected = written(select_by(
+        &sandbox,
+        id,
+        &["--reason", "the panel converged"],
+    ));
+    assert_eq!(selected["state"], "SELECTED");
+    assert_eq!(selected["winner"], "log-per-item");
+    assert_eq!(selected["not_selected"], serde_json::json!(["single-log"]));
+    assert_eq!(
+        selected["verdict_by"],
+        serde_json::json!({"lane": "lane-judge", "model": "qwen3-32b-q5"})
+    );
+    assert_eq!(selected["lane_id"], "lane-judge");
+    assert_eq!(selected["deliberation"]["ref"], session.as_str());
+    assert_eq!(selected["deliberation"]["id"], id);
+    assert_eq!(last_state(&sandbox, "single-log"), "NOT-SELECTED");
+    let rendered = board(&sandbox, &["render"]).ok();
+    assert!(
+        rendered.contains(&format!("lane-judge (qwen3-32b-q5) by House Session {id}")),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn control_select_by_deliberation_refuses_forbidden_flags_a_review_an_abstention_an_edited_file_and_a_builders_family()
+ {
+    let sandbox = Sandbox::repo();
+    design_competition(
+        &sandbox,
+        &[
+            ("log-per-item", "lane-a", "gpt-5"),
+            ("single-log", "lane-b", "qwen3-coder-30b"),
+        ],
+    );
+    let session = seal_design(&sandbox, None);
+    let tip = sandbox.git(["rev-parse", LOG]);
+    for extra in [
+        &["--winner", "log-per-item"][..],
+        &["--lane", "lane-x"],
+        &["--model", "claude-opus-4"],
+        &["--checker-unavailable"],
+    ] {
+        let reason = select_by(&sandbox, &session, extra).refused();
+        assert!(
+            reason.contains(&format!("{} cannot be given with --deliberation", extra[0])),
+            "{reason}"
+        );
+    }
+    // A review session, sealed to a file.
+    let review = |name: &str| format!("{SESSIONS}review/{name}.json");
+    let file = sandbox.root.join("review-record.json");
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "deliberate",
+                "record",
+                "--panel",
+                &review("panel"),
+                "--turns",
+                &review("turns"),
+                "--judge",
+                &review("judge"),
+                "--rationale",
+                &review("rationale"),
+                "--out",
+                "review-record.json",
+            ],
+        )
+        .json(0);
+    let reason = select_by(&sandbox, "review-record.json", &[]).refused();
+    assert!(
+        reason.contains("the deliberation is a review session: select takes a design session"),
+        "{reason}"
+    );
+    // The same file with its verdict edited no longer verifies.
+    let mut edited: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("JSON");
+    edited["verdict"]["value"] = "low".into();
+    std::fs::write(&file, edited.to_string()).expect("writable");
+    let reason = select_by(&sandbox, "review-record.json", &[]).refused();
+    assert!(
+        reason.contains("the deliberation record does not verify: record_sha256 does not match"),
+        "{reason}"
+    );
+    // A judge that abstains recommends nothing.
+    let mut judge: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{SESSIONS}design/judge.json")).expect("example"),
+    )
+    .expect("JSON");
+    judge["outcome"] =
+        serde_json::json!({"status": "abstention", "value": null, "confidence": null});
+    let judge_path = sandbox.root.join("abstaining-judge.json");
+    std::fs::write(&judge_path, judge.to_string()).expect("writable");
+    let abstained = seal_design(&sandbox, judge_path.to_str());
+    let reason = select_by(&sandbox, &abstained, &[]).refused();
+    assert!(
+        reason.contains("the deliberation's verdict is abstention, not a recommendation"),
+        "{reason}"
+    );
+    // single-log was built on a qwen model: the judge (qwen3-32b-q5) may not select.
+    let err = ruled_out(select_by(&sandbox, &session, &[]));
+    assert!(err.contains("is of family qwen"), "{err}");
+    assert_eq!(sandbox.git(["rev-parse", LOG]), tip, "nothing written");
+}

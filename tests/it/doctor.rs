@@ -1,7 +1,8 @@
 //! `git hpp doctor`: the repository's manifest passes; each protocol rule refuses its mutation;
 //! the hook census counts every group; the store check finds a corrupted loop, a record without
 //! its blob and an unknown namespace; `--repair` plans, and `--repair --apply` restores, a
-//! deleted attestation note.
+//! deleted attestation note; good records of every newer namespace pass, and a corrupted one
+//! of each kind, forged with plain git plumbing, is reported with exit 2 and nothing written.
 
 use serde_json::Value;
 
@@ -266,4 +267,264 @@ fn a_deleted_note_is_planned_by_repair_and_restored_by_repair_apply() {
     assert_eq!(restored, note);
     let again = sandbox.hpp(["doctor", "--repair", "--json"]).json(0);
     assert_eq!(again["repair"]["plan"], serde_json::json!([]));
+}
+
+/// The House Session example of a design question.
+const DESIGN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/house-session/design/"
+);
+
+/// Writes one good record of every newer namespace through the commands that own them: a
+/// sealed House Session, a lane, a board claim, a handoff and a recorded failure. Returns the
+/// House Session's ref.
+fn good_records(sandbox: &Sandbox) -> String {
+    let (panel, turns, judge) = (
+        format!("{DESIGN}panel.json"),
+        format!("{DESIGN}turns.json"),
+        format!("{DESIGN}judge.json"),
+    );
+    let recorded = sandbox
+        .hpp([
+            "deliberate",
+            "record",
+            "--panel",
+            &panel,
+            "--turns",
+            &turns,
+            "--judge",
+            &judge,
+        ])
+        .json(0);
+    sandbox
+        .hpp([
+            "lane",
+            "start",
+            "alpha",
+            "--role",
+            "maker",
+            "--model",
+            "claude-sonnet-4",
+            "--territory",
+            "src",
+        ])
+        .ok();
+    sandbox
+        .hpp(["lane", "heartbeat", "alpha", "--min-interval", "0"])
+        .ok();
+    sandbox
+        .hpp([
+            "board",
+            "claim",
+            "item-1",
+            "--lane",
+            "alpha",
+            "--model",
+            "claude-sonnet-4",
+        ])
+        .ok();
+    sandbox
+        .hpp([
+            "handoff",
+            "write",
+            "--lane",
+            "alpha",
+            "--summary",
+            "Parser done.",
+            "--next",
+            "wire the CLI",
+            "--verify-first",
+            "cargo test",
+        ])
+        .ok();
+    for at in ["2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z"] {
+        sandbox
+            .hpp([
+                "gotcha",
+                "record",
+                "--task",
+                "cargo build",
+                "--message",
+                "error: connection reset by peer",
+                "--at",
+                at,
+            ])
+            .ok();
+    }
+    recorded["ref"].as_str().expect("a ref").to_owned()
+}
+
+/// Forges a commit with plain git plumbing: the tree of `reference`'s tip with `file` replaced
+/// by `bytes`, on top of that tip (a root commit holding only `file` when the ref does not
+/// exist), and moves `reference` to it. Returns the previous tip.
+fn forge(sandbox: &Sandbox, reference: &str, file: &str, bytes: &[u8]) -> Option<String> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let tip = sandbox.git(["for-each-ref", "--format=%(objectname)", reference]);
+    let tip = (!tip.is_empty()).then_some(tip);
+    let staged = sandbox.path("forged.blob");
+    std::fs::write(&staged, bytes).expect("writable");
+    let blob = sandbox.git(["hash-object", "-w", staged.to_str().expect("UTF-8")]);
+    let kept = match &tip {
+        Some(tip) => sandbox.git(["ls-tree", tip]),
+        None => String::new(),
+    };
+    let listing: String = kept
+        .lines()
+        .filter(|line| !line.ends_with(&format!("\t{file}")))
+        .map(|line| format!("{line}\n"))
+        .chain([format!("100644 blob {blob}\t{file}\n")])
+        .collect();
+    let mut child = sandbox
+        .command("git", &sandbox.root)
+        .arg("mktree")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(listing.as_bytes())
+        .expect("git reads");
+    let out = child.wait_with_output().expect("git finishes");
+    assert!(out.status.success(), "mktree failed");
+    let tree = String::from_utf8(out.stdout)
+        .expect("an id")
+        .trim()
+        .to_owned();
+    let commit = match &tip {
+        Some(tip) => sandbox.git(["commit-tree", &tree, "-p", tip, "-m", "forged"]),
+        None => sandbox.git(["commit-tree", &tree, "-m", "forged"]),
+    };
+    sandbox.git(["update-ref", reference, &commit]);
+    tip
+}
+
+/// The JSON of `file` at the tip of `reference`.
+fn tip_json(sandbox: &Sandbox, reference: &str, file: &str) -> Value {
+    serde_json::from_str(&sandbox.git(["show", &format!("{reference}:{file}")])).expect("JSON")
+}
+
+#[test]
+fn good_records_of_every_newer_namespace_pass_doctor() {
+    let sandbox = Sandbox::repo();
+    good_records(&sandbox);
+    let doc = sandbox.hpp(["doctor", "--json"]).json(0);
+    assert_eq!(doc["findings"], serde_json::json!([]), "{doc}");
+    let store = &doc["store"];
+    assert_eq!(store["deliberations"], 1, "{doc}");
+    assert_eq!(store["lanes"], 1, "{doc}");
+    assert_eq!(store["board_events"], 1, "{doc}");
+    assert_eq!(store["handoffs"], 1, "{doc}");
+    assert_eq!(store["gotchas"], 2, "{doc}");
+    let human = sandbox.hpp(["doctor"]).ok();
+    assert!(
+        human.contains("1 deliberation(s) · 1 lane(s) · 1 board event(s) · 1 handoff(s)"),
+        "{human}"
+    );
+    // A lane closed and started again keeps one log: a new claim may follow a close.
+    sandbox.hpp(["lane", "close", "alpha"]).ok();
+    sandbox
+        .hpp([
+            "lane",
+            "start",
+            "alpha",
+            "--role",
+            "checker",
+            "--model",
+            "gpt-5",
+            "--territory",
+            "docs",
+        ])
+        .ok();
+    let doc = sandbox.hpp(["doctor", "--json"]).json(0);
+    assert_eq!(doc["findings"], serde_json::json!([]), "{doc}");
+}
+
+#[test]
+fn control_a_corrupted_record_of_each_newer_namespace_blocks_and_nothing_is_written() {
+    type Edit = fn(&mut Value);
+    let sandbox = Sandbox::repo();
+    let session = good_records(&sandbox);
+    let cases: Vec<(String, &str, Edit, &str)> = vec![
+        (
+            session,
+            "record.json",
+            |v| v["verdict"]["value"] = "something-else".into(),
+            "the sealed record does not verify: record_sha256 does not match",
+        ),
+        (
+            "refs/hpp/lanes/alpha".into(),
+            "lane.json",
+            |v| v["territory"] = serde_json::json!(["."]),
+            "lane alpha: the log is inconsistent: record 3: it does not repeat the claim",
+        ),
+        (
+            "refs/hpp/lanes/alpha".into(),
+            "lane.json",
+            |v| v["schema"] = "hpp.lane/v0".into(),
+            "lane record does not parse: schema is \"hpp.lane/v0\"",
+        ),
+        (
+            "refs/hpp/board/log".into(),
+            "events.json",
+            |v| v["events"][0]["state"] = "VERIFIED".into(),
+            "the board log holds an invalid event (#2): item-1: CLAIMED -> VERIFIED",
+        ),
+        (
+            "refs/hpp/handoffs/alpha".into(),
+            "handoff.json",
+            |v| v["handoff_id"] = "handoff-1".into(),
+            "does not match HO-YYYYMMDD-HHMM-<slug>",
+        ),
+        (
+            "refs/hpp/handoffs/alpha".into(),
+            "handoff.json",
+            |v| v["session"]["lane_id"] = "beta".into(),
+            "names lane beta",
+        ),
+        (
+            "refs/hpp/gotchas/failures".into(),
+            "failure.json",
+            |v| v["at"] = "yesterday".into(),
+            "failure 3: ",
+        ),
+        (
+            "refs/hpp/gotchas/promoted".into(),
+            "gotcha.json",
+            |v| v["schema"] = "hpp.gotcha/v0".into(),
+            "gotcha 1: ",
+        ),
+    ];
+    for (reference, file, edit, expected) in cases {
+        // No gotcha was promoted: the forged one is the first of its log.
+        let mut value = if reference.ends_with("/promoted") {
+            serde_json::json!({"schema": "hpp.gotcha/v1"})
+        } else {
+            tip_json(&sandbox, &reference, file)
+        };
+        edit(&mut value);
+        let previous = forge(&sandbox, &reference, file, value.to_string().as_bytes());
+        let refs_before = sandbox.git(["for-each-ref"]);
+        let doc = sandbox.hpp(["doctor", "--json"]).json(2);
+        let findings = doc["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), 1, "{reference}: {doc}");
+        assert_eq!(findings[0]["subject"], reference.as_str(), "{doc}");
+        assert_eq!(findings[0]["severity"], "block", "{doc}");
+        let problem = findings[0]["problem"].as_str().expect("a sentence");
+        assert!(problem.contains(expected), "{reference}: {problem}");
+        let out = sandbox.hpp(["doctor", "--repair"]).exit(2).stdout;
+        assert!(
+            out.contains(&format!("block: {reference}: ")),
+            "{reference}: {out}"
+        );
+        assert_eq!(sandbox.git(["for-each-ref"]), refs_before, "{reference}");
+        match previous {
+            Some(previous) => sandbox.git(["update-ref", &reference, &previous]),
+            None => sandbox.git(["update-ref", "-d", &reference]),
+        };
+        sandbox.hpp(["doctor"]).ok();
+    }
 }

@@ -7,13 +7,15 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::ctx::Ctx;
+use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use crate::board::log::{self, Written};
 use crate::board::{
-    self, Actor, Choice, Event, EvidenceCheck, EvidenceRef, LaneRegistry, Request, SetRequest,
-    State,
+    self, Actor, Choice, Deliberated, DeliberationRef, Event, EvidenceCheck, EvidenceRef,
+    LaneRegistry, Request, SetRequest, State, VerdictBy,
 };
+use crate::deliberation;
 use crate::evidence::{self, ArtifactCheck};
 use crate::record::canonical_json;
 use crate::secrets;
@@ -45,8 +47,12 @@ pub enum BoardCommand {
     ///
     /// Every active candidate must be CHECKPOINT-READY with evidence or VERIFIED; the selecting
     /// lane built no candidate and its model family differs from every builder's.
-    /// --checker-unavailable records DEFERRED and never a winner. Exit 0 written, 1 refused by a
-    /// board rule, 2 refused input, 3 usage.
+    /// --checker-unavailable records DEFERRED and never a winner. --deliberation REC (a file,
+    /// refs/hpp/deliberations/<id> or <id>) lets a sealed House Session decide: it must verify,
+    /// be a design session whose options are exactly the remaining candidates and whose verdict
+    /// is a recommendation; the recommendation wins and the judge seat's lane and model are the
+    /// selector (--winner, --lane, --model and --checker-unavailable are refused with it, exit
+    /// 2). Exit 0 written, 1 refused by a board rule, 2 refused input, 3 usage.
     Select(SelectArgs),
     /// Withdraw one candidate from an undecided competition (WITHDRAWN for good)
     ///
@@ -174,7 +180,12 @@ pub struct CompeteArgs {
 
 /// Decide a competition
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("outcome").required(true).args(["winner", "checker_unavailable"])))]
+#[command(group(
+    clap::ArgGroup::new("outcome")
+        .required(true)
+        .multiple(true)
+        .args(["winner", "checker_unavailable", "deliberation"])
+))]
 pub struct SelectArgs {
     /// The competition
     #[arg(long)]
@@ -185,8 +196,15 @@ pub struct SelectArgs {
     /// No checker of another family was available: record DEFERRED, no winner
     #[arg(long)]
     checker_unavailable: bool,
-    #[command(flatten)]
-    writer: Writer,
+    /// A sealed design House Session decides (a file, refs/hpp/deliberations/<id> or <id>)
+    #[arg(long, value_name = "REC")]
+    deliberation: Option<String>,
+    /// The selecting lane's id (required without --deliberation)
+    #[arg(long, value_name = "LANE")]
+    lane: Option<String>,
+    /// The selecting lane's model (required without --deliberation)
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
     /// The selecting lane's role
     #[arg(long, default_value = "reviewer")]
     role: String,
@@ -292,15 +310,7 @@ pub fn dispatch(ctx: &Ctx, cmd: BoardCommand) -> Result<Outcome, CliError> {
             items: args.items.iter().map(|s| s.trim().to_owned()).collect(),
             actor: args.writer.actor(&args.role),
         },
-        BoardCommand::Select(args) => Request::Select {
-            task: args.task,
-            choice: match args.winner {
-                Some(winner) => Choice::Winner(winner),
-                None => Choice::CheckerUnavailable,
-            },
-            actor: args.writer.actor(&args.role),
-            reason: args.reason,
-        },
+        BoardCommand::Select(args) => select_request(ctx, args)?,
         BoardCommand::Withdraw(args) => Request::Withdraw {
             task: args.task,
             item: args.item,
@@ -343,6 +353,89 @@ pub fn dispatch(ctx: &Ctx, cmd: BoardCommand) -> Result<Outcome, CliError> {
         Err(log::Error::Store(e)) => Err(e.into()),
         Err(other) => Err(CliError::refused(other)),
     }
+}
+
+/// The request of `select`: a winner or DEFERRED by the writing lane, or the verdict of a
+/// sealed House Session by its judge.
+fn select_request(ctx: &Ctx, args: SelectArgs) -> Result<Request, CliError> {
+    let Some(name) = args.deliberation.as_deref() else {
+        if args.winner.is_some() && args.checker_unavailable {
+            return Err(CliError::usage(
+                "--winner and --checker-unavailable exclude each other",
+            ));
+        }
+        let (Some(lane), Some(model)) = (args.lane, args.model) else {
+            return Err(CliError::usage("select needs --lane and --model"));
+        };
+        let writer = Writer { lane, model };
+        return Ok(Request::Select {
+            task: args.task,
+            choice: match args.winner {
+                Some(winner) => Choice::Winner(winner),
+                None => Choice::CheckerUnavailable,
+            },
+            actor: writer.actor(&args.role),
+            reason: args.reason,
+        });
+    };
+    let forbidden: Vec<&str> = [
+        ("--winner", args.winner.is_some()),
+        ("--lane", args.lane.is_some()),
+        ("--model", args.model.is_some()),
+        ("--checker-unavailable", args.checker_unavailable),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
+    if !forbidden.is_empty() {
+        return Err(CliError::refused(format!(
+            "{} cannot be given with --deliberation: the session's recommendation is the winner \
+             and its judge the selector",
+            forbidden.join(", ")
+        )));
+    }
+    let deliberated = deliberated(ctx, name)?;
+    let actor = Actor {
+        lane: deliberated.judge.lane.clone(),
+        role: args.role,
+        model: deliberated.judge.model.clone(),
+    };
+    Ok(Request::Select {
+        task: args.task,
+        choice: Choice::Deliberation(deliberated),
+        actor,
+        reason: args.reason,
+    })
+}
+
+/// Reads a sealed House Session (a file, a ref or an id), refuses it unless it verifies, and
+/// takes what `select` needs from it.
+fn deliberated(ctx: &Ctx, name: &str) -> Result<Deliberated, CliError> {
+    let (record, reference) = read_sealed(ctx, name)?;
+    if let deliberation::Verification::Broken { reason, .. } = deliberation::verify_record(&record)
+    {
+        return Err(CliError::refused(format!(
+            "the deliberation record does not verify: {reason}"
+        )));
+    }
+    let panel = &record["panel"];
+    let judge = deliberation::panel::judge_seat(panel);
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    Ok(Deliberated {
+        session_type: text(&panel["session_type"]),
+        options: deliberation::panel::options(panel),
+        status: text(&record["verdict"]["status"]),
+        value: record["verdict"]["value"].as_str().map(str::to_owned),
+        judge: VerdictBy {
+            lane: text(&judge["lane"]),
+            model: text(&judge["model_served"]),
+        },
+        record: DeliberationRef {
+            id: deliberation::record_id(&record),
+            record_sha256: text(&record["record_sha256"]),
+            reference,
+        },
+    })
 }
 
 /// The lane registry now, from `refs/hpp/lanes/`.

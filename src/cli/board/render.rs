@@ -113,7 +113,13 @@ pub fn markdown(events: &[Event]) -> String {
                 cell(decided.and_then(|e| e.winner.as_deref()).unwrap_or("")),
                 cell(&list(decided.and_then(|e| e.not_selected.as_ref()))),
                 cell(&list(withdrawn)),
-                cell(&format!("{} ({})", last.lane_id, last.model)),
+                cell(&match &last.deliberation {
+                    Some(d) => format!(
+                        "{} ({}) by House Session {}",
+                        last.lane_id, last.model, d.id
+                    ),
+                    None => format!("{} ({})", last.lane_id, last.model),
+                }),
             );
         }
     }
