@@ -83,6 +83,89 @@ mod tests {
         }
     }
 
+    /// Every file under this crate's `modules/` directory now: path from the crate root, bytes,
+    /// executable bit.
+    fn on_disk() -> Vec<(String, Vec<u8>, bool)> {
+        use std::os::unix::fs::PermissionsExt;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out = Vec::new();
+        let mut pending = vec![root.join("modules")];
+        while let Some(dir) = pending.pop() {
+            for item in std::fs::read_dir(&dir).expect("modules/ is readable") {
+                let path = item.expect("an entry").path();
+                if path.is_dir() {
+                    pending.push(path);
+                    continue;
+                }
+                let meta = std::fs::metadata(&path).expect("a file");
+                out.push((
+                    path.strip_prefix(root)
+                        .expect("under the root")
+                        .to_str()
+                        .expect("UTF-8")
+                        .to_owned(),
+                    std::fs::read(&path).expect("readable"),
+                    meta.permissions().mode() & 0o111 != 0,
+                ));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The paths where `files` and the embedded copy differ (absent, bytes or executable bit).
+    fn differences(files: &[(String, Vec<u8>, bool)]) -> Vec<String> {
+        let mut out: Vec<String> = files
+            .iter()
+            .filter(|(path, bytes, executable)| {
+                !FILES.iter().any(|f| {
+                    f.path == path && f.bytes == bytes.as_slice() && f.executable == *executable
+                })
+            })
+            .map(|(path, _, _)| path.clone())
+            .collect();
+        out.extend(
+            FILES
+                .iter()
+                .filter(|f| !files.iter().any(|(path, _, _)| path == f.path))
+                .map(|f| f.path.to_owned()),
+        );
+        out
+    }
+
+    #[test]
+    fn the_embedded_copy_is_the_modules_directory_on_disk() {
+        let differences = differences(&on_disk());
+        assert!(
+            differences.is_empty(),
+            "rebuild: the binary embeds stale modules: {differences:?}"
+        );
+    }
+
+    #[test]
+    fn control_a_changed_added_removed_or_unexecutable_file_is_a_difference() {
+        let mut files = on_disk();
+        let script = files
+            .iter()
+            .position(|(p, _, x)| *x && p.ends_with(".sh"))
+            .expect("a hook script");
+        files[script].2 = false;
+        files[0].1.push(b'\n');
+        let removed = files.pop().expect("a file").0;
+        files.push(("modules/operator-kit/extra.md".into(), Vec::new(), false));
+        let mut found = differences(&files);
+        found.sort();
+        let mut expected = vec![
+            files[script].0.clone(),
+            files[0].0.clone(),
+            "modules/operator-kit/extra.md".to_owned(),
+            removed,
+        ];
+        expected.sort();
+        expected.dedup();
+        assert_eq!(found, expected);
+    }
+
     #[test]
     fn control_a_directory_prefix_is_not_a_module() {
         assert!(has_dir("modules/lane-kit"));
