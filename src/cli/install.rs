@@ -97,7 +97,7 @@ fn wiring_note(host: &str) -> &'static str {
             "paste the hooks block into .claude/settings.json (it is never written for you)"
         }
         _ => {
-            "paste the hooks block into the Codex CLI hooks configuration (hooks.json) and accept its trust prompt; it is never written for you"
+            "paste the hooks block into the Codex CLI hooks configuration (hooks.json) and accept its trust prompt; its paths are relative to the target, where Codex starts; it is never written for you"
         }
     }
 }
