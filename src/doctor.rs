@@ -27,7 +27,8 @@ use serde_json::Value;
 use crate::event_loop::LoopSpec;
 use crate::lanes::claim::{self, LaneId, LaneRecord};
 use crate::manifest::Validated;
-use crate::modules::{self, CHECKSUMS_FILE, files};
+use crate::modules::files::Origin;
+use crate::modules::{self, CHECKSUMS_FILE};
 use crate::store::refs::{self, LoopId};
 use crate::store::{self, CommitId, Store, TreeId};
 use crate::{attest, board, continuity, deliberation, events, evidence, gotcha, lanes};
@@ -102,21 +103,35 @@ pub struct Distribution {
 }
 
 /// Checks each declared module's directory under `root` (the manifest's directory): its
-/// `CHECKSUMS.txt` and the hook scripts the manifest names.
+/// `CHECKSUMS.txt` and the hook scripts the manifest names. Without a root (the built-in
+/// manifest) nothing is checked here: [`check_origin`] with [`Origin::Embedded`] checks the copy
+/// compiled into the binary.
 pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution {
-    let present = |m: &&crate::manifest::ModuleDecl| root.is_some_and(|r| r.join(&m.path).is_dir());
-    let Some(root) = root.filter(|_| validated.modules.iter().any(|m| present(&m))) else {
-        return Distribution {
-            checked: false,
-            status: "source-contract",
-            modules: Vec::new(),
-            findings: Vec::new(),
-        };
-    };
+    match root {
+        Some(root) => check_origin(validated, Origin::Dir(root)),
+        None => source_contract(),
+    }
+}
+
+fn source_contract() -> Distribution {
+    Distribution {
+        checked: false,
+        status: "source-contract",
+        modules: Vec::new(),
+        findings: Vec::new(),
+    }
+}
+
+/// Checks each declared module's directory in `origin` (beside a manifest, or embedded in the
+/// binary): its `CHECKSUMS.txt` and the hook scripts the manifest names. `source-contract` when
+/// no module directory is there.
+pub fn check_origin(validated: &Validated, origin: Origin<'_>) -> Distribution {
+    if !validated.modules.iter().any(|m| origin.has_module(&m.path)) {
+        return source_contract();
+    }
     let mut out = Vec::new();
     let mut findings = Vec::new();
     for module in &validated.modules {
-        let dir = root.join(&module.path);
         let mut check = ModuleCheck {
             id: module.id.clone(),
             path: module.path.clone(),
@@ -124,7 +139,7 @@ pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution
             checksums: None,
             missing_scripts: Vec::new(),
         };
-        if !dir.is_dir() {
+        if !origin.has_module(&module.path) {
             check.status = "missing";
             findings.push(Finding::block(
                 &module.id,
@@ -135,7 +150,7 @@ pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution
         }
         check.missing_scripts = validated
             .hooks_of(&module.id)
-            .filter(|h| !dir.join(&h.script).is_file())
+            .filter(|h| !origin.has_file(&module.path, &h.script))
             .map(|h| h.script.clone())
             .collect();
         for script in &check.missing_scripts {
@@ -144,9 +159,13 @@ pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution
                 format!("hook script {}/{script} is missing", module.path),
             ));
         }
-        let inventory = dir.join(CHECKSUMS_FILE);
-        match std::fs::read_to_string(&inventory) {
-            Err(_) => {
+        let inventory = origin
+            .read(&module.path, CHECKSUMS_FILE)
+            .ok()
+            .filter(|_| origin.has_file(&module.path, CHECKSUMS_FILE))
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        match inventory {
+            None => {
                 check.status = "no-checksums";
                 findings.push(Finding::warn(
                     &module.id,
@@ -156,7 +175,7 @@ pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution
                     ),
                 ));
             }
-            Ok(text) => match (modules::parse(&text), files::scan(&dir)) {
+            Some(text) => match (modules::parse(&text), origin.scan(&module.path)) {
                 (Err(e), _) => {
                     check.status = "invalid-checksums";
                     findings.push(Finding::block(&module.id, format!("{}: {e}", module.path)));
@@ -622,6 +641,8 @@ mod tests {
         let d = check_modules(&validated(), Some(dir.path()));
         assert_eq!((d.checked, d.status), (false, "source-contract"));
         assert_eq!(check_modules(&validated(), None).status, "source-contract");
+        let embedded = check_origin(&validated(), Origin::Embedded);
+        assert_eq!((embedded.checked, embedded.status), (true, "ok"));
     }
 
     #[test]
@@ -635,7 +656,7 @@ mod tests {
                 std::fs::create_dir_all(p.parent().unwrap()).unwrap();
                 std::fs::write(&p, "#!/bin/sh\n").unwrap();
             }
-            let listed = files::scan(&root).unwrap();
+            let listed = crate::modules::files::scan(&root).unwrap();
             std::fs::write(root.join(CHECKSUMS_FILE), modules::render(&listed)).unwrap();
         }
         let d = check_modules(&v, Some(dir.path()));

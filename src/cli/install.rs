@@ -14,12 +14,16 @@ use crate::modules::{self, Action, Selection};
 /// Plan (then, with --apply, perform) the install of modules for a host
 ///
 /// Resolves a bundle or modules on a host (a module unsupported there is refused), verifies
-/// each module directory beside the manifest against its CHECKSUMS.txt, and lists the files to
-/// copy (Claude Code: <target>/.claude/hpp/<module>/; Codex CLI: <target>/.agents/hpp/<module>/
+/// each module directory against its CHECKSUMS.txt (beside the manifest in force, or, with the
+/// built-in manifest, the copy embedded in this binary), and lists the files to copy (Claude
+/// Code: <target>/.claude/hpp/<module>/, each skill also under <target>/.claude/skills/<skill>/
+/// and each agent under <target>/.claude/agents/; Codex CLI: <target>/.agents/hpp/<module>/
 /// and each skill under <target>/.agents/skills/hpp-<module>-<skill>/) with the hook wiring to
-/// paste. Without --apply nothing is written. With --apply the absent files are copied; a
-/// different existing file is never replaced (reported as a conflict); a re-run is a no-op.
-/// The wiring is printed, never written. Exits 0, 1 when a conflict is left, 2 on refusal.
+/// paste (each script called with the host as its argument, tool events filtered by the
+/// matcher each hook declares). Without --apply nothing is written. With --apply the absent
+/// files are copied (hook scripts executable); a different existing file is never replaced
+/// (reported as a conflict); a re-run is a no-op. The wiring is printed, never written.
+/// Exits 0, 1 when a conflict is left, 2 on refusal.
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("selection").required(true).args(["bundle", "module"])))]
 pub struct InstallArgs {
@@ -93,7 +97,7 @@ fn wiring_note(host: &str) -> &'static str {
             "paste the hooks block into .claude/settings.json (it is never written for you)"
         }
         _ => {
-            "paste the hooks block into the Codex CLI hooks configuration (hooks.json) and accept its trust prompt; it is never written for you"
+            "paste the hooks block into the Codex CLI hooks configuration (hooks.json) and accept its trust prompt; its paths are relative to the target, where Codex starts; it is never written for you"
         }
     }
 }
@@ -106,8 +110,8 @@ fn human(plan: &Plan, mode: &str, counts: (usize, usize, usize), written: Option
     );
     for m in &plan.modules {
         out.push_str(&format!(
-            "  {} {} · {} · {} file(s) · checksums {}\n",
-            m.chosen.id, m.chosen.version, m.chosen.integration, m.files, m.checksums
+            "  {} {} · {} · {} file(s) · checksums {} ({})\n",
+            m.chosen.id, m.chosen.version, m.chosen.integration, m.files, m.checksums, m.source
         ));
     }
     out.push_str(&format!(

@@ -471,12 +471,17 @@ fn configure(
     items: &mut Vec<Item>,
 ) -> (Stage, Option<Plan>) {
     let choices = request.choices;
-    let distribution = crate::doctor::check_modules(validated, request.manifest_root);
+    let origin = files::Origin::of(request.manifest_root);
+    let distribution = crate::doctor::check_origin(validated, origin);
     items.push(match distribution.status {
         "ok" => item(
             "distribution",
             Readiness::Verified,
-            format!("{} module directories verify", distribution.modules.len()),
+            format!(
+                "{} module directories verify ({})",
+                distribution.modules.len(),
+                origin.label()
+            ),
             "git hpp doctor",
         ),
         "failed" => item(

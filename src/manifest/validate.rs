@@ -141,6 +141,14 @@ pub enum Invalid {
         /// The capability.
         capability: String,
     },
+    /// A hook's matcher names a host the manifest does not declare.
+    #[error("{field} names an unknown host: {host}")]
+    UnknownMatcherHost {
+        /// The field (`hooks[<id>].matcher`).
+        field: String,
+        /// The host it names.
+        host: String,
+    },
     /// A hook's exit policy is not one of the three.
     #[error("hooks[{hook}].exit_policy must be one of observe, warn, block")]
     ExitPolicy {
@@ -213,6 +221,19 @@ pub struct HookDecl {
     pub capabilities: Vec<String>,
     /// `observe`, `warn` or `block`.
     pub exit_policy: String,
+    /// The tool matcher of its tool events (PreToolUse, PostToolUse, ...) per host, when it
+    /// declares one: `"matcher": "Bash"` applies to every host, `"matcher": {"claude-code":
+    /// "Edit|Write", "codex": "apply_patch"}` to the hosts it names. A host without a matcher
+    /// runs the hook on every tool.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub matcher: BTreeMap<String, String>,
+}
+
+impl HookDecl {
+    /// Returns the tool matcher declared for `host`, if any.
+    pub fn matcher_for(&self, host: &str) -> Option<&str> {
+        self.matcher.get(host).map(String::as_str)
+    }
 }
 
 /// One bundle as declared.
@@ -311,7 +332,7 @@ pub fn validate(value: &Value) -> Result<Validated, Invalid> {
     let vocabulary = strings(root.get("hook_capabilities"), "hook_capabilities", true)?;
     let modules = modules(root.get("modules"), &hosts)?;
     check_cycles(&modules)?;
-    let hooks = hooks(root.get("hooks"), &modules, &vocabulary)?;
+    let hooks = hooks(root.get("hooks"), &modules, &vocabulary, &hosts)?;
     let bundles = bundles(root.get("bundles"), &modules)?;
     check_exit_codes(root.get("exit_codes"))?;
     check_routing(root.get("routing"))?;
@@ -524,6 +545,7 @@ fn hooks(
     value: Option<&Value>,
     modules: &[ModuleDecl],
     vocabulary: &[String],
+    hosts: &[String],
 ) -> Result<Vec<HookDecl>, Invalid> {
     let items = list(value, "hooks")?;
     let mut out: Vec<HookDecl> = Vec::with_capacity(items.len());
@@ -563,6 +585,7 @@ fn hooks(
             Some(p) if EXIT_POLICIES.contains(&p) => p.to_owned(),
             _ => return Err(Invalid::ExitPolicy { hook: id }),
         };
+        let matcher = matcher(map.get("matcher"), &at, hosts)?;
         out.push(HookDecl {
             id,
             module,
@@ -570,6 +593,7 @@ fn hooks(
             events,
             capabilities,
             exit_policy,
+            matcher,
         });
     }
     if let Some(module) = modules
@@ -581,6 +605,44 @@ fn hooks(
         });
     }
     Ok(out)
+}
+
+/// Reads a hook's optional `matcher`: absent, a non-empty string (every host), or an object
+/// from declared hosts to non-empty strings.
+fn matcher(
+    value: Option<&Value>,
+    at: &str,
+    hosts: &[String],
+) -> Result<BTreeMap<String, String>, Invalid> {
+    let field = format!("{at}.matcher");
+    let non_empty = |v: &Value| {
+        v.as_str()
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
+    };
+    match value {
+        None => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) if !map.is_empty() => {
+            let mut out = BTreeMap::new();
+            for (host, matcher) in map {
+                if !hosts.contains(host) {
+                    return Err(Invalid::UnknownMatcherHost {
+                        field,
+                        host: host.clone(),
+                    });
+                }
+                let matcher = non_empty(matcher).ok_or_else(|| Invalid::NotString {
+                    field: format!("{field}.{host}"),
+                })?;
+                out.insert(host.clone(), matcher);
+            }
+            Ok(out)
+        }
+        Some(v) => {
+            let matcher = non_empty(v).ok_or(Invalid::NotString { field })?;
+            Ok(hosts.iter().map(|h| (h.clone(), matcher.clone())).collect())
+        }
+    }
 }
 
 fn bundles(
@@ -704,4 +766,66 @@ fn check_monitors(value: Option<&Value>) -> Result<(), Invalid> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn built_in() -> Value {
+        serde_json::from_str(crate::manifest::BUILT_IN).expect("the built-in manifest parses")
+    }
+
+    fn hook<'a>(v: &'a Validated, id: &str) -> &'a HookDecl {
+        v.hooks.iter().find(|h| h.id == id).expect("declared")
+    }
+
+    #[test]
+    fn a_matcher_is_per_host_or_the_same_for_every_host() {
+        let v = validate(&built_in()).expect("valid");
+        let policy = hook(&v, "operator-kit/policy-gate");
+        assert_eq!(policy.matcher_for("claude-code"), Some("Bash"));
+        assert_eq!(policy.matcher_for("codex"), Some("Bash"));
+        let guard = hook(&v, "lane-kit/territory-guard");
+        assert_eq!(
+            guard.matcher_for("claude-code"),
+            Some("Edit|Write|MultiEdit|NotebookEdit")
+        );
+        assert_eq!(guard.matcher_for("codex"), Some("apply_patch"));
+        assert_eq!(
+            hook(&v, "operator-kit/loop-gate").matcher_for("codex"),
+            None
+        );
+    }
+
+    #[test]
+    fn control_an_empty_or_misaddressed_matcher_is_refused() {
+        let cases: [(Value, &str); 5] = [
+            (
+                Value::from(""),
+                "hooks[operator-kit/policy-gate].matcher must be a non-empty string",
+            ),
+            (
+                Value::from(3),
+                "hooks[operator-kit/policy-gate].matcher must be a non-empty string",
+            ),
+            (
+                serde_json::json!({}),
+                "hooks[operator-kit/policy-gate].matcher must be a non-empty string",
+            ),
+            (
+                serde_json::json!({"codex": " "}),
+                "hooks[operator-kit/policy-gate].matcher.codex must be a non-empty string",
+            ),
+            (
+                serde_json::json!({"vim": "Bash"}),
+                "hooks[operator-kit/policy-gate].matcher names an unknown host: vim",
+            ),
+        ];
+        for (matcher, expected) in cases {
+            let mut value = built_in();
+            value["hooks"][0]["matcher"] = matcher;
+            assert_eq!(validate(&value).expect_err(expected).to_string(), expected);
+        }
+    }
 }

@@ -1,9 +1,10 @@
-//! The shell of [`crate::modules`]: walking a module directory, hashing its files, and copying
-//! verified files into a workspace without ever replacing a different file.
+//! The shell of [`crate::modules`]: walking a module directory (on disk, or the copy embedded in
+//! the binary), hashing its files, and copying verified files into a workspace without ever
+//! replacing a different file.
 
 use std::path::{Path, PathBuf};
 
-use super::{CHECKSUMS_FILE, Entry};
+use super::{CHECKSUMS_FILE, Entry, embedded};
 use crate::record::sha256_hex;
 
 /// Why a directory could not be read or a file could not be placed.
@@ -101,4 +102,102 @@ pub fn write_new(target: &Path, bytes: &[u8]) -> Result<(), Error> {
         .map_err(io(target))?;
     file.write_all(bytes).map_err(io(target))?;
     file.sync_all().map_err(io(target))
+}
+
+/// Where module directories are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin<'a> {
+    /// Beside a manifest on disk: module paths are taken from this directory.
+    Dir(&'a Path),
+    /// The copy compiled into the binary, for the built-in manifest.
+    Embedded,
+}
+
+impl<'a> Origin<'a> {
+    /// Returns the origin for a manifest's directory: on disk when there is one, the embedded
+    /// copy for the built-in manifest (`None`).
+    pub fn of(manifest_root: Option<&'a Path>) -> Self {
+        manifest_root.map_or(Self::Embedded, Self::Dir)
+    }
+
+    /// Names the origin in reports: `beside the manifest` or `built-in`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Dir(_) => "beside the manifest",
+            Self::Embedded => "built-in",
+        }
+    }
+
+    /// Tells whether the module directory `module` (a path relative to the manifest) is there.
+    pub fn has_module(&self, module: &str) -> bool {
+        match self {
+            Self::Dir(root) => root.join(module).is_dir(),
+            Self::Embedded => embedded::has_dir(module),
+        }
+    }
+
+    /// Tells whether the module directory `module` holds the file `relative`.
+    pub fn has_file(&self, module: &str, relative: &str) -> bool {
+        match self {
+            Self::Dir(root) => root.join(module).join(relative).is_file(),
+            Self::Embedded => embedded::file(module, relative).is_some(),
+        }
+    }
+
+    /// Reads the file `relative` of the module directory `module`.
+    pub fn read(&self, module: &str, relative: &str) -> Result<Vec<u8>, Error> {
+        match self {
+            Self::Dir(root) => {
+                let path = root.join(module).join(relative);
+                std::fs::read(&path).map_err(io(&path))
+            }
+            Self::Embedded => embedded::file(module, relative)
+                .map(|f| f.bytes.to_vec())
+                .ok_or_else(|| Error::Io {
+                    path: Path::new(module).join(relative),
+                    source: std::io::ErrorKind::NotFound.into(),
+                }),
+        }
+    }
+
+    /// Lists the files of the module directory `module` (except its `CHECKSUMS.txt`) with their
+    /// sha256, sorted by path.
+    pub fn scan(&self, module: &str) -> Result<Vec<Entry>, Error> {
+        match self {
+            Self::Dir(root) => scan(&root.join(module)),
+            Self::Embedded => Ok(embedded::scan(module)),
+        }
+    }
+
+    /// Gives the file `to`, just copied from `relative` in `module`, the mode of its source, so
+    /// a hook script stays executable where the host runs it.
+    pub fn keep_mode(&self, module: &str, relative: &str, to: &Path) -> Result<(), Error> {
+        let permissions = match self {
+            Self::Dir(root) => match std::fs::metadata(root.join(module).join(relative)) {
+                Ok(meta) => meta.permissions(),
+                Err(_) => return Ok(()),
+            },
+            Self::Embedded => {
+                let executable = embedded::file(module, relative).is_some_and(|f| f.executable);
+                if !executable {
+                    return Ok(());
+                }
+                executable_permissions(to)?
+            }
+        };
+        std::fs::set_permissions(to, permissions).map_err(io(to))
+    }
+}
+
+#[cfg(unix)]
+fn executable_permissions(path: &Path) -> Result<std::fs::Permissions, Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut permissions = std::fs::metadata(path).map_err(io(path))?.permissions();
+    permissions.set_mode(permissions.mode() | 0o111);
+    Ok(permissions)
+}
+
+#[cfg(not(unix))]
+fn executable_permissions(path: &Path) -> Result<std::fs::Permissions, Error> {
+    Ok(std::fs::metadata(path).map_err(io(path))?.permissions())
 }

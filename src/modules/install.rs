@@ -1,14 +1,16 @@
 //! The install workflow: resolve the modules for a host, verify each module directory against
 //! its `CHECKSUMS.txt`, plan the copies into the target, and (on `--apply`) copy only files that
-//! are absent, re-checking every byte against the inventory. Reads the module directories and
-//! the target; writes only new files in the target, and only in [`apply`].
+//! are absent, re-checking every byte against the inventory. Module directories are read beside
+//! the manifest in force or, for the built-in manifest, from the copy embedded in the binary
+//! ([`files::Origin`]); both verify the same way. Reads the module directories and the target;
+//! writes only new files in the target, and only in [`apply`].
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::files;
+use super::files::{self, Origin};
 use super::{Action, CHECKSUMS_FILE, Chosen, Copy, Selection};
 use crate::manifest::Validated;
 use crate::record::sha256_hex;
@@ -46,6 +48,8 @@ pub struct PlannedModule {
     pub chosen: Chosen,
     /// `verified`, `failed: ...`, `no-checksums` or `not-available`.
     pub checksums: String,
+    /// Where its files come from: `beside the manifest` or `built-in` (embedded in the binary).
+    pub source: &'static str,
     /// How many files the inventory lists.
     pub files: usize,
 }
@@ -77,8 +81,12 @@ pub struct Plan {
     pub capabilities: Vec<Value>,
     /// The hook wiring to paste.
     pub wiring: Value,
+    /// The module directory (as the manifest declares it) of each file, in order.
     #[serde(skip)]
-    sources: Vec<PathBuf>,
+    sources: Vec<String>,
+    /// The manifest's directory, `None` for the embedded copy.
+    #[serde(skip)]
+    source_root: Option<PathBuf>,
     #[serde(skip)]
     target_dir: PathBuf,
 }
@@ -101,7 +109,8 @@ impl Plan {
 }
 
 /// Plans an install of `selection` on `host` into `target`, reading module files from
-/// `source_root` (the manifest's directory; `None` for the built-in manifest).
+/// `source_root` (the manifest's directory; `None` for the built-in manifest, whose modules are
+/// embedded in the binary).
 pub fn plan(
     validated: &Validated,
     selection: &Selection,
@@ -114,24 +123,26 @@ pub fn plan(
     if !target.is_dir() {
         return Err(Error::Target(shown_target.to_owned()));
     }
+    let origin = Origin::of(source_root);
     let mut modules = Vec::new();
     let mut copies = Vec::new();
     let mut sources = Vec::new();
     for module in &chosen {
-        let dir = source_root.map(|r| r.join(&module.path));
-        let (checksums, listed) = match &dir {
-            Some(dir) if dir.is_dir() => inventory(dir)?,
-            _ => ("not-available".to_owned(), Vec::new()),
+        let (checksums, listed) = if origin.has_module(&module.path) {
+            inventory(origin, &module.path)?
+        } else {
+            ("not-available".to_owned(), Vec::new())
         };
         for copy in super::copies(host, &module.id, &listed)? {
             let existing = files::sha256_of(&target.join(&copy.target))?;
             let action = super::action(&copy, existing.as_deref());
             copies.push(PlannedCopy { copy, action });
-            sources.push(dir.clone().unwrap_or_default());
+            sources.push(module.path.clone());
         }
         modules.push(PlannedModule {
             chosen: module.clone(),
             checksums,
+            source: origin.label(),
             files: listed.len(),
         });
     }
@@ -144,20 +155,25 @@ pub fn plan(
         modules,
         files: copies,
         sources,
+        source_root: source_root.map(Path::to_owned),
         target_dir: target.to_owned(),
     })
 }
 
-/// Reads and verifies a module directory: its checksum status and the files it lists.
-pub fn inventory(dir: &Path) -> Result<(String, Vec<super::Entry>), Error> {
-    let Ok(text) = std::fs::read_to_string(dir.join(CHECKSUMS_FILE)) else {
+/// Reads and verifies the module directory `module` of `origin`: its checksum status and the
+/// files it lists.
+pub fn inventory(origin: Origin<'_>, module: &str) -> Result<(String, Vec<super::Entry>), Error> {
+    if !origin.has_file(module, CHECKSUMS_FILE) {
         return Ok(("no-checksums".to_owned(), Vec::new()));
+    }
+    let Ok(text) = String::from_utf8(origin.read(module, CHECKSUMS_FILE)?) else {
+        return Ok((format!("failed: {CHECKSUMS_FILE} is not UTF-8"), Vec::new()));
     };
     let listed = match super::parse(&text) {
         Ok(listed) => listed,
         Err(e) => return Ok((format!("failed: {e}"), Vec::new())),
     };
-    let verification = super::verify(&listed, &files::scan(dir)?);
+    let verification = super::verify(&listed, &origin.scan(module)?);
     if verification.is_intact() {
         Ok(("verified".to_owned(), listed))
     } else {
@@ -175,28 +191,19 @@ pub fn apply(plan: &Plan) -> Result<usize, Error> {
             why: module.checksums.clone(),
         });
     }
+    let origin = Origin::of(plan.source_root.as_deref());
     let mut written = 0;
-    for (planned, source) in plan.files.iter().zip(&plan.sources) {
+    for (planned, module) in plan.files.iter().zip(&plan.sources) {
         if planned.action != Action::Create {
             continue;
         }
-        let from = source.join(&planned.copy.source);
-        let bytes = std::fs::read(&from).map_err(|e| files::Error::Io {
-            path: from.clone(),
-            source: e,
-        })?;
+        let bytes = origin.read(module, &planned.copy.source)?;
         if sha256_hex(&bytes) != planned.copy.sha256 {
             return Err(Error::Changed(planned.copy.source.clone()));
         }
         let to = plan.target_dir.join(&planned.copy.target);
         files::write_new(&to, &bytes)?;
-        // Keep the source's mode, so a hook script stays executable where the host runs it.
-        if let Ok(meta) = std::fs::metadata(&from) {
-            std::fs::set_permissions(&to, meta.permissions()).map_err(|e| files::Error::Io {
-                path: to.clone(),
-                source: e,
-            })?;
-        }
+        origin.keep_mode(module, &planned.copy.source, &to)?;
         written += 1;
     }
     Ok(written)

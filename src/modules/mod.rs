@@ -5,13 +5,17 @@
 //! sorted by path, listing every file of the directory except itself. Verification finds the
 //! files that are missing, changed or unlisted; an empty inventory or a path that escapes the
 //! directory fails outright. An install copies the verified files under a host's layout
-//! (Claude Code: `.claude/hpp/<module>/`; Codex CLI: `.agents/hpp/<module>/`, with each skill
-//! also under `.agents/skills/hpp-<module>-<skill>/`), never over a different existing file, and
-//! prints the hook wiring for a person to paste.
+//! (Claude Code: `.claude/hpp/<module>/`, with each skill also under `.claude/skills/<skill>/`
+//! and each subagent under `.claude/agents/<agent>.md`, where Claude Code discovers them; Codex
+//! CLI: `.agents/hpp/<module>/`, with each skill also under `.agents/skills/hpp-<module>-<skill>/`),
+//! never over a different existing file, and prints the hook wiring for a person to paste: each
+//! script called with the host as its argument, tool events filtered by the hook's declared
+//! matcher for that host.
 //!
 //! This module is pure: [`files`] is the shell that walks directories, hashes and writes, and
 //! [`install`] the workflow that joins them.
 
+pub mod embedded;
 pub mod files;
 pub mod install;
 
@@ -341,31 +345,48 @@ pub struct Copy {
 }
 
 /// Lists the copies that install a module's verified files on `host`: every file under the
-/// host's root, and on Codex CLI each `skills/<skill>/...` file a second time under
-/// `.agents/skills/hpp-<module>-<skill>/...`, where Codex looks for skills.
+/// host's root, and a second copy where the host discovers it — on Claude Code each
+/// `skills/<skill>/...` file under `.claude/skills/<skill>/...` and each `agents/<agent>.md`
+/// under `.claude/agents/<agent>.md`; on Codex CLI each `skills/<skill>/...` file under
+/// `.agents/skills/hpp-<module>-<skill>/...`.
 pub fn copies(host: &str, module: &str, files: &[Entry]) -> Result<Vec<Copy>, Error> {
     let root = install_root(host, module)?;
     let mut out = Vec::new();
     for entry in files {
-        out.push(Copy {
+        let copy = |target: String| Copy {
             module: module.to_owned(),
             source: entry.path.clone(),
-            target: format!("{root}/{}", entry.path),
+            target,
             sha256: entry.sha256.clone(),
-        });
-        if host == "codex"
-            && let Some(rest) = entry.path.strip_prefix("skills/")
-            && let Some((skill, inner)) = rest.split_once('/')
-        {
-            out.push(Copy {
-                module: module.to_owned(),
-                source: entry.path.clone(),
-                target: format!(".agents/skills/hpp-{module}-{skill}/{inner}"),
-                sha256: entry.sha256.clone(),
-            });
+        };
+        out.push(copy(format!("{root}/{}", entry.path)));
+        if let Some(target) = discovered_at(host, module, &entry.path) {
+            out.push(copy(target));
         }
     }
     Ok(out)
+}
+
+/// Returns where `host` discovers the module file `path` (a skill or a subagent), if anywhere
+/// besides the module's own root.
+fn discovered_at(host: &str, module: &str, path: &str) -> Option<String> {
+    let skill = path
+        .strip_prefix("skills/")
+        .and_then(|rest| rest.split_once('/'));
+    match host {
+        "claude-code" => {
+            if let Some((skill, inner)) = skill {
+                return Some(format!(".claude/skills/{skill}/{inner}"));
+            }
+            path.strip_prefix("agents/")
+                .filter(|agent| agent.ends_with(".md") && !agent.contains('/'))
+                .map(|agent| format!(".claude/agents/{agent}"))
+        }
+        "codex" => {
+            skill.map(|(skill, inner)| format!(".agents/skills/hpp-{module}-{skill}/{inner}"))
+        }
+        _ => None,
+    }
 }
 
 /// What applying a copy does to the target.
@@ -389,19 +410,23 @@ pub fn action(copy: &Copy, existing: Option<&str>) -> Action {
     }
 }
 
-/// Returns the command a host runs for a hook script installed in the workspace.
+/// Returns the command a host runs for a hook script installed in the workspace: the script
+/// under the host's layout, with the host as its first argument (the scripts default to
+/// `claude-code`, so Codex CLI must be named).
 pub fn hook_command(host: &str, module: &str, script: &str) -> Result<String, Error> {
     let root = install_root(host, module)?;
     Ok(match host {
-        "claude-code" => format!("\"$CLAUDE_PROJECT_DIR\"/{root}/{script}"),
-        _ => format!("{root}/{script}"),
+        "claude-code" => format!("\"$CLAUDE_PROJECT_DIR\"/{root}/{script} {host}"),
+        _ => format!("{root}/{script} {host}"),
     })
 }
 
 /// Builds the hook wiring to paste for the chosen modules on `host`: a `{"hooks": {event:
 /// [{"matcher"?, "hooks": [{"type": "command", "command"}]}]}}` block, in the shape of Claude
 /// Code's settings.json (Codex CLI's hooks.json takes the same shape, behind its trust prompt).
-/// The block is printed, never written.
+/// A tool event (PreToolUse, PostToolUse, PostToolUseFailure) carries the matcher the hook
+/// declares for the host, and none (every tool) when it declares none; other events never carry
+/// one. The block is printed, never written.
 pub fn wiring(validated: &Validated, host: &str, chosen: &[Chosen]) -> Result<Value, Error> {
     let mut events: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for module in chosen {
@@ -409,8 +434,10 @@ pub fn wiring(validated: &Validated, host: &str, chosen: &[Chosen]) -> Result<Va
             let command = hook_command(host, &module.id, &hook.script)?;
             for event in &hook.events {
                 let mut entry = json!({"hooks": [{"type": "command", "command": command}]});
-                if TOOL_EVENTS.contains(&event.as_str()) {
-                    entry["matcher"] = json!("*");
+                if TOOL_EVENTS.contains(&event.as_str())
+                    && let Some(matcher) = hook.matcher_for(host)
+                {
+                    entry["matcher"] = json!(matcher);
                 }
                 events.entry(event.clone()).or_default().push(entry);
             }
@@ -610,19 +637,141 @@ mod tests {
     }
 
     #[test]
-    fn the_wiring_names_each_hook_script_under_the_host_layout() {
+    fn the_wiring_names_each_hook_script_under_the_host_layout_with_the_host() {
         let v = validated();
         let chosen = choose(&v, &Selection::Bundle("solo".into()), "claude-code").unwrap();
         let wiring = wiring(&v, "claude-code", &chosen).unwrap();
-        let text = wiring.to_string();
-        assert!(
-            text.contains(".claude/hpp/operator-kit/hooks/policy-gate.sh"),
-            "{text}"
+        assert_eq!(
+            wiring["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "\"$CLAUDE_PROJECT_DIR\"/.claude/hpp/operator-kit/hooks/policy-gate.sh claude-code"
         );
-        assert_eq!(wiring["hooks"]["PreToolUse"][0]["matcher"], "*");
         assert!(
             host_matrix(&v).starts_with("| module | Claude Code | Codex CLI |\n|---|---|---|\n")
         );
+    }
+
+    /// Every `(event, matcher, command)` of a wiring block.
+    fn entries(wiring: &Value) -> Vec<(String, Option<String>, String)> {
+        let mut out = Vec::new();
+        for (event, list) in wiring["hooks"].as_object().unwrap() {
+            for entry in list.as_array().unwrap() {
+                for hook in entry["hooks"].as_array().unwrap() {
+                    out.push((
+                        event.clone(),
+                        entry.get("matcher").map(|m| m.as_str().unwrap().to_owned()),
+                        hook["command"].as_str().unwrap().to_owned(),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn codex_wiring_passes_codex_and_each_tool_event_carries_its_declared_matcher() {
+        let v = validated();
+        for (host, territory) in [
+            ("claude-code", "Edit|Write|MultiEdit|NotebookEdit"),
+            ("codex", "apply_patch"),
+        ] {
+            let chosen = choose(&v, &Selection::Bundle("reliable-coding".into()), host).unwrap();
+            let all = entries(&wiring(&v, host, &chosen).unwrap());
+            assert!(
+                all.iter()
+                    .all(|(_, _, c)| c.ends_with(&format!(".sh {host}"))),
+                "{all:?}"
+            );
+            let matcher_of = |script: &str, event: &str| {
+                all.iter()
+                    .find(|(e, _, c)| e == event && c.contains(script))
+                    .unwrap_or_else(|| panic!("{script} on {event}"))
+                    .1
+                    .clone()
+            };
+            assert_eq!(
+                matcher_of("policy-gate.sh", "PreToolUse").as_deref(),
+                Some("Bash")
+            );
+            assert_eq!(
+                matcher_of("territory-guard.sh", "PreToolUse").as_deref(),
+                Some(territory)
+            );
+            assert_eq!(matcher_of("gotcha-record.sh", "PostToolUse"), None);
+            for event in ["SessionStart", "Stop", "PreCompact"] {
+                assert!(
+                    all.iter()
+                        .filter(|(e, _, _)| e == event)
+                        .all(|(_, m, _)| m.is_none()),
+                    "{event} takes no matcher"
+                );
+            }
+        }
+        let chosen = choose(&v, &Selection::Bundle("solo".into()), "codex").unwrap();
+        assert_eq!(
+            wiring(&v, "codex", &chosen).unwrap()["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            ".agents/hpp/operator-kit/hooks/policy-gate.sh codex"
+        );
+    }
+
+    #[test]
+    fn control_a_matcher_never_lands_on_an_event_without_tools_and_follows_the_declaration() {
+        let mut v = validated();
+        let gate = v
+            .hooks
+            .iter_mut()
+            .find(|h| h.id == "operator-kit/loop-gate")
+            .unwrap();
+        gate.matcher.insert("claude-code".into(), "Bash".into());
+        let policy = v
+            .hooks
+            .iter_mut()
+            .find(|h| h.id == "operator-kit/policy-gate")
+            .unwrap();
+        policy.matcher.clear();
+        let chosen = choose(&v, &Selection::Bundle("solo".into()), "claude-code").unwrap();
+        let all = entries(&wiring(&v, "claude-code", &chosen).unwrap());
+        assert!(all.iter().all(|(_, m, _)| m.is_none()), "{all:?}");
+    }
+
+    #[test]
+    fn claude_code_gets_skills_and_agents_where_it_discovers_them() {
+        let files = [
+            entry("skills/hpp-loop/SKILL.md", 'a'),
+            entry("skills/hpp-loop/ref/notes.md", 'b'),
+            entry("agents/lens-deletion.md", 'c'),
+            entry("hooks/policy-gate.sh", 'd'),
+        ];
+        let targets: Vec<String> = copies("claude-code", "operator-kit", &files)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.target)
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                ".claude/hpp/operator-kit/skills/hpp-loop/SKILL.md",
+                ".claude/skills/hpp-loop/SKILL.md",
+                ".claude/hpp/operator-kit/skills/hpp-loop/ref/notes.md",
+                ".claude/skills/hpp-loop/ref/notes.md",
+                ".claude/hpp/operator-kit/agents/lens-deletion.md",
+                ".claude/agents/lens-deletion.md",
+                ".claude/hpp/operator-kit/hooks/policy-gate.sh",
+            ]
+        );
+    }
+
+    #[test]
+    fn control_only_skill_directories_and_top_level_agent_files_are_placed_for_discovery() {
+        let files = [
+            entry("skills/loose.md", 'a'),
+            entry("agents/notes.txt", 'b'),
+            entry("agents/nested/x.md", 'c'),
+            entry("skillset/x/SKILL.md", 'd'),
+        ];
+        let claude = copies("claude-code", "m", &files).unwrap();
+        assert_eq!(claude.len(), files.len(), "{claude:?}");
+        let codex = copies("codex", "m", &[entry("agents/lens.md", 'e')]).unwrap();
+        assert_eq!(codex.len(), 1, "Codex has no subagent directory: {codex:?}");
     }
 
     proptest::proptest! {

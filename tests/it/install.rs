@@ -80,7 +80,7 @@ fn the_plan_lists_files_and_wiring_and_writes_nothing() {
         .unwrap();
     assert_eq!(
         command,
-        "\"$CLAUDE_PROJECT_DIR\"/.claude/hpp/operator-kit/hooks/policy-gate.sh"
+        "\"$CLAUDE_PROJECT_DIR\"/.claude/hpp/operator-kit/hooks/policy-gate.sh claude-code"
     );
     assert!(!doc["capabilities"].as_array().unwrap().is_empty());
 }
@@ -286,18 +286,311 @@ fn control_a_tampered_module_is_not_installed() {
     assert_eq!(tree(&sandbox.root), before);
 }
 
+/// This repository's module directory `id`.
+fn repo_module(id: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("modules")
+        .join(id)
+}
+
+const MODULES: [&str; 4] = [
+    "operator-kit",
+    "lane-kit",
+    "continuity-kit",
+    "gotcha-memory",
+];
+
 #[test]
-fn with_the_built_in_manifest_the_plan_says_the_files_are_not_at_hand() {
+fn with_the_built_in_manifest_the_embedded_modules_install_anywhere_byte_identical() {
+    use std::os::unix::fs::PermissionsExt;
     let sandbox = Sandbox::empty();
-    let doc = sandbox
-        .hpp(["install", "--bundle", "solo", "--host", "codex", "--json"])
+    let target = sandbox.path("workspace");
+    std::fs::create_dir_all(&target).unwrap();
+    let plan = sandbox
+        .hpp([
+            "install",
+            "--bundle",
+            "reliable-coding",
+            "--host",
+            "claude-code",
+            "--target",
+            target.to_str().unwrap(),
+            "--json",
+        ])
         .json(0);
-    assert_eq!(doc["modules"][0]["checksums"], "not-available");
-    let reason = sandbox
-        .hpp(["install", "--bundle", "solo", "--host", "codex", "--apply"])
-        .refused();
+    for module in plan["modules"].as_array().unwrap() {
+        assert_eq!(module["checksums"], "verified", "{module}");
+        assert_eq!(module["source"], "built-in", "{module}");
+    }
+    sandbox
+        .hpp([
+            "install",
+            "--bundle",
+            "reliable-coding",
+            "--host",
+            "claude-code",
+            "--target",
+            target.to_str().unwrap(),
+            "--apply",
+        ])
+        .ok();
+    for id in MODULES {
+        let installed = tree(&target.join(".claude/hpp").join(id));
+        let shipped: Vec<(String, Vec<u8>)> = tree(&repo_module(id))
+            .into_iter()
+            .filter(|(path, _)| path != "CHECKSUMS.txt")
+            .collect();
+        assert_eq!(
+            installed.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            shipped.iter().map(|(p, _)| p).collect::<Vec<_>>()
+        );
+        assert!(installed == shipped, "{id}: the installed bytes differ");
+        for (path, _) in installed.iter().filter(|(p, _)| p.starts_with("hooks/")) {
+            let mode = std::fs::metadata(target.join(".claude/hpp").join(id).join(path))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o111, 0o111, "{id}/{path} is executable: {mode:o}");
+        }
+    }
+    let readiness: Value = serde_json::from_str(
+        &sandbox
+            .hpp_in(
+                &target,
+                &["init", "--bundle", "solo", "--host", "codex", "--json"],
+            )
+            .stdout,
+    )
+    .unwrap();
+    let item = |id: &str| {
+        readiness["readiness"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(item("distribution"), "verified");
+    assert_eq!(item("checksums"), "verified");
+}
+
+#[test]
+fn claude_code_finds_each_skill_and_agent_where_it_looks_for_them() {
+    let sandbox = Sandbox::empty();
+    sandbox
+        .hpp([
+            "install",
+            "--bundle",
+            "reliable-coding",
+            "--host",
+            "claude-code",
+            "--apply",
+        ])
+        .ok();
+    let mut skills = 0;
+    let mut agents = 0;
+    for id in MODULES {
+        for (path, bytes) in tree(&repo_module(id)) {
+            let discovered = if let Some(skill) = path.strip_prefix("skills/") {
+                skills += 1;
+                sandbox.root.join(".claude/skills").join(skill)
+            } else if let Some(agent) = path.strip_prefix("agents/") {
+                agents += 1;
+                sandbox.root.join(".claude/agents").join(agent)
+            } else {
+                continue;
+            };
+            assert_eq!(std::fs::read(&discovered).unwrap(), bytes, "{path}");
+        }
+    }
+    assert!(
+        skills >= 4 && agents >= 4,
+        "{skills} skills, {agents} agents"
+    );
+}
+
+#[test]
+fn control_a_different_skill_where_claude_code_looks_is_kept_as_a_conflict() {
+    let sandbox = Sandbox::empty();
+    let mine = sandbox.root.join(".claude/skills/hpp-loop/SKILL.md");
+    std::fs::create_dir_all(mine.parent().unwrap()).unwrap();
+    std::fs::write(&mine, "my own loop skill\n").unwrap();
+    let run = sandbox
+        .hpp([
+            "install",
+            "--module",
+            "operator-kit",
+            "--host",
+            "claude-code",
+            "--apply",
+        ])
+        .exit(1);
+    assert!(
+        run.stdout
+            .contains("conflict .claude/skills/hpp-loop/SKILL.md"),
+        "{run}"
+    );
     assert_eq!(
-        reason,
-        "module operator-kit cannot be installed: not-available"
+        std::fs::read_to_string(&mine).unwrap(),
+        "my own loop skill\n"
+    );
+    assert!(
+        sandbox
+            .root
+            .join(".claude/hpp/operator-kit/skills/hpp-loop/SKILL.md")
+            .is_file()
+    );
+}
+
+/// Every `(event, matcher, command)` of a printed wiring block, sorted.
+fn entries(wiring: &Value) -> Vec<(String, Option<String>, String)> {
+    let mut out = Vec::new();
+    for (event, list) in wiring["hooks"].as_object().unwrap() {
+        for entry in list.as_array().unwrap() {
+            for hook in entry["hooks"].as_array().unwrap() {
+                out.push((
+                    event.clone(),
+                    entry.get("matcher").map(|m| m.as_str().unwrap().to_owned()),
+                    hook["command"].as_str().unwrap().to_owned(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn printed_wiring(sandbox: &Sandbox, selection: &[&str], host: &str) -> Value {
+    let mut args = vec!["install", "--host", host, "--json"];
+    args.extend_from_slice(selection);
+    sandbox.hpp_in(&sandbox.root, &args).json(0)["wiring"].clone()
+}
+
+#[test]
+fn the_codex_wiring_passes_codex_and_matchers_follow_the_manifest() {
+    let sandbox = Sandbox::empty();
+    let codex = entries(&printed_wiring(
+        &sandbox,
+        &["--bundle", "reliable-coding"],
+        "codex",
+    ));
+    assert!(
+        codex.iter().all(|(_, _, c)| c.ends_with(".sh codex")),
+        "{codex:?}"
+    );
+    let claude = entries(&printed_wiring(
+        &sandbox,
+        &["--bundle", "reliable-coding"],
+        "claude-code",
+    ));
+    assert!(
+        claude
+            .iter()
+            .all(|(_, _, c)| c.ends_with(".sh claude-code")),
+        "{claude:?}"
+    );
+    let matcher = |all: &[(String, Option<String>, String)], script: &str| {
+        all.iter()
+            .find(|(e, _, c)| e == "PreToolUse" && c.contains(script))
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert_eq!(matcher(&codex, "policy-gate").as_deref(), Some("Bash"));
+    assert_eq!(matcher(&claude, "policy-gate").as_deref(), Some("Bash"));
+    assert_eq!(
+        matcher(&codex, "territory-guard").as_deref(),
+        Some("apply_patch")
+    );
+    assert_eq!(
+        matcher(&claude, "territory-guard").as_deref(),
+        Some("Edit|Write|MultiEdit|NotebookEdit")
+    );
+    for (event, matcher, command) in codex.iter().chain(&claude) {
+        if ["SessionStart", "Stop", "PreCompact"].contains(&event.as_str()) {
+            assert_eq!(matcher, &None, "{event} {command}");
+        }
+        assert_ne!(matcher.as_deref(), Some("*"), "{event} {command}");
+    }
+}
+
+#[test]
+fn control_a_manifest_without_matchers_wires_every_tool() {
+    let sandbox = Sandbox::empty();
+    let dist = sealed_distribution(&sandbox);
+    let path = dist.join("hpp.manifest.json");
+    let mut value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for hook in value["hooks"].as_array_mut().unwrap() {
+        hook.as_object_mut().unwrap().remove("matcher");
+    }
+    std::fs::write(&path, value.to_string()).unwrap();
+    let doc = install(
+        &sandbox,
+        &dist,
+        &sandbox.root,
+        &["--bundle", "reliable-coding", "--host", "codex", "--json"],
+    )
+    .json(0);
+    let all = entries(&doc["wiring"]);
+    assert!(all.iter().all(|(_, m, _)| m.is_none()), "{all:?}");
+    value["hooks"][0]["matcher"] = "".into();
+    std::fs::write(&path, value.to_string()).unwrap();
+    let reason = install(
+        &sandbox,
+        &dist,
+        &sandbox.root,
+        &["--bundle", "solo", "--host", "codex"],
+    )
+    .refused();
+    assert!(
+        reason.ends_with("hooks[operator-kit/policy-gate].matcher must be a non-empty string"),
+        "{reason}"
+    );
+}
+
+/// The JSON block under the README heading that starts with `heading`, if any.
+fn readme_block(readme: &str, heading: &str) -> Option<Value> {
+    let at = readme.find(&format!("\n{heading}"))?;
+    let start = readme[at..].find("```json\n")? + at + "```json\n".len();
+    let end = readme[start..].find("```")? + start;
+    Some(serde_json::from_str(&readme[start..end]).expect("the README block is JSON"))
+}
+
+#[test]
+fn each_module_readme_shows_the_wiring_install_prints() {
+    let sandbox = Sandbox::empty();
+    for id in MODULES {
+        let readme = std::fs::read_to_string(repo_module(id).join("README.md")).unwrap();
+        let claude = readme_block(&readme, "## Claude Code").expect("a Claude Code block");
+        assert_eq!(
+            claude,
+            printed_wiring(&sandbox, &["--module", id], "claude-code"),
+            "{id}"
+        );
+        if let Some(codex) = readme_block(&readme, "## Codex CLI") {
+            assert_eq!(
+                codex,
+                printed_wiring(&sandbox, &["--module", id], "codex"),
+                "{id}"
+            );
+        }
+    }
+}
+
+#[test]
+fn control_a_readme_block_with_repository_paths_does_not_match() {
+    let sandbox = Sandbox::empty();
+    let readme = std::fs::read_to_string(repo_module("lane-kit").join("README.md")).unwrap();
+    let block = readme_block(&readme, "## Claude Code").unwrap();
+    let stale: Value = serde_json::from_str(
+        &block
+            .to_string()
+            .replace(".claude/hpp/lane-kit", "modules/lane-kit"),
+    )
+    .unwrap();
+    assert_ne!(
+        stale,
+        printed_wiring(&sandbox, &["--module", "lane-kit"], "claude-code")
     );
 }
