@@ -19,7 +19,6 @@
 //! Reads refs/hpp/* and refs/notes/hpp; writes refs/notes/hpp only in [`repair_notes`].
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -100,17 +99,6 @@ pub struct Distribution {
     /// What is wrong.
     #[serde(skip)]
     pub findings: Vec<Finding>,
-}
-
-/// Checks each declared module's directory under `root` (the manifest's directory): its
-/// `CHECKSUMS.txt` and the hook scripts the manifest names. Without a root (the built-in
-/// manifest) nothing is checked here: [`check_origin`] with [`Origin::Embedded`] checks the copy
-/// compiled into the binary.
-pub fn check_modules(validated: &Validated, root: Option<&Path>) -> Distribution {
-    match root {
-        Some(root) => check_origin(validated, Origin::Dir(root)),
-        None => source_contract(),
-    }
 }
 
 fn source_contract() -> Distribution {
@@ -638,9 +626,8 @@ mod tests {
     #[test]
     fn without_module_directories_nothing_is_checked() {
         let dir = tempfile::tempdir().unwrap();
-        let d = check_modules(&validated(), Some(dir.path()));
+        let d = check_origin(&validated(), Origin::Dir(dir.path()));
         assert_eq!((d.checked, d.status), (false, "source-contract"));
-        assert_eq!(check_modules(&validated(), None).status, "source-contract");
         let embedded = check_origin(&validated(), Origin::Embedded);
         assert_eq!((embedded.checked, embedded.status), (true, "ok"));
     }
@@ -659,13 +646,13 @@ mod tests {
             let listed = crate::modules::files::scan(&root).unwrap();
             std::fs::write(root.join(CHECKSUMS_FILE), modules::render(&listed)).unwrap();
         }
-        let d = check_modules(&v, Some(dir.path()));
+        let d = check_origin(&v, Origin::Dir(dir.path()));
         assert_eq!(d.status, "ok", "{:?}", d.findings);
         let first = &v.modules[0];
         let script = v.hooks_of(&first.id).next().unwrap().script.clone();
         std::fs::write(dir.path().join(&first.path).join(&script), "tampered\n").unwrap();
         std::fs::remove_file(dir.path().join(&v.modules[1].path).join(CHECKSUMS_FILE)).unwrap();
-        let d = check_modules(&v, Some(dir.path()));
+        let d = check_origin(&v, Origin::Dir(dir.path()));
         assert_eq!(d.status, "failed");
         assert_eq!(d.modules[0].status, "tampered");
         assert_eq!(d.modules[1].status, "no-checksums");

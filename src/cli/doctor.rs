@@ -8,6 +8,7 @@ use super::output::Outcome;
 use crate::doctor::{self, Distribution, Finding, Severity, StoreCheck};
 use crate::manifest::{self, Validated};
 use crate::modules;
+use crate::modules::files::Origin;
 use crate::store::{self, Store};
 
 /// The schema of `--report`.
@@ -59,7 +60,7 @@ pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
         let parent = f.parent().unwrap_or(std::path::Path::new(""));
         ctx.cwd().join(parent)
     });
-    let distribution = doctor::check_modules(&validated, root.as_deref());
+    let distribution = doctor::check_origin(&validated, Origin::of(root.as_deref()));
     let store = match Store::discover(ctx.cwd()) {
         Ok(store) => Some(store),
         Err(store::Error::NotARepository { .. }) => None,

@@ -63,12 +63,13 @@ fn the_census_lists_every_capability_group_including_those_that_count_zero() {
 }
 
 #[test]
-fn outside_a_repository_the_built_in_manifest_is_checked_and_the_store_is_not() {
+fn outside_a_repository_the_built_in_manifest_and_modules_are_checked_and_the_store_is_not() {
     let sandbox = Sandbox::empty();
     let doc = sandbox.hpp(["doctor", "--json"]).json(0);
     assert_eq!(doc["manifest"], "built-in manifest");
     assert_eq!(doc["store"]["checked"], false);
-    assert_eq!(doc["distribution"]["status"], "source-contract");
+    assert_eq!(doc["distribution"]["status"], "ok");
+    assert_eq!(doc["distribution"]["checked"], true);
 }
 
 #[test]
