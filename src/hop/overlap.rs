@@ -62,12 +62,21 @@ mod tests {
 
     #[test]
     fn disjoint_changes_do_not_overlap() {
-        assert!(overlapping(&v(&["a.txt", "src/x.rs"]), &v(&["b.txt", "src/y.rs", "srcx"])).is_empty());
+        assert!(
+            overlapping(
+                &v(&["a.txt", "src/x.rs"]),
+                &v(&["b.txt", "src/y.rs", "srcx"])
+            )
+            .is_empty()
+        );
     }
 
     #[test]
     fn shared_paths_overlap() {
-        assert_eq!(overlapping(&v(&["a.txt", "b.txt"]), &v(&["b.txt"])), ["b.txt"]);
+        assert_eq!(
+            overlapping(&v(&["a.txt", "b.txt"]), &v(&["b.txt"])),
+            ["b.txt"]
+        );
     }
 
     #[test]
@@ -81,14 +90,26 @@ mod tests {
 
     #[test]
     fn a_file_against_a_directory_overlaps_either_way() {
-        assert_eq!(overlapping(&v(&["docs"]), &v(&["docs/a.md"])), ["docs", "docs/a.md"]);
-        assert_eq!(overlapping(&v(&["docs/a/b.md"]), &v(&["docs/a"])), ["docs/a", "docs/a/b.md"]);
+        assert_eq!(
+            overlapping(&v(&["docs"]), &v(&["docs/a.md"])),
+            ["docs", "docs/a.md"]
+        );
+        assert_eq!(
+            overlapping(&v(&["docs/a/b.md"]), &v(&["docs/a"])),
+            ["docs/a", "docs/a/b.md"]
+        );
     }
 
     #[test]
     fn case_only_differences_overlap() {
-        assert_eq!(overlapping(&v(&["Readme.md"]), &v(&["README.md"])), ["README.md", "Readme.md"]);
-        assert_eq!(overlapping(&v(&["Docs/x"]), &v(&["docs/y", "DOCS"])), ["DOCS", "Docs/x"]);
+        assert_eq!(
+            overlapping(&v(&["Readme.md"]), &v(&["README.md"])),
+            ["README.md", "Readme.md"]
+        );
+        assert_eq!(
+            overlapping(&v(&["Docs/x"]), &v(&["docs/y", "DOCS"])),
+            ["DOCS", "Docs/x"]
+        );
     }
 
     #[test]

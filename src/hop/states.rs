@@ -9,8 +9,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::ids::{AttemptId, Kind, StateId, TaskId};
 use super::Error;
+use super::ids::{AttemptId, Kind, StateId, TaskId};
 use crate::record::{canonical_json, sha256_hex};
 
 /// The schema of the digested state payload.
@@ -232,7 +232,10 @@ fn position(state: &State) -> StateId {
 /// let plan = undo_plan(&a1, |id| states.iter().find(|s| &s.id == id).cloned()).unwrap();
 /// assert_eq!(plan.restores, a0.id);
 /// ```
-pub fn undo_plan(head: &State, lookup: impl Fn(&StateId) -> Option<State>) -> Result<UndoPlan, Error> {
+pub fn undo_plan(
+    head: &State,
+    lookup: impl Fn(&StateId) -> Option<State>,
+) -> Result<UndoPlan, Error> {
     let here_id = position(head);
     let here = if here_id == head.id {
         head.clone()
@@ -242,7 +245,9 @@ pub fn undo_plan(head: &State, lookup: impl Fn(&StateId) -> Option<State>) -> Re
             missing: here_id.to_string(),
         })?
     };
-    let previous_id = here.parent(Role::CanonicalParent).ok_or(Error::NothingToUndo)?;
+    let previous_id = here
+        .parent(Role::CanonicalParent)
+        .ok_or(Error::NothingToUndo)?;
     let previous = lookup(previous_id).ok_or_else(|| Error::BrokenChain {
         id: here.id.to_string(),
         missing: previous_id.to_string(),
@@ -363,7 +368,10 @@ mod tests {
         let a2 = accepted(2, vec![p(Role::CanonicalParent, &a1)]);
         let mut all = vec![a0.clone(), a1.clone(), a2.clone()];
         let plan = undo_plan(&a2, |id| all.iter().find(|s| &s.id == id).cloned()).unwrap();
-        assert_eq!((plan.reverts.clone(), plan.restores.clone()), (a2.id.clone(), a1.id.clone()));
+        assert_eq!(
+            (plan.reverts.clone(), plan.restores.clone()),
+            (a2.id.clone(), a1.id.clone())
+        );
         let u1 = accepted(
             3,
             vec![
@@ -419,7 +427,13 @@ mod tests {
         prompt.id = StateId::new(Kind::Prompt, 1, [0; 8]);
         assert_eq!(
             prompt.missing_provenance(false),
-            ["task", "attempt", "run_parent", "canonical_anchor", "prompt_digest"]
+            [
+                "task",
+                "attempt",
+                "run_parent",
+                "canonical_anchor",
+                "prompt_digest"
+            ]
         );
     }
 
@@ -427,9 +441,16 @@ mod tests {
     fn control_a_launch_without_every_variable_is_invalid() {
         let full = |name: &str| Some(format!("value of {name}"));
         assert!(Launch::from_vars(full).is_ok());
-        let err = Launch::from_vars(|name| (name != "HOP_WORKSPACE").then(|| "x".into())).unwrap_err();
-        assert_eq!(err, Error::MissingLaunchVar { var: "HOP_WORKSPACE" });
-        let err = Launch::from_vars(|name| (name != "HOP_TASK_ID").then(|| "x".into())).unwrap_err();
+        let err =
+            Launch::from_vars(|name| (name != "HOP_WORKSPACE").then(|| "x".into())).unwrap_err();
+        assert_eq!(
+            err,
+            Error::MissingLaunchVar {
+                var: "HOP_WORKSPACE"
+            }
+        );
+        let err =
+            Launch::from_vars(|name| (name != "HOP_TASK_ID").then(|| "x".into())).unwrap_err();
         assert_eq!(err, Error::MissingLaunchVar { var: "HOP_TASK_ID" });
     }
 }

@@ -20,9 +20,9 @@
 //! survive on one trailer line. The exact prompt bytes are never only here: they are a blob of
 //! their own record (see `store::hop`), and the trailer carries their digest.
 
+use super::Error;
 use super::ids::StateId;
 use super::states::{Parent, Role, State};
-use super::Error;
 
 /// Returns the commit message carrying `state`, ending with its digest trailer.
 pub fn render(state: &State) -> String {
@@ -131,7 +131,9 @@ pub fn parse(message: &str) -> Result<Parsed, Error> {
         attempt: one("Hop-Attempt").map(str::parse).transpose()?,
         base: one("Hop-Base").map(str::parse).transpose()?,
         agent: unquote("Hop-Agent")?,
-        tree: one("Hop-Tree").ok_or_else(|| missing("Hop-Tree"))?.to_owned(),
+        tree: one("Hop-Tree")
+            .ok_or_else(|| missing("Hop-Tree"))?
+            .to_owned(),
         parents,
         prompt_digest: one("Hop-Prompt-Digest").map(str::to_owned),
         summary: unquote("Hop-Summary")?,
@@ -203,7 +205,10 @@ mod tests {
         let tampered = render(&state).replace("Hop-Tree", "Hop-Trees");
         assert!(matches!(
             parse(&tampered),
-            Err(Error::MissingTrailer { trailer: "Hop-Tree", .. })
+            Err(Error::MissingTrailer {
+                trailer: "Hop-Tree",
+                ..
+            })
         ));
     }
 }

@@ -285,7 +285,10 @@ mod tests {
     }
 
     fn tree_of(store: &Store, files: &[(&str, &str)]) -> TreeId {
-        let mut editor = store.repo.edit_tree(ObjectId::empty_tree(store.repo.object_hash())).unwrap();
+        let mut editor = store
+            .repo
+            .edit_tree(ObjectId::empty_tree(store.repo.object_hash()))
+            .unwrap();
         for (path, text) in files {
             let blob = store.repo.write_blob(text.as_bytes()).unwrap().detach();
             editor
@@ -298,7 +301,10 @@ mod tests {
     #[test]
     fn changed_paths_list_both_sides_of_a_rename_and_skip_directories() {
         let (_dir, store, base) = repo_with(&[("a/old.txt", "x\n"), ("b.txt", "b\n")]);
-        let after = tree_of(&store, &[("a/new.txt", "x\n"), ("b.txt", "b2\n"), ("c/d.txt", "d")]);
+        let after = tree_of(
+            &store,
+            &[("a/new.txt", "x\n"), ("b.txt", "b2\n"), ("c/d.txt", "d")],
+        );
         assert_eq!(
             store.hop_changed_paths(&base, &after).unwrap(),
             ["a/new.txt", "a/old.txt", "b.txt", "c/d.txt"]
@@ -311,7 +317,10 @@ mod tests {
         let ours = tree_of(&store, &[("a", "2\n"), ("b", "1\n")]);
         let theirs = tree_of(&store, &[("a", "1\n"), ("b", "2\n")]);
         let want = tree_of(&store, &[("a", "2\n"), ("b", "2\n")]);
-        assert_eq!(store.hop_merge_trees(&base, &ours, &theirs).unwrap(), Ok(want));
+        assert_eq!(
+            store.hop_merge_trees(&base, &ours, &theirs).unwrap(),
+            Ok(want)
+        );
     }
 
     #[test]

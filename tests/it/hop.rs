@@ -44,7 +44,10 @@ fn launch_of(data: &Value) -> Launch {
     Launch {
         state: env["HOP_STATE_ID"].as_str().expect("a state").to_owned(),
         task: env["HOP_TASK_ID"].as_str().expect("a task").to_owned(),
-        attempt: env["HOP_ATTEMPT_ID"].as_str().expect("an attempt").to_owned(),
+        attempt: env["HOP_ATTEMPT_ID"]
+            .as_str()
+            .expect("an attempt")
+            .to_owned(),
         workspace: PathBuf::from(env["HOP_WORKSPACE"].as_str().expect("a workspace")),
     }
 }
@@ -74,7 +77,7 @@ fn write(dir: &Path, path: &str, text: &str) {
 }
 
 /// Edits the workspace with `edits` (`None` deletes) and proposes it; returns the R_ id.
-fn propose(s: &Sandbox, l: &Launch, edits: &[(&str, Option<&str>)]) -> String {
+fn propose(s: &Sandbox, l: &Launch, edits: Edits<'_>) -> String {
     for (path, text) in edits {
         match text {
             Some(text) => write(&l.workspace, path, text),
@@ -87,6 +90,9 @@ fn propose(s: &Sandbox, l: &Launch, edits: &[(&str, Option<&str>)]) -> String {
         .expect("a proposal id")
         .to_owned()
 }
+
+/// Workspace edits: a path and its new text, `None` to delete it.
+type Edits<'a> = &'a [(&'a str, Option<&'a str>)];
 
 fn accepted(s: &Sandbox) -> String {
     s.git(["rev-parse", "refs/hpp/hop/accepted"])
@@ -153,8 +159,13 @@ fn prompt_bytes_are_kept_exactly() {
     assert_eq!(view["prompt"], prompt);
     assert_eq!(view["kind"], "prompt");
     assert_eq!(view["digest_ok"], true);
-    let blob = s.command("git", &s.root)
-        .args(["cat-file", "blob", &format!("refs/hpp/hop/prompts/{}:prompt", l.state)])
+    let blob = s
+        .command("git", &s.root)
+        .args([
+            "cat-file",
+            "blob",
+            &format!("refs/hpp/hop/prompts/{}:prompt", l.state),
+        ])
         .output()
         .expect("git runs");
     assert_eq!(blob.stdout, prompt.as_bytes());
@@ -163,7 +174,12 @@ fn prompt_bytes_are_kept_exactly() {
     let next = hop_json(&s, &["prompt", "--from", &l.state, follow]);
     let id = next["state"]["id"].as_str().expect("an id");
     assert_eq!(hop_json(&s, &["state", id])["prompt"], follow);
-    assert!(next["checkpoint"].as_str().expect("a checkpoint").starts_with("C_"));
+    assert!(
+        next["checkpoint"]
+            .as_str()
+            .expect("a checkpoint")
+            .starts_with("C_")
+    );
 }
 
 #[test]
@@ -176,7 +192,10 @@ fn a_proposal_is_frozen_after_later_edits() {
     write(&l.workspace, "extra.txt", "later\n");
     let pin = format!("refs/hpp/hop/states/{r}");
     assert_eq!(show(&s, &format!("{pin}:note.txt")), "first");
-    assert!(!s.git(["ls-tree", "--name-only", &pin]).contains("extra.txt"));
+    assert!(
+        !s.git(["ls-tree", "--name-only", &pin])
+            .contains("extra.txt")
+    );
     hop(&s, &["land", &r]).ok();
     assert_eq!(show(&s, "refs/hpp/hop/accepted:note.txt"), "first");
 }
@@ -208,7 +227,10 @@ fn check_runs_on_the_checkpoint_tree_despite_a_concurrent_edit() {
     let run = &doc["data"];
     let stdout = run["stdout"].as_str().expect("stdout");
     assert!(stdout.starts_with("old\n"), "{run}");
-    assert!(!stdout.ends_with(&live), "the check ran in its own worktree: {run}");
+    assert!(
+        !stdout.ends_with(&live),
+        "the check ran in its own worktree: {run}"
+    );
     assert_eq!(
         std::fs::read_to_string(l.workspace.join("a.txt")).expect("read"),
         "new\n"
@@ -228,8 +250,20 @@ fn a_failed_check_is_recorded_and_exits_22() {
     let s = Sandbox::repo();
     init(&s);
     let l = start(&s, "break it");
-    let doc = agent(&s, &l, &["check", &l.state, "--json", "--", "sh", "-c", "echo bad >&2; exit 3"])
-        .json(22);
+    let doc = agent(
+        &s,
+        &l,
+        &[
+            "check",
+            &l.state,
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo bad >&2; exit 3",
+        ],
+    )
+    .json(22);
     assert_eq!(doc["ok"], false);
     assert_eq!(doc["exit_code"], 22);
     assert_eq!(doc["data"]["exit_code"], 3);
@@ -267,21 +301,36 @@ fn an_overlapping_proposal_is_refused_with_the_exact_paths() {
     init(&s);
     let a = start(&s, "a");
     let b = start(&s, "b");
-    let ra = propose(&s, &a, &[("shared.txt", Some("a\n")), ("only-a.txt", Some("a\n"))]);
-    let rb = propose(&s, &b, &[("shared.txt", Some("b\n")), ("only-b.txt", Some("b\n"))]);
+    let ra = propose(
+        &s,
+        &a,
+        &[("shared.txt", Some("a\n")), ("only-a.txt", Some("a\n"))],
+    );
+    let rb = propose(
+        &s,
+        &b,
+        &[("shared.txt", Some("b\n")), ("only-b.txt", Some("b\n"))],
+    );
     hop(&s, &["land", &ra]).ok();
     let head = accepted(&s);
     let doc = hop(&s, &["land", &rb, "--json"]).json(20);
     assert_eq!(doc["exit_code"], 20);
     assert_eq!(paths(&doc), ["shared.txt"]);
-    assert_eq!(accepted(&s), head, "a blocked landing does not move the head");
+    assert_eq!(
+        accepted(&s),
+        head,
+        "a blocked landing does not move the head"
+    );
     let run = hop(&s, &["land", &rb]).exit(20);
-    assert!(run.stderr.contains("Overlapping paths:\n  shared.txt\n"), "{run}");
+    assert!(
+        run.stderr.contains("Overlapping paths:\n  shared.txt\n"),
+        "{run}"
+    );
 }
 
 #[test]
 fn rename_directory_file_and_case_only_collisions_block_landing() {
-    let cases: [(&[(&str, Option<&str>)], &[(&str, Option<&str>)], &[&str]); 3] = [
+    let cases: [(Edits, Edits, &[&str]); 3] = [
         // A rename counts both paths: accepted work renamed README, the proposal edits it.
         (
             &[("README", None), ("README.md", Some("hello\n"))],
@@ -323,7 +372,15 @@ fn failed_validation_records_f_and_the_head_does_not_move() {
     let head = accepted(&s);
     let doc = hop(
         &s,
-        &["land", &r, "--json", "--", "sh", "-c", "test -f x.txt && exit 1"],
+        &[
+            "land",
+            &r,
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "test -f x.txt && exit 1",
+        ],
     )
     .json(22);
     assert_eq!(doc["exit_code"], 22);
@@ -402,7 +459,11 @@ fn undo_twice_steps_back_twice() {
     assert_eq!(accepted_files(&s), "README");
     assert_ne!(first["accepted"]["id"], second["accepted"]["id"]);
     let run = hop(&s, &["undo"]).exit(1);
-    assert!(run.stderr.contains("initial accepted state cannot be undone"), "{run}");
+    assert!(
+        run.stderr
+            .contains("initial accepted state cannot be undone"),
+        "{run}"
+    );
     // Forward-only: every landing and undo is in the chain.
     let status = hop_json(&s, &["status"]);
     assert_eq!(status["history"].as_array().expect("history").len(), 5);
@@ -450,7 +511,12 @@ fn states_pushed_to_a_bare_remote_can_be_inspected_from_a_clone() {
     s.git(["init", "-q", "--bare", remote.to_str().expect("utf-8")]);
     s.git(["remote", "add", "origin", remote.to_str().expect("utf-8")]);
     s.hpp(["push", "origin"]).ok();
-    s.git(["clone", "-q", remote.to_str().expect("utf-8"), clone.to_str().expect("utf-8")]);
+    s.git([
+        "clone",
+        "-q",
+        remote.to_str().expect("utf-8"),
+        clone.to_str().expect("utf-8"),
+    ]);
     s.hpp_in(&clone, &["fetch", "origin"]).ok();
     let view = s.hop_in(&clone, &["state", &l.state, "--json"]).json(0);
     assert_eq!(view["data"]["prompt"], prompt);
@@ -481,7 +547,9 @@ fn doctor_finds_tampering_and_repairs_only_what_can_be_rederived() {
     assert_eq!(fixed["repaired"][0], format!("refs/hpp/hop/states/{r}"));
     // A forged state (edited trailers) fails its digest and is not repaired.
     let pin = format!("refs/hpp/hop/states/{}", l.state);
-    let message = s.git(["log", "-1", "--format=%B", &pin]).replace("codex", "forger");
+    let message = s
+        .git(["log", "-1", "--format=%B", &pin])
+        .replace("codex", "forger");
     let tree = s.git(["rev-parse", &format!("{pin}^{{tree}}")]);
     let parent = s.git(["rev-parse", &format!("{pin}^")]);
     let forged = s.git(["commit-tree", &tree, "-p", &parent, "-m", &message]);
@@ -499,7 +567,11 @@ fn control_an_agent_command_without_the_hop_environment_is_an_invalid_launch() {
     write(&l.workspace, "a.txt", "a\n");
     let refs = s.hpp_refs();
     let run = s.hop_in(&l.workspace, &["propose", &l.state]).exit(2);
-    assert!(run.stderr.contains("invalid agent launch: HOP_ROOT is not set"), "{run}");
+    assert!(
+        run.stderr
+            .contains("invalid agent launch: HOP_ROOT is not set"),
+        "{run}"
+    );
     let partial = s
         .command(HOP, &l.workspace)
         .args(["check", &l.state, "--", "true"])
@@ -521,7 +593,10 @@ fn control_an_agent_command_without_the_hop_environment_is_an_invalid_launch() {
         workspace: other.workspace.clone(),
     };
     let run = agent(&s, &mixed, &["propose", &l.state]).exit(2);
-    assert!(run.stderr.contains("invalid agent launch: HOP_ATTEMPT_ID"), "{run}");
+    assert!(
+        run.stderr.contains("invalid agent launch: HOP_ATTEMPT_ID"),
+        "{run}"
+    );
     assert_eq!(s.hpp_refs(), refs_before_mismatch, "nothing written");
     assert_ne!(refs, refs_before_mismatch, "start did write");
 }

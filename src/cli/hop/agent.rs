@@ -132,7 +132,9 @@ fn timeout(seconds: u64) -> Result<Duration, HopError> {
 pub fn cmd_hop_check(ctx: &HopCtx, args: &HopCheckArgs) -> Result<HopOutcome, HopError> {
     let launch = ctx.launch()?;
     let limit = timeout(args.timeout)?;
-    let run = ctx.hop()?.check(&args.state, &launch, &args.command, limit)?;
+    let run = ctx
+        .hop()?
+        .check(&args.state, &launch, &args.command, limit)?;
     let code = run
         .exit_code
         .map_or_else(|| "none".to_owned(), |c| c.to_string());
@@ -149,7 +151,12 @@ pub fn cmd_hop_check(ctx: &HopCtx, args: &HopCheckArgs) -> Result<HopOutcome, Ho
         Ok(HopOutcome::ok(&run, human))
     } else {
         let reason = format!("check {} failed (exit {code})", run.id);
-        Ok(HopOutcome::failed(&run, human, HopExit::CheckFailed, reason))
+        Ok(HopOutcome::failed(
+            &run,
+            human,
+            HopExit::CheckFailed,
+            reason,
+        ))
     }
 }
 

@@ -192,10 +192,7 @@ pub fn cmd_hop_land(ctx: &HopCtx, args: &HopLandArgs) -> Result<HopOutcome, HopE
                 ));
             }
             if let Some(branch) = branch {
-                human.push_str(&format!(
-                    "\nfast-forwarded {branch} to {}",
-                    accepted.commit
-                ));
+                human.push_str(&format!("\nfast-forwarded {branch} to {}", accepted.commit));
             }
             HopOutcome::ok(&landing, human)
         }

@@ -191,7 +191,9 @@ pub fn emit(json: bool, result: Result<HopOutcome, HopError>) -> HopExit {
                 text
             };
             // A closed pipe is the reader's choice: keep the verdict's code.
-            let _ = stdout.write_all(body.as_bytes()).and_then(|()| stdout.flush());
+            let _ = stdout
+                .write_all(body.as_bytes())
+                .and_then(|()| stdout.flush());
             if let Some(reason) = &outcome.reason {
                 let _ = writeln!(stderr, "hop: {reason}");
             }
