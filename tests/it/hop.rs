@@ -600,3 +600,29 @@ fn control_an_agent_command_without_the_hop_environment_is_an_invalid_launch() {
     assert_eq!(s.hpp_refs(), refs_before_mismatch, "nothing written");
     assert_ne!(refs, refs_before_mismatch, "start did write");
 }
+
+#[test]
+fn control_a_prompt_shaped_like_a_secret_is_refused_and_nothing_is_written() {
+    let s = Sandbox::repo();
+    init(&s);
+    let refs = s.hpp_refs();
+    let run = hop(
+        &s,
+        &[
+            "start",
+            "--agent",
+            "codex",
+            "log in with password = hunter2",
+        ],
+    )
+    .exit(2);
+    assert!(
+        run.stderr
+            .starts_with("hop: the prompt looks like it carries a secret"),
+        "{run}"
+    );
+    assert!(run.stdout.is_empty());
+    let run = hop(&s, &["start", "--agent", "codex", ""]).exit(2);
+    assert!(run.stderr.contains("the prompt is empty"), "{run}");
+    assert_eq!(s.hpp_refs(), refs, "nothing written");
+}

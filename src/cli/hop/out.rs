@@ -124,6 +124,7 @@ impl From<service::Error> for HopError {
             | E::NoAttempt(_)
             | E::EmptyPrompt
             | E::EmptyCommand
+            | E::Secret(_)
             | E::InvalidBranch(_) => HopExit::Usage,
             E::Overlap { .. }
             | E::Conflict { .. }

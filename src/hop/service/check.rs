@@ -116,9 +116,7 @@ impl Hop<'_> {
         argv: &[String],
         timeout: Duration,
     ) -> Result<CheckRun, Error> {
-        if argv.is_empty() {
-            return Err(Error::EmptyCommand);
-        }
+        super::refuse_bad_command(argv)?;
         let state = self.launched(id, launch)?;
         let attempt = self.attempt_of(&state)?;
         let checkpoint = self.checkpoint(&attempt)?;

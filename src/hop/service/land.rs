@@ -62,6 +62,9 @@ impl Hop<'_> {
         expect_head: Option<&StateId>,
         timeout: Duration,
     ) -> Result<Landing, Error> {
+        if let Some(argv) = validation {
+            super::refuse_bad_command(argv)?;
+        }
         let proposal = self.load(proposal_id)?;
         if proposal.kind != Kind::Proposal {
             return Err(Error::WrongKind {

@@ -79,6 +79,11 @@ pub enum Error {
     /// A prompt must be one non-empty argument.
     #[error("the prompt is empty: pass the exact instruction as one argument")]
     EmptyPrompt,
+    /// A prompt or command line has the shape of a secret.
+    #[error(
+        "the {0} looks like it carries a secret: hop keeps it unencrypted and `git hpp push` publishes it; pass credentials through the environment"
+    )]
+    Secret(&'static str),
     /// A command to run is empty.
     #[error("the command is empty: give it after --")]
     EmptyCommand,
@@ -166,6 +171,28 @@ fn stamp() -> (u64, [u8; 8]) {
 fn new_state_id(kind: Kind) -> StateId {
     let (ms, e) = stamp();
     StateId::new(kind, ms, e)
+}
+
+/// Refuses an empty prompt, and one shaped like a secret (prompts are stored unencrypted).
+fn refuse_bad_prompt(prompt: &[u8]) -> Result<(), Error> {
+    if prompt.is_empty() {
+        return Err(Error::EmptyPrompt);
+    }
+    if crate::secrets::looks_secret(&String::from_utf8_lossy(prompt)) {
+        return Err(Error::Secret("prompt"));
+    }
+    Ok(())
+}
+
+/// Refuses an empty command, and one whose argv carries a secret (it is recorded).
+fn refuse_bad_command(argv: &[String]) -> Result<(), Error> {
+    if argv.is_empty() {
+        return Err(Error::EmptyCommand);
+    }
+    if crate::secrets::command_line_carries_secret(argv) {
+        return Err(Error::Secret("command line"));
+    }
+    Ok(())
 }
 
 fn now_rfc3339() -> String {
@@ -359,9 +386,7 @@ impl<'a> Hop<'a> {
     /// `hop start`: creates the task, the attempt, the prompt state (pinned, with its exact
     /// bytes) and then the attempt's detached workspace at the accepted commit.
     pub fn start(&self, agent: &str, prompt: &[u8]) -> Result<Prompted, Error> {
-        if prompt.is_empty() {
-            return Err(Error::EmptyPrompt);
-        }
+        refuse_bad_prompt(prompt)?;
         let head = self.accepted()?;
         let (ms, e) = stamp();
         let task = TaskId::new(ms, e);
@@ -491,9 +516,7 @@ impl<'a> Hop<'a> {
     /// `hop prompt --from STATE`: checkpoints the attempt's workspace, then records the
     /// follow-up prompt against the current accepted state.
     pub fn prompt(&self, from: &StateId, prompt: &[u8]) -> Result<Prompted, Error> {
-        if prompt.is_empty() {
-            return Err(Error::EmptyPrompt);
-        }
+        refuse_bad_prompt(prompt)?;
         let from = self.load(from)?;
         let attempt = self.attempt_of(&from)?;
         let checkpoint = self.checkpoint(&attempt)?;
