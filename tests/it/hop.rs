@@ -292,6 +292,8 @@ fn disjoint_proposals_land_in_either_order() {
         assert_eq!(accepted_files(&s), "a.txt\nsrc/b.txt");
         let status = hop_json(&s, &["status"]);
         assert_eq!(status["history"].as_array().expect("history").len(), 3);
+        let attempts = status["attempts"].as_array().expect("attempts");
+        assert!(attempts.iter().all(|a| a["status"] == "landed"), "{status}");
     }
 }
 

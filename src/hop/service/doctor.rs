@@ -50,7 +50,15 @@ impl Hop<'_> {
         }
         let accepted = self.store.hop_ref(Store::hop_accepted_ref())?;
         queue.extend(accepted.iter().cloned());
-        for (_name, commit) in self.store.list(&Store::hop_attempts_prefix())? {
+        for (name, commit) in self.store.list(&Store::hop_attempts_prefix())? {
+            let attempt = name.rsplit('/').next().unwrap_or_default();
+            match self.load_commit(&commit) {
+                Ok(head) if head.state.attempt.as_ref().map(|a| a.as_str()) == Some(attempt) => {}
+                _ => problems.push(Problem::new(
+                    None,
+                    &format!("{name} points at {commit}, which is not a state of {attempt}"),
+                )),
+            }
             queue.push(commit);
         }
         let mut seen = BTreeSet::new();

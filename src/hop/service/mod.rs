@@ -600,10 +600,10 @@ impl<'a> Hop<'a> {
     /// `hop status`: the accepted head, its history and every attempt.
     pub fn status(&self) -> Result<Status, Error> {
         let accepted = self.accepted()?;
-        let history = self
-            .history(&accepted)?
-            .into_iter()
-            .map(|l| l.state.id)
+        let chain = self.history(&accepted)?;
+        let landed: std::collections::BTreeSet<&StateId> = chain
+            .iter()
+            .filter_map(|l| l.state.parent(Role::ProposalParent))
             .collect();
         let mut attempts = Vec::new();
         for (name, commit) in self.store.list(&Store::hop_attempts_prefix())? {
@@ -618,13 +618,18 @@ impl<'a> Hop<'a> {
                 task: head.state.task.clone(),
                 agent: head.state.agent.clone(),
                 base: head.state.base.clone(),
-                status: states::attempt_status(head.kind),
+                status: if landed.contains(&head.state.id) {
+                    "landed"
+                } else {
+                    states::attempt_status(head.kind)
+                },
                 head_kind: head.kind,
                 head: head.state.id,
                 workspace_exists: workspace.is_dir(),
                 workspace: workspace.display().to_string(),
             });
         }
+        let history = chain.iter().map(|l| l.state.id.clone()).collect();
         Ok(Status {
             accepted,
             history,

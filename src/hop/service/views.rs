@@ -161,7 +161,7 @@ pub struct AttemptView {
     pub head: StateId,
     /// The head's kind.
     pub head_kind: Kind,
-    /// `active`, `proposed`, `changes_requested`, `cancelled`.
+    /// `active`, `proposed`, `landed`, `changes_requested`, `cancelled`.
     pub status: &'static str,
     /// Its workspace.
     pub workspace: String,
