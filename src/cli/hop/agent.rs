@@ -35,7 +35,7 @@ pub struct HopCheckArgs {
     /// The prompt state of the launch ("$HOP_STATE_ID")
     #[arg(value_parser = state_arg)]
     state: StateId,
-    /// Seconds the command may run [default: 3600]
+    /// Seconds the command may run
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     timeout: u64,
     /// The command to run

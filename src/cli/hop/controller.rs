@@ -79,7 +79,7 @@ pub struct HopLandArgs {
     /// Land only if the accepted head is still this state (exit 21 otherwise)
     #[arg(long, value_name = "STATE", value_parser = state_arg)]
     expect_head: Option<StateId>,
-    /// Seconds the validation command may run [default: 3600]
+    /// Seconds the validation command may run
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     timeout: u64,
     /// The final validation command (after --), run without a shell
