@@ -1,1 +1,336 @@
-//! Store support for hop (see the module of the same concept).
+//! Store support for Hop (seeds/HOP-PROTOCOL.md): state commits with several parents, refs
+//! created once or moved by compare-and-swap, changed paths between trees, three-way tree
+//! merges, ancestry, and snapshots of attempt workspaces.
+//!
+//! Refs written (all under `refs/hpp/hop/`, so `git hpp push` carries them):
+//!
+//! | ref | holds | moves |
+//! |---|---|---|
+//! | `states/<ID>` | one state: a commit whose tree is the snapshot, trailers the metadata | created once |
+//! | `accepted` | the accepted chain: each accepted state's commit has the previous one as parent | CAS |
+//! | `attempts/<AT_ID>` | the head state of one attempt | CAS, forward only |
+//! | `prompts/<P_ID>` | the exact prompt bytes of a prompt state, as the blob `prompt` | created once |
+//! | `checks/<EVIDENCE_ID>` | one check run: `check.json`, `output`, and the tested tree as `snapshot` | created once |
+
+use std::path::Path;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use super::{CommitId, Error, Store, TreeId, git, refs};
+
+impl Store {
+    /// Returns the ref pinning state `id` (`refs/hpp/hop/states/<id>`).
+    pub fn hop_state_ref(id: &str) -> String {
+        format!("{}{id}", refs::HOP_STATES_PREFIX)
+    }
+
+    /// Returns the ref of the accepted chain.
+    pub fn hop_accepted_ref() -> &'static str {
+        refs::HOP_ACCEPTED
+    }
+
+    /// Returns the prefix of every attempt's head ref (`refs/hpp/hop/attempts/`).
+    pub fn hop_attempts_prefix() -> String {
+        format!("{}hop/attempts/", refs::PREFIX)
+    }
+
+    /// Returns the prefix of every prompt record (`refs/hpp/hop/prompts/`).
+    pub fn hop_prompts_prefix() -> String {
+        format!("{}hop/prompts/", refs::PREFIX)
+    }
+
+    /// Returns the prefix of every check record (`refs/hpp/hop/checks/`).
+    pub fn hop_checks_prefix() -> String {
+        format!("{}hop/checks/", refs::PREFIX)
+    }
+
+    /// Returns the id of the empty tree.
+    pub fn hop_empty_tree(&self) -> TreeId {
+        ObjectId::empty_tree(self.repo.object_hash()).into()
+    }
+
+    /// Parses a hex commit id that names an existing commit.
+    pub fn hop_commit_id(&self, hex: &str) -> Option<CommitId> {
+        let id = ObjectId::from_hex(hex.as_bytes()).ok()?;
+        self.repo.find_commit(id).ok().map(|_| id.into())
+    }
+
+    /// Writes a commit of `tree` with `parents` and `message` (no trailer added: hop states are
+    /// unique by their ids) and flushes it to disk. No ref moves.
+    pub fn hop_write_commit(
+        &self,
+        tree: &TreeId,
+        parents: &[CommitId],
+        message: &str,
+    ) -> Result<CommitId, Error> {
+        let sig = self.signature();
+        let commit = gix::objs::Commit {
+            tree: tree.oid(),
+            parents: parents.iter().map(CommitId::oid).collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let id = self
+            .repo
+            .write_object(&commit)
+            .map_err(git("writing a hop state"))?
+            .detach();
+        self.sync_objects(&[id])?;
+        Ok(id.into())
+    }
+
+    /// Reads a commit's tree, parents and message.
+    pub fn hop_read_commit(
+        &self,
+        commit: &CommitId,
+    ) -> Result<(TreeId, Vec<CommitId>, String), Error> {
+        let c = self
+            .repo
+            .find_commit(commit.oid())
+            .map_err(|_| Error::Corrupt {
+                name: commit.to_string(),
+                detail: "is not a commit in this repository".into(),
+            })?;
+        let tree = c
+            .tree_id()
+            .map_err(git(format!("reading the tree of {commit}")))?
+            .detach();
+        let message = c
+            .message_raw()
+            .map_err(git(format!("reading the message of {commit}")))?
+            .to_str_lossy()
+            .into_owned();
+        Ok((
+            tree.into(),
+            c.parent_ids().map(|p| p.detach().into()).collect(),
+            message,
+        ))
+    }
+
+    /// Tells whether an object exists.
+    pub fn hop_has_tree(&self, tree: &TreeId) -> bool {
+        self.repo.has_object(tree.oid())
+    }
+
+    /// Returns where `name` points, as a commit id.
+    pub fn hop_ref(&self, name: &str) -> Result<Option<CommitId>, Error> {
+        Ok(self.tip(name)?.map(Into::into))
+    }
+
+    /// Creates `name` at `commit`; refuses with [`Error::Moved`] if it exists.
+    pub fn hop_create_ref(&self, name: &str, commit: &CommitId) -> Result<(), Error> {
+        self.cas(name, None, commit.oid())
+    }
+
+    /// Moves `name` from `expected` to `new`, only if it still points at `expected`.
+    pub fn hop_move_ref(
+        &self,
+        name: &str,
+        expected: &CommitId,
+        new: &CommitId,
+    ) -> Result<(), Error> {
+        self.cas(name, Some(expected.oid()), new.oid())
+    }
+
+    /// Writes a once-only record of named blobs (and an optional kept tree) at `name`.
+    pub fn hop_create_blobs(
+        &self,
+        name: &str,
+        blobs: &[(&str, &[u8])],
+        keep: Option<(&str, &TreeId)>,
+        message: &str,
+    ) -> Result<CommitId, Error> {
+        let mut entries: Vec<(&str, super::Content)> = blobs
+            .iter()
+            .map(|(path, bytes)| (*path, super::Content::Bytes(bytes.to_vec())))
+            .collect();
+        if let Some((path, tree)) = keep {
+            entries.push((path, super::Content::Tree(tree.clone())));
+        }
+        self.create_record(name, &entries, message)
+    }
+
+    /// Reads the blob `path` of the commit `commit`.
+    pub fn hop_read_blob(&self, commit: &CommitId, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        self.read_file(commit.as_str(), path)
+    }
+
+    /// Returns every path whose entry differs between `from` and `to` (files, symlinks and
+    /// gitlinks; not the directories themselves), sorted. Renames are not paired up: a rename
+    /// is a deletion of its old path and an addition of its new one, so both are listed.
+    pub fn hop_changed_paths(&self, from: &TreeId, to: &TreeId) -> Result<Vec<String>, Error> {
+        if from == to {
+            return Ok(Vec::new());
+        }
+        let old = self
+            .repo
+            .find_tree(from.oid())
+            .map_err(git(format!("reading tree {from}")))?;
+        let new = self
+            .repo
+            .find_tree(to.oid())
+            .map_err(git(format!("reading tree {to}")))?;
+        let options = gix::diff::Options::default().with_rewrites(None);
+        let changes = self
+            .repo
+            .diff_tree_to_tree(&old, &new, options)
+            .map_err(git(format!("diffing {from} and {to}")))?;
+        let mut paths: Vec<String> = Vec::new();
+        for change in changes {
+            if change.entry_mode().is_tree() && change.source_entry_mode_and_id().0.is_tree() {
+                continue;
+            }
+            paths.push(change.source_location().to_str_lossy().into_owned());
+            paths.push(change.location().to_str_lossy().into_owned());
+        }
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// Merges `theirs` into `ours` with `base` as the common ancestor (git's three-way tree
+    /// merge, in memory). Any conflict git would leave unresolved, and any forced resolution
+    /// (a directory against a file, say), is a conflict: then the inner result is the sorted
+    /// conflicting paths instead of the composed tree.
+    pub fn hop_merge_trees(
+        &self,
+        base: &TreeId,
+        ours: &TreeId,
+        theirs: &TreeId,
+    ) -> Result<Result<TreeId, Vec<String>>, Error> {
+        use gix::merge::tree::TreatAsUnresolved;
+        let options = self
+            .repo
+            .tree_merge_options()
+            .map_err(git("reading merge options"))?;
+        let labels = gix::merge::blob::builtin_driver::text::Labels {
+            ancestor: Some("base".into()),
+            current: Some("accepted".into()),
+            other: Some("proposal".into()),
+        };
+        let mut outcome = self
+            .repo
+            .merge_trees(base.oid(), ours.oid(), theirs.oid(), labels, options)
+            .map_err(git("merging trees"))?;
+        let how = TreatAsUnresolved::forced_resolution();
+        if outcome.has_unresolved_conflicts(how) {
+            let mut paths: Vec<String> = outcome
+                .conflicts
+                .iter()
+                .filter(|c| c.is_unresolved(how))
+                .flat_map(|c| {
+                    [
+                        c.ours.location().to_str_lossy().into_owned(),
+                        c.theirs.location().to_str_lossy().into_owned(),
+                    ]
+                })
+                .collect();
+            paths.sort();
+            paths.dedup();
+            return Ok(Err(paths));
+        }
+        let tree = outcome
+            .tree
+            .write()
+            .map_err(git("writing the merged tree"))?
+            .detach();
+        Ok(Ok(tree.into()))
+    }
+
+    /// Tells whether `ancestor` is `descendant` or one of its ancestors.
+    pub fn hop_is_ancestor(
+        &self,
+        ancestor: &CommitId,
+        descendant: &CommitId,
+    ) -> Result<bool, Error> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        let base = self
+            .repo
+            .merge_base(ancestor.oid(), descendant.oid())
+            .map_err(git("finding a merge base"))?;
+        Ok(base.is_some_and(|b| b.detach() == ancestor.oid()))
+    }
+
+    /// Takes the snapshot of the workspace at `dir` (a linked worktree of this repository).
+    pub fn hop_snapshot_of(dir: &Path) -> Result<TreeId, Error> {
+        Store::discover(dir)?.snapshot()
+    }
+
+    /// Returns the root of the main worktree (for a repository opened from a linked one too),
+    /// or `None` for a bare repository.
+    pub fn hop_main_root(&self) -> Option<std::path::PathBuf> {
+        let common = self.repo.common_dir();
+        if common.file_name().is_some_and(|n| n == ".git") {
+            return common.parent().map(Path::to_path_buf);
+        }
+        self.workdir().map(Path::to_path_buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Store, TreeId) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let tree = tree_of(&store, files);
+        (dir, store, tree)
+    }
+
+    fn tree_of(store: &Store, files: &[(&str, &str)]) -> TreeId {
+        let mut editor = store
+            .repo
+            .edit_tree(ObjectId::empty_tree(store.repo.object_hash()))
+            .unwrap();
+        for (path, text) in files {
+            let blob = store.repo.write_blob(text.as_bytes()).unwrap().detach();
+            editor
+                .upsert(*path, gix::objs::tree::EntryKind::Blob, blob)
+                .unwrap();
+        }
+        editor.write().unwrap().detach().into()
+    }
+
+    #[test]
+    fn changed_paths_list_both_sides_of_a_rename_and_skip_directories() {
+        let (_dir, store, base) = repo_with(&[("a/old.txt", "x\n"), ("b.txt", "b\n")]);
+        let after = tree_of(
+            &store,
+            &[("a/new.txt", "x\n"), ("b.txt", "b2\n"), ("c/d.txt", "d")],
+        );
+        assert_eq!(
+            store.hop_changed_paths(&base, &after).unwrap(),
+            ["a/new.txt", "a/old.txt", "b.txt", "c/d.txt"]
+        );
+    }
+
+    #[test]
+    fn disjoint_changes_merge_cleanly() {
+        let (_dir, store, base) = repo_with(&[("a", "1\n"), ("b", "1\n")]);
+        let ours = tree_of(&store, &[("a", "2\n"), ("b", "1\n")]);
+        let theirs = tree_of(&store, &[("a", "1\n"), ("b", "2\n")]);
+        let want = tree_of(&store, &[("a", "2\n"), ("b", "2\n")]);
+        assert_eq!(
+            store.hop_merge_trees(&base, &ours, &theirs).unwrap(),
+            Ok(want)
+        );
+    }
+
+    #[test]
+    fn control_a_file_against_a_directory_is_a_conflict() {
+        let (_dir, store, base) = repo_with(&[("x", "1\n")]);
+        let ours = tree_of(&store, &[("x", "1\n"), ("d", "file\n")]);
+        let theirs = tree_of(&store, &[("x", "1\n"), ("d/e", "inside\n")]);
+        assert!(matches!(
+            store.hop_merge_trees(&base, &ours, &theirs).unwrap(),
+            Err(paths) if !paths.is_empty()
+        ));
+    }
+}

@@ -1,8 +1,109 @@
 //! The `hop` command tree (seeds/HOP-PROTOCOL.md): parse, dispatch, print, exit with hop's own
 //! exit table (0, 1 error, 2 usage, 20 overlap, 21 head moved, 22 check failed).
+//!
+//! Human or controller commands live in [`controller`] (`init`, `start`, `env`, `prompt`,
+//! `land`, `undo`), agent commands in [`agent`] (`state`, `status`, `check`, `propose`), and
+//! `doctor` in [`doctor`]; [`out`] owns the terminal.
+
+pub mod agent;
+pub mod controller;
+pub mod doctor;
+pub mod out;
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use self::out::{HopError, HopExit, HopOutcome};
+use crate::hop::service::Hop;
+use crate::hop::states::Launch;
+use crate::store::Store;
+
+/// Hop agent protocol controller: prompts, checkpoints, proposals, landing
+///
+/// Every state is a git commit pinned under refs/hpp/hop/, so `git hpp push` carries the state
+/// graph to another machine.
+///
+/// Exit codes: 0 success, 1 error, 2 invalid usage or agent launch, 20 overlap or conflict
+/// block, 21 head changed during compare-and-swap, 22 check or validation failed.
+#[derive(Debug, Parser)]
+#[command(name = "hop", version, max_term_width = 100)]
+pub struct HopCli {
+    /// Print one JSON document: {"ok":true,"data":...} or {"ok":false,"error":...,"exit_code":N}
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: HopCommand,
+}
+
+/// The hop commands.
+#[derive(Debug, Subcommand)]
+#[allow(
+    missing_docs,
+    reason = "each verb's help is the doc comment of its Args struct, which a variant doc would replace"
+)]
+pub enum HopCommand {
+    Init(controller::HopInitArgs),
+    Start(controller::HopStartArgs),
+    Env(controller::HopEnvArgs),
+    Prompt(controller::HopPromptArgs),
+    Land(controller::HopLandArgs),
+    Undo(controller::HopUndoArgs),
+    State(agent::HopStateArgs),
+    Status(agent::HopStatusArgs),
+    Check(agent::HopCheckArgs),
+    Propose(agent::HopProposeArgs),
+    Doctor(doctor::HopDoctorArgs),
+}
+
+/// What every hop command may need: the repository (opened at `HOP_ROOT` when set, else the
+/// working directory) and the launch variables.
+pub struct HopCtx {
+    cwd: PathBuf,
+    store: std::cell::OnceCell<Store>,
+}
+
+impl HopCtx {
+    fn new() -> Result<Self, HopError> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            HopError::new(
+                HopExit::Error,
+                format!("cannot read the working directory: {e}"),
+            )
+        })?;
+        Ok(Self {
+            cwd,
+            store: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// Returns the repository.
+    pub fn store(&self) -> Result<&Store, HopError> {
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let at = std::env::var_os("HOP_ROOT")
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| self.cwd.clone(), |root| self.cwd.join(root));
+        let store = Store::discover(&at).map_err(|e| {
+            HopError::new(HopExit::Error, e).hint("run hop inside a git repository")
+        })?;
+        Ok(self.store.get_or_init(|| store))
+    }
+
+    /// Returns the controller on the repository.
+    pub fn hop(&self) -> Result<Hop<'_>, HopError> {
+        Ok(Hop::new(self.store()?)?)
+    }
+
+    /// Reads the agent launch (`HOP_*`); any missing variable is an invalid launch (exit 2).
+    pub fn launch(&self) -> Result<Launch, HopError> {
+        Launch::from_vars(|name| std::env::var(name).ok())
+            .map_err(|e| HopError::from(crate::hop::service::Error::from(e)))
+    }
+}
 
 /// Runs `hop` with `argv` (the program name first) and returns the exit code.
 pub fn run<I, T>(argv: I) -> ExitCode
@@ -10,6 +111,75 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let _argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
-    ExitCode::from(2)
+    let cli = match HopCli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(error) => {
+            out::emit_clap(&error);
+            let exit = if error.use_stderr() {
+                HopExit::Usage
+            } else {
+                HopExit::Ok
+            };
+            return ExitCode::from(exit.code());
+        }
+    };
+    let json = cli.json;
+    let result = HopCtx::new().and_then(|ctx| dispatch(&ctx, cli.command));
+    ExitCode::from(out::emit(json, result).code())
+}
+
+fn dispatch(ctx: &HopCtx, command: HopCommand) -> Result<HopOutcome, HopError> {
+    match command {
+        HopCommand::Init(args) => controller::cmd_hop_init(ctx, &args),
+        HopCommand::Start(args) => controller::cmd_hop_start(ctx, &args),
+        HopCommand::Env(args) => controller::cmd_hop_env(ctx, &args),
+        HopCommand::Prompt(args) => controller::cmd_hop_prompt(ctx, &args),
+        HopCommand::Land(args) => controller::cmd_hop_land(ctx, &args),
+        HopCommand::Undo(args) => controller::cmd_hop_undo(ctx, &args),
+        HopCommand::State(args) => agent::cmd_hop_state(ctx, &args),
+        HopCommand::Status(args) => agent::cmd_hop_status(ctx, &args),
+        HopCommand::Check(args) => agent::cmd_hop_check(ctx, &args),
+        HopCommand::Propose(args) => agent::cmd_hop_propose(ctx, &args),
+        HopCommand::Doctor(args) => doctor::cmd_hop_doctor(ctx, &args),
+    }
+}
+
+/// Parses a state id argument (clap value parser: a bad id is a usage error, exit 2).
+pub fn state_arg(text: &str) -> Result<crate::hop::StateId, String> {
+    text.parse().map_err(|e: crate::hop::Error| e.to_string())
+}
+
+/// Returns a prompt argument's exact bytes.
+pub fn prompt_bytes(prompt: &OsString) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    prompt.as_bytes().to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    #[test]
+    fn the_hop_command_tree_is_well_formed() {
+        super::HopCli::command().debug_assert();
+    }
+
+    #[test]
+    fn control_a_bad_state_id_or_unknown_command_does_not_parse() {
+        assert!(super::HopCli::try_parse_from(["hop", "status", "--json"]).is_ok());
+        assert!(super::HopCli::try_parse_from(["hop", "state", "Q_1"]).is_err());
+        assert!(super::HopCli::try_parse_from(["hop", "fly"]).is_err());
+        let land = super::HopCli::try_parse_from([
+            "hop",
+            "land",
+            "R_00000000000000000000000",
+            "--branch",
+            "release",
+            "--",
+            "sh",
+            "-c",
+            "exit 0",
+        ]);
+        assert!(land.is_ok(), "{land:?}");
+    }
 }

@@ -1,1 +1,0 @@
-//! The Hop agent protocol (seeds/HOP-PROTOCOL.md): states, checks, proposals, landing.
