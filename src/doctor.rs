@@ -250,6 +250,8 @@ pub struct StoreCheck {
     pub handoffs: usize,
     /// How many gotcha-memory records (failures and gotchas) were checked.
     pub gotchas: usize,
+    /// How many Hop states were checked (by `hop doctor`'s own diagnosis).
+    pub hop_states: usize,
     /// Note lines missing from refs/notes/hpp (repairable).
     pub notes_missing: Vec<NoteRepair>,
     /// What is wrong.
@@ -281,6 +283,7 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
         board_events: 0,
         handoffs: 0,
         gotchas: 0,
+        hop_states: 0,
         notes_missing: Vec::new(),
         findings: Vec::new(),
     };
@@ -332,6 +335,9 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
             check.findings.push(f);
         }
     }
+    if all.iter().any(|(name, _)| name.starts_with(HOP_PREFIX)) {
+        check_hop(store, &mut check);
+    }
     check.notes_missing = missing_notes(store, &attested)?;
     for repair in &check.notes_missing {
         check.findings.push(Finding::warn(
@@ -367,7 +373,7 @@ fn check_loop(store: &Store, spec: &LoopSpec, name: &str, short: &str) -> Option
 }
 
 /// Checks a ref of the namespaces whose records their own modules read: deliberations, lanes,
-/// the board, handoffs and gotchas (hop states are only checked to name a commit).
+/// the board, handoffs and gotchas (Hop's states are checked together by [`check_hop`]).
 fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Finding> {
     if let Some(id) = name.strip_prefix(refs::DELIBERATIONS_PREFIX) {
         check.deliberations += 1;
@@ -394,8 +400,39 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
     } else if name.starts_with(refs::GOTCHAS_PREFIX) {
         check_gotchas(store, name, &mut check.gotchas)
     } else {
-        // refs/hpp/hop/*: its owner has no verification function yet.
+        // refs/hpp/hop/*: checked once, as a graph, by check_hop.
         None
+    }
+}
+
+/// The prefix of every Hop ref (states, accepted, attempts, prompts, checks).
+const HOP_PREFIX: &str = "refs/hpp/hop/";
+
+/// Hop's state graph, checked by `hop doctor`'s own diagnosis: a state that `hop doctor
+/// --repair` can re-derive (a missing pin) is a warning, anything else is broken.
+fn check_hop(store: &Store, check: &mut StoreCheck) {
+    let report = crate::hop::service::Hop::new(store).and_then(|hop| hop.doctor(false));
+    match report {
+        Ok(report) => {
+            check.hop_states = report.states;
+            for problem in report.problems {
+                let name = problem
+                    .state
+                    .map_or_else(|| HOP_PREFIX.to_owned(), |id| format!("hop state {id}"));
+                check.findings.push(if problem.repairable {
+                    Finding::warn(
+                        &name,
+                        format!("{}: run `hop doctor --repair`", problem.problem),
+                    )
+                } else {
+                    Finding::block(&name, problem.problem)
+                });
+            }
+        }
+        Err(e) => check.findings.push(Finding::block(
+            HOP_PREFIX,
+            format!("the Hop states cannot be read: {e}"),
+        )),
     }
 }
 

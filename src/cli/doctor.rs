@@ -143,7 +143,7 @@ fn store_json(check: &StoreCheck) -> Value {
     json!({"checked": true, "refs": check.refs, "loops": check.loops,
            "attestations": check.attestations, "deliberations": check.deliberations,
            "lanes": check.lanes, "board_events": check.board_events,
-           "handoffs": check.handoffs, "gotchas": check.gotchas,
+           "handoffs": check.handoffs, "gotchas": check.gotchas, "hop_states": check.hop_states,
            "notes_missing": check.notes_missing.len()})
 }
 
@@ -167,7 +167,8 @@ fn human(
     match store {
         Some(c) => out.push_str(&format!(
             "store: {} ref(s) · {} loop(s) · {} attestation(s) · {} deliberation(s) · {} lane(s) \
-             · {} board event(s) · {} handoff(s) · {} gotcha record(s) · {} note(s) missing\n",
+             · {} board event(s) · {} handoff(s) · {} gotcha record(s) · {} hop state(s) \
+             · {} note(s) missing\n",
             c.refs,
             c.loops,
             c.attestations,
@@ -176,6 +177,7 @@ fn human(
             c.board_events,
             c.handoffs,
             c.gotchas,
+            c.hop_states,
             c.notes_missing.len()
         )),
         None => out.push_str("store: not checked (not inside a git repository)\n"),

@@ -529,3 +529,32 @@ fn control_a_corrupted_record_of_each_newer_namespace_blocks_and_nothing_is_writ
         sandbox.hpp(["doctor"]).ok();
     }
 }
+
+/// Hop's state graph is part of the store doctor checks: healthy states count, a missing
+/// derived ref warns with the repair command, and a state ref that names no state is broken.
+#[test]
+fn doctor_checks_hop_states_with_hops_own_diagnosis() {
+    let sandbox = Sandbox::repo();
+    sandbox.hop_in(&sandbox.root, &["init"]).ok();
+    sandbox
+        .hop_in(&sandbox.root, &["start", "--agent", "codex", "add a test"])
+        .ok();
+    let doc = sandbox.hpp(["doctor", "--json"]).json(0);
+    assert!(
+        doc["store"]["hop_states"].as_u64().unwrap_or(0) >= 2,
+        "{doc}"
+    );
+
+    sandbox.git(["update-ref", "-d", "refs/hpp/hop/accepted"]);
+    let warned = sandbox.hpp(["doctor", "--json"]).json(1);
+    let text = warned["findings"].to_string();
+    assert!(text.contains("hop doctor --repair"), "{warned}");
+
+    let head = sandbox.git(["rev-parse", "HEAD"]);
+    sandbox.git(["update-ref", "refs/hpp/hop/states/not-a-state-id", &head]);
+    let broken = sandbox.hpp(["doctor", "--json"]).json(2);
+    assert!(
+        broken["findings"].to_string().contains("not-a-state-id"),
+        "{broken}"
+    );
+}
