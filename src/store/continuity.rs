@@ -86,25 +86,17 @@ impl Store {
         let Some(root) = self.workdir() else {
             return Ok(Vec::new());
         };
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(self.repo.git_dir())
-            .arg("--work-tree")
-            .arg(root)
-            .args(["status", "--porcelain=v1", "--untracked-files=all"])
-            .current_dir(root)
-            .output()
-            .map_err(|e| Error::Corrupt {
-                name: "git status".into(),
-                detail: format!("cannot run git: {e}"),
-            })?;
-        if !out.status.success() {
-            return Err(Error::Corrupt {
-                name: "git status".into(),
-                detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            });
-        }
-        Ok(String::from_utf8_lossy(&out.stdout)
+        let out = super::git_cli::stdout(
+            Command::new("git")
+                .arg("--git-dir")
+                .arg(self.repo.git_dir())
+                .arg("--work-tree")
+                .arg(root)
+                .args(["status", "--porcelain=v1", "--untracked-files=all"])
+                .current_dir(root),
+            "git status",
+        )?;
+        Ok(String::from_utf8_lossy(&out)
             .lines()
             .map(str::to_owned)
             .collect())

@@ -19,32 +19,23 @@ impl Store {
         let Some(root) = self.workdir() else {
             return Ok(Vec::new());
         };
-        let failed = |detail: String| Error::Corrupt {
-            name: "the worktree's file list".to_owned(),
-            detail,
-        };
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(self.repo.git_dir())
-            .arg("--work-tree")
-            .arg(root)
-            .args([
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ])
-            .current_dir(root)
-            .output()
-            .map_err(|e| failed(format!("cannot run git: {e}")))?;
-        if !out.status.success() {
-            return Err(failed(
-                String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            ));
-        }
+        let out = super::git_cli::stdout(
+            Command::new("git")
+                .arg("--git-dir")
+                .arg(self.repo.git_dir())
+                .arg("--work-tree")
+                .arg(root)
+                .args([
+                    "ls-files",
+                    "-z",
+                    "--cached",
+                    "--others",
+                    "--exclude-standard",
+                ])
+                .current_dir(root),
+            "the worktree's file list",
+        )?;
         let mut files: Vec<PathBuf> = out
-            .stdout
             .split(|b| *b == 0)
             .filter(|p| !p.is_empty())
             .map(|p| PathBuf::from(OsStr::from_bytes(p)))

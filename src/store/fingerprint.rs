@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
+use super::git_cli;
 use super::lanes::{git_in, parse_status};
 use super::{Error, Store};
 use crate::record::sha256_hex;
@@ -21,19 +21,8 @@ use crate::review_guard::Fingerprint;
 /// Runs `git` in `dir` and returns stdout, or `None` when git exits non-zero (an unborn HEAD,
 /// a detached HEAD for `symbolic-ref`).
 fn git_try(dir: &Path, args: &[&str]) -> Result<Option<Vec<u8>>, Error> {
-    let out = Command::new("git")
-        .arg("--no-optional-locks")
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_COMMON_DIR")
-        .output()
-        .map_err(|e| Error::Corrupt {
-            name: format!("git {}", args.join(" ")),
-            detail: format!("cannot run git: {e}"),
-        })?;
+    let what = format!("git {}", args.join(" "));
+    let out = git_cli::output(git_cli::in_dir(dir).args(args), &what)?;
     Ok(out.status.success().then_some(out.stdout))
 }
 

@@ -6,12 +6,12 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 use gix::ObjectId;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
 
+use super::git_cli;
 use super::{CommitId, Error, Store, git};
 
 /// One entry of `git status --porcelain=v1`: the two status letters and the path.
@@ -46,26 +46,7 @@ impl StatusEntry {
 /// `GIT_INDEX_FILE` (so a hook's environment does not redirect it) and without optional locks
 /// (so reading status never rewrites the index). Returns stdout; a failure is [`Error::Corrupt`].
 pub(super) fn git_in(dir: &Path, args: &[&OsStr], what: &str) -> Result<Vec<u8>, Error> {
-    let out = Command::new("git")
-        .arg("--no-optional-locks")
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_COMMON_DIR")
-        .output()
-        .map_err(|e| Error::Corrupt {
-            name: what.to_owned(),
-            detail: format!("cannot run git: {e}"),
-        })?;
-    if !out.status.success() {
-        return Err(Error::Corrupt {
-            name: what.to_owned(),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
-    }
-    Ok(out.stdout)
+    git_cli::stdout(git_cli::in_dir(dir).args(args), what)
 }
 
 /// Parses `git status --porcelain=v1 -z`: `XY path\0`, with a rename's source path as an

@@ -15,6 +15,7 @@ mod continuity;
 mod deliberations;
 mod files;
 mod fingerprint;
+mod git_cli;
 mod gotcha;
 mod hop;
 mod lanes;

@@ -66,14 +66,7 @@ impl Store {
     }
 
     fn run_git(&self, args: &[&str], what: &str) -> Result<(bool, String, String), Error> {
-        let out = self
-            .git_cli()
-            .args(args)
-            .output()
-            .map_err(|e| Error::Corrupt {
-                name: what.to_owned(),
-                detail: format!("cannot run git: {e}"),
-            })?;
+        let out = super::git_cli::output(self.git_cli().args(args), what)?;
         Ok((
             out.status.success(),
             String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -49,21 +49,7 @@ impl Store {
     }
 
     fn worktree_run(&self, args: &[&OsStr], what: &str) -> Result<Vec<u8>, Error> {
-        let out = self
-            .worktree_git()
-            .args(args)
-            .output()
-            .map_err(|e| Error::Corrupt {
-                name: what.to_owned(),
-                detail: format!("cannot run git: {e}"),
-            })?;
-        if !out.status.success() {
-            return Err(Error::Corrupt {
-                name: what.to_owned(),
-                detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            });
-        }
-        Ok(out.stdout)
+        super::git_cli::stdout(self.worktree_git().args(args), what)
     }
 
     /// Creates a linked worktree at `path` (which must not exist or be empty) checking out

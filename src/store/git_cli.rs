@@ -1,0 +1,43 @@
+//! The `git` CLI, for the few things gix 0.91 has no API for (push, fetch, worktrees, the
+//! porcelain views that must match git's own): one place that spawns it and turns a failure into
+//! a store error.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use super::Error;
+
+/// `git` run in `dir` as a user would run it there: the caller's `GIT_DIR`, `GIT_WORK_TREE`,
+/// `GIT_INDEX_FILE` and `GIT_COMMON_DIR` are dropped (so a hook's environment does not redirect
+/// it) and optional locks are off (so reading status never rewrites the index).
+pub(super) fn in_dir(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("--no-optional-locks")
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR");
+    cmd
+}
+
+/// Runs `cmd` and returns its output whatever its exit status; only a git that cannot start is
+/// an error. `what` names the operation in that error.
+pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
+    cmd.output().map_err(|e| Error::Corrupt {
+        name: what.to_owned(),
+        detail: format!("cannot run git: {e}"),
+    })
+}
+
+/// Runs `cmd` and returns its stdout; a non-zero exit is an error carrying git's stderr.
+pub(super) fn stdout(cmd: &mut Command, what: &str) -> Result<Vec<u8>, Error> {
+    let out = output(cmd, what)?;
+    if !out.status.success() {
+        return Err(Error::Corrupt {
+            name: what.to_owned(),
+            detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(out.stdout)
+}
