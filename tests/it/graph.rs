@@ -13,42 +13,6 @@ fn manifest() -> Value {
     serde_json::from_str(&std::fs::read_to_string(MANIFEST).expect("readable")).expect("JSON")
 }
 
-/// Writes `value` with every array and every object's keys in reverse order.
-fn write_reversed(sandbox: &Sandbox, name: &str, value: &Value) -> String {
-    fn render(value: &Value, out: &mut String) {
-        match value {
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().rev().enumerate() {
-                    if i > 0 {
-                        out.push_str(",\n");
-                    }
-                    render(item, out);
-                }
-                out.push(']');
-            }
-            Value::Object(map) => {
-                out.push('{');
-                for (i, (k, v)) in map.iter().rev().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    render(v, out);
-                }
-                out.push('}');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut text = String::new();
-    render(value, &mut text);
-    let path = sandbox.path(name);
-    std::fs::write(&path, text).expect("the sandbox is writable");
-    path.display().to_string()
-}
-
 fn write(sandbox: &Sandbox, name: &str, value: &Value) -> String {
     let path = sandbox.path(name);
     std::fs::write(&path, value.to_string()).expect("the sandbox is writable");
@@ -117,7 +81,7 @@ fn the_capability_view_shows_provides_supports_integrates_and_includes() {
 #[test]
 fn graph_output_has_the_same_sha256_over_two_runs_and_over_a_permuted_manifest() {
     let sandbox = Sandbox::empty();
-    let permuted = write_reversed(&sandbox, "permuted.json", &manifest());
+    let permuted = crate::harness::write_reversed(&sandbox, "permuted.json", &manifest());
     for view in VIEWS {
         for format in ["json", "mermaid"] {
             let run = |extra: &[&str]| {

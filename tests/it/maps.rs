@@ -33,42 +33,6 @@ fn lane(sandbox: &Sandbox, source: &str, extra: &[&str]) -> crate::harness::Run 
     sandbox.hpp_in(&sandbox.root, &args)
 }
 
-/// Writes `value` with every array and every object's keys in reverse order.
-fn write_permuted(sandbox: &Sandbox, name: &str, value: &Value) -> String {
-    fn render(value: &Value, out: &mut String) {
-        match value {
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().rev().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    render(item, out);
-                }
-                out.push(']');
-            }
-            Value::Object(map) => {
-                out.push('{');
-                for (i, (k, v)) in map.iter().rev().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    render(v, out);
-                }
-                out.push('}');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut text = String::new();
-    render(value, &mut text);
-    let path = sandbox.path(name);
-    std::fs::write(&path, text).expect("the sandbox is writable");
-    path.display().to_string()
-}
-
 fn read(path: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON")
 }
@@ -170,12 +134,13 @@ fn map_output_has_the_same_sha256_over_two_runs_and_over_a_permuted_source() {
     for format in ["json", "mermaid"] {
         let first = lane(&sandbox, LANES_COLLISION, &["--format", format]).ok();
         let second = lane(&sandbox, LANES_COLLISION, &["--format", format]).ok();
-        let permuted = write_permuted(&sandbox, "lanes.json", &read(LANES_COLLISION));
+        let permuted =
+            crate::harness::write_reversed(&sandbox, "lanes.json", &read(LANES_COLLISION));
         let third = lane(&sandbox, &permuted, &["--format", format]).ok();
         assert_eq!(sha256_hex(first.as_bytes()), sha256_hex(second.as_bytes()));
         assert_eq!(sha256_hex(first.as_bytes()), sha256_hex(third.as_bytes()));
 
-        let monitors = write_permuted(&sandbox, "monitors.json", &read(MONITORS));
+        let monitors = crate::harness::write_reversed(&sandbox, "monitors.json", &read(MONITORS));
         let args = |source: &str| {
             sandbox
                 .hpp_in(

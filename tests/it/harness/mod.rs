@@ -282,3 +282,41 @@ impl fmt::Display for Run {
         write!(f, "[exit {}]", self.code)
     }
 }
+
+/// Writes `value` into the sandbox (next to `root`) with every array and every object's keys in
+/// reverse order, and returns its path: the same document, permuted, for determinism tests.
+pub fn write_reversed(sandbox: &Sandbox, name: &str, value: &serde_json::Value) -> String {
+    fn render(value: &serde_json::Value, out: &mut String) {
+        use serde_json::Value;
+        match value {
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().rev().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    render(item, out);
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                out.push('{');
+                for (i, (k, v)) in map.iter().rev().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    render(v, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::new();
+    render(value, &mut text);
+    let path = sandbox.path(name);
+    std::fs::write(&path, text).expect("the sandbox is writable");
+    path.display().to_string()
+}
