@@ -9,7 +9,7 @@ use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::sign;
 
-/// Walk the whole loop in a throwaway repository: evidence, attestation, gate, clone
+/// Walk the whole loop in a throwaway repository: evidence, attestation, gate, clone, lanes
 ///
 /// Creates a bare remote and a maker's repository in a temporary directory, then runs each step
 /// as the command a user would type (this binary as `git hpp ...`, and git): the loop's gates, a
