@@ -8,8 +8,7 @@
 //!   built-in command policy (no `.hpp/policy.json` in either directory);
 //! - `git-hpp work waves <spec>`: compiling a WorkGraph spec into waves, with the spec
 //!   `examples/workgraph/workgraph.json` of this repository (or, if that file does not exist, a
-//!   two-unit spec the benchmark writes itself). If `work waves` is still a stub that exits 3,
-//!   its series is left out and a line says so.
+//!   two-unit spec the benchmark writes itself).
 //!
 //! Each series runs in two places in the same interleaved run: a directory that is not inside
 //! any git repository (checked with `git rev-parse`), to show the commands need none, and the
@@ -44,9 +43,6 @@ const POLICY_COMMAND: &str = "cargo test";
 
 /// The spec used when the repository has no `examples/workgraph/workgraph.json`.
 const TINY_SPEC: &str = r#"{"work":[{"id":"spec","tier":"economy","acceptance":["a"],"depends_on":[]},{"id":"build","tier":"balanced","acceptance":["b"],"depends_on":["spec"]}]}"#;
-
-/// What `git-hpp work waves` exits with while it is a stub.
-const STUB_EXIT: i32 = 3;
 
 /// How many warm-up runs and measured samples each series gets.
 fn plan() -> Rounds {
@@ -125,16 +121,13 @@ fn policy_action(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> String {
         .to_owned()
 }
 
-/// Runs `work waves` once: `None` if it is still the stub, else how many waves it printed.
-fn waves_count(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<usize> {
+/// Runs `work waves` once and returns how many waves it printed.
+fn waves_count(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> usize {
     let mut cmd = sandbox.hpp(dir, args);
     let what = describe(&cmd);
     let output = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
-    if output.status.code() == Some(STUB_EXIT) {
-        return None;
-    }
     check(&what, &output);
     let doc: serde_json::Value =
         serde_json::from_slice(&output.stdout).expect("work waves prints its waves as JSON");
@@ -142,7 +135,7 @@ fn waves_count(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<usize> {
         doc["schema"], "hpp.workgraph-waves/v1",
         "work waves should print the waves document"
     );
-    Some(doc["waves"].as_array().map_or(0, Vec::len))
+    doc["waves"].as_array().map_or(0, Vec::len)
 }
 
 fn main() {
@@ -169,13 +162,11 @@ fn main() {
         "policy check should say the same inside and outside a repository"
     );
     let wave_count = waves_count(&sandbox, &outside, waves);
-    if let Some(count) = wave_count {
-        assert_eq!(
-            Some(count),
-            waves_count(&sandbox, &inside, waves),
-            "work waves should say the same inside and outside a repository"
-        );
-    }
+    assert_eq!(
+        wave_count,
+        waves_count(&sandbox, &inside, waves),
+        "work waves should say the same inside and outside a repository"
+    );
 
     println!("nproc:  {}", nproc());
     println!("git:    {}", run(sandbox.git(&outside, &["--version"])));
@@ -184,27 +175,19 @@ fn main() {
     println!("spec:   {}", spec.display());
     println!("policy: git-hpp {}", describe_args(policy));
     println!("waves:  git-hpp {}", describe_args(waves));
-    if wave_count.is_none() {
-        println!(
-            "work waves is not built yet (exit {STUB_EXIT}): reporting the policy series only"
-        );
-    }
-
-    // Per place, the series in this order; work waves only once it is built.
-    let mut labels: Vec<(&str, String)> = vec![
+    // Per place, the series in this order.
+    let labels: Vec<(&str, String)> = vec![
         ("git --version", "baseline".to_owned()),
         ("git-hpp --version", "start-up of the binary".to_owned()),
         (
             "git-hpp policy check --mode audit",
             format!("\"{POLICY_COMMAND}\": {}", action.to_lowercase()),
         ),
-    ];
-    if let Some(count) = wave_count {
-        labels.push((
+        (
             "git-hpp work waves <spec>",
-            format!("{count} waves, hpp.workgraph-waves/v1"),
-        ));
-    }
+            format!("{wave_count} waves, hpp.workgraph-waves/v1"),
+        ),
+    ];
     let per_place = labels.len();
     println!(
         "plan:   {} warm-up + {} samples per series, {} series interleaved{}",
@@ -225,9 +208,7 @@ fn main() {
         series.push(Series::new(move |_| sandbox.git(dir, &["--version"])));
         series.push(Series::new(move |_| sandbox.hpp(dir, &["--version"])));
         series.push(Series::new(move |_| sandbox.hpp(dir, policy)));
-        if wave_count.is_some() {
-            series.push(Series::new(move |_| sandbox.hpp(dir, waves)));
-        }
+        series.push(Series::new(move |_| sandbox.hpp(dir, waves)));
     }
     run_interleaved(&mut series, plan);
     let stats: Vec<Stats> = series.iter().map(Series::stats).collect();

@@ -32,7 +32,6 @@ pub fn attest_args<'a>(session: &'a str, verdict: &'a str) -> Vec<&'a str> {
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-hpp");
 
 /// The built `hop` binary.
-#[allow(dead_code, reason = "the hop tests are being built")]
 pub const HOP: &str = env!("CARGO_BIN_EXE_hop");
 
 /// A sandbox: a temporary directory with its own HOME and an empty global git config.
@@ -163,7 +162,6 @@ impl Sandbox {
     }
 
     /// Runs `hop` in `cwd`.
-    #[allow(dead_code, reason = "the hop tests are being built")]
     pub fn hop_in(&self, cwd: &Path, args: &[&str]) -> Run {
         self.command(HOP, cwd)
             .args(args)
