@@ -417,8 +417,28 @@ pub fn hook_command(host: &str, module: &str, script: &str) -> Result<String, Er
     let root = install_root(host, module)?;
     Ok(match host {
         "claude-code" => format!("\"$CLAUDE_PROJECT_DIR\"/{root}/{script} {host}"),
-        _ => format!("{root}/{script} {host}"),
+        // Codex CLI runs the command through a shell in the session's directory, which may be
+        // below the workspace root: name the script from the repository's top level.
+        _ => format!("\"$(git rev-parse --show-toplevel)\"/{root}/{script} {host}"),
     })
+}
+
+/// The hook events Codex CLI has (its hooks documentation); a hook declared for another event
+/// (such as Claude Code's `PostToolUseFailure`) is left out of the Codex wiring.
+const CODEX_EVENTS: &[&str] = &[
+    "SessionStart",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "PreCompact",
+    "PostCompact",
+];
+
+/// Whether `host` has the hook event `event`.
+fn host_has_event(host: &str, event: &str) -> bool {
+    host != "codex" || CODEX_EVENTS.contains(&event)
 }
 
 /// Builds the hook wiring to paste for the chosen modules on `host`: a `{"hooks": {event:
@@ -426,13 +446,13 @@ pub fn hook_command(host: &str, module: &str, script: &str) -> Result<String, Er
 /// Code's settings.json (Codex CLI's hooks.json takes the same shape, behind its trust prompt).
 /// A tool event (PreToolUse, PostToolUse, PostToolUseFailure) carries the matcher the hook
 /// declares for the host, and none (every tool) when it declares none; other events never carry
-/// one. The block is printed, never written.
+/// one. An event the host does not have is left out. The block is printed, never written.
 pub fn wiring(validated: &Validated, host: &str, chosen: &[Chosen]) -> Result<Value, Error> {
     let mut events: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for module in chosen {
         for hook in validated.hooks_of(&module.id) {
             let command = hook_command(host, &module.id, &hook.script)?;
-            for event in &hook.events {
+            for event in hook.events.iter().filter(|e| host_has_event(host, e)) {
                 let mut entry = json!({"hooks": [{"type": "command", "command": command}]});
                 if TOOL_EVENTS.contains(&event.as_str())
                     && let Some(matcher) = hook.matcher_for(host)
@@ -668,6 +688,27 @@ mod tests {
     }
 
     #[test]
+    fn codex_wiring_names_scripts_from_the_top_level_and_leaves_out_events_codex_lacks() {
+        let v = validated();
+        let events = |host: &str| {
+            let chosen = choose(&v, &Selection::Bundle("reliable-coding".into()), host).unwrap();
+            entries(&wiring(&v, host, &chosen).unwrap())
+        };
+        let codex = events("codex");
+        assert!(!codex.is_empty());
+        assert!(codex.iter().all(|(event, _, command)| {
+            CODEX_EVENTS.contains(&event.as_str())
+                && command.starts_with("\"$(git rev-parse --show-toplevel)\"/.agents/hpp/")
+        }));
+        assert!(
+            events("claude-code")
+                .iter()
+                .any(|(event, _, _)| event == "PostToolUseFailure"),
+            "Claude Code keeps the event Codex lacks"
+        );
+    }
+
+    #[test]
     fn codex_wiring_passes_codex_and_each_tool_event_carries_its_declared_matcher() {
         let v = validated();
         for (host, territory) in [
@@ -709,7 +750,7 @@ mod tests {
         let chosen = choose(&v, &Selection::Bundle("solo".into()), "codex").unwrap();
         assert_eq!(
             wiring(&v, "codex", &chosen).unwrap()["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
-            ".agents/hpp/operator-kit/hooks/policy-gate.sh codex"
+            "\"$(git rev-parse --show-toplevel)\"/.agents/hpp/operator-kit/hooks/policy-gate.sh codex"
         );
     }
 
