@@ -389,6 +389,43 @@ pub struct Verification {
     pub record_sha256: Option<String>,
 }
 
+/// Verifies an `hpp.evidence/v1` record file against the workspace at `root`: its self-hash,
+/// its consistency, its artifacts' bytes now, and a passed verdict. Returns `valid`,
+/// `not-evidence` or `blocked`.
+pub fn verify_record_file(root: &Path, record: &Value) -> &'static str {
+    let Some(map) = record
+        .as_object()
+        .filter(|m| m.get("schema").and_then(Value::as_str) == Some(bundle::SCHEMA))
+    else {
+        return "not-evidence";
+    };
+    let sealed = map.get("record_sha256").and_then(Value::as_str) == Some(&bundle::self_hash(map));
+    let passed = map.get("verdict").and_then(Value::as_str) == Some("passed");
+    if !sealed || !passed || !bundle::consistency_problems(map).is_empty() {
+        return "blocked";
+    }
+    if artifacts_hold(root, map) {
+        "valid"
+    } else {
+        "blocked"
+    }
+}
+
+fn artifacts_hold(root: &Path, record: &Map<String, Value>) -> bool {
+    record
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["files"].as_array().cloned().unwrap_or_default())
+        .all(|file| {
+            let path = file["path"].as_str().unwrap_or_default();
+            bundle::is_inside(path)
+                && std::fs::read(root.join(path))
+                    .is_ok_and(|now| Some(sha256_hex(&now).as_str()) == file["sha256"].as_str())
+        })
+}
+
 /// Re-derives a bundle: self-hash, consistency, artifacts now against then, signature.
 pub fn verify(
     store: &Store,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{refused, verify};
 use crate::citations;
@@ -14,7 +14,7 @@ use crate::cli::output::Outcome;
 use crate::deliberation::{
     self, Error, PANEL_SCHEMA, SCHEMA, SCHEMA_V1, TURN_SCHEMA, normalise_panel, panel,
 };
-use crate::evidence::{self, ArtifactCheck, bundle};
+use crate::evidence::{self, ArtifactCheck};
 use crate::record::{canonical_json, pretty_json, sha256_hex};
 
 /// Check a House Session panel and declare the evidence its seats may cite
@@ -157,7 +157,7 @@ fn declared_evidence(
     for name in &args.evidence {
         let (status, record) = if ctx.cwd().join(name).is_file() {
             let record = read_json(ctx, Path::new(name), JsonRoot::Object)?;
-            (verify_record_file(ctx.cwd(), &record), record)
+            (evidence::verify_record_file(ctx.cwd(), &record), record)
         } else {
             let store = ctx.store()?;
             let found = evidence::resolve(store, name)?;
@@ -183,41 +183,4 @@ fn declared_evidence(
         ids.push(id);
     }
     Ok((ids, sources))
-}
-
-/// Verifies an `hpp.evidence/v1` record file against the workspace at `root`: its self-hash,
-/// its consistency, its artifacts' bytes now, and a passed verdict. Returns `valid`,
-/// `not-evidence` or `blocked`.
-fn verify_record_file(root: &Path, record: &Value) -> &'static str {
-    let Some(map) = record
-        .as_object()
-        .filter(|m| m.get("schema").and_then(Value::as_str) == Some(bundle::SCHEMA))
-    else {
-        return "not-evidence";
-    };
-    let sealed = map.get("record_sha256").and_then(Value::as_str) == Some(&bundle::self_hash(map));
-    let passed = map.get("verdict").and_then(Value::as_str) == Some("passed");
-    if !sealed || !passed || !bundle::consistency_problems(map).is_empty() {
-        return "blocked";
-    }
-    if artifacts_hold(root, map) {
-        "valid"
-    } else {
-        "blocked"
-    }
-}
-
-fn artifacts_hold(root: &Path, record: &Map<String, Value>) -> bool {
-    record
-        .get("artifacts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|group| group["files"].as_array().cloned().unwrap_or_default())
-        .all(|file| {
-            let path = file["path"].as_str().unwrap_or_default();
-            bundle::is_inside(path)
-                && std::fs::read(root.join(path))
-                    .is_ok_and(|now| Some(sha256_hex(&now).as_str()) == file["sha256"].as_str())
-        })
 }
