@@ -131,7 +131,7 @@ pub enum Command {
     Loops(loops::LoopsArgs),
     Snapshot(snapshot::SnapshotArgs),
     Demo(demo::DemoArgs),
-    /// House Sessions: plan, validate, tally, stop, record, verify
+    /// House Sessions: plan, validate, tally, stop, record, verify, decide
     #[command(subcommand)]
     Deliberate(deliberate::DeliberateCommand),
     /// Project lanes, agents, monitors and context budgets as maps

@@ -467,6 +467,9 @@ pub const RECORD_FILE: &str = "record.json";
 pub const SIGNATURE_FILE: &str = "record.sig";
 /// The principal that signed, beside the signature (the record's own keys are fixed by its schema).
 pub const SIGNER_FILE: &str = "signer";
+/// The person's decision, outside the seal: added by `deliberate decide` in a child commit of
+/// the sealed record, `{"value": an option, "by": who, "note"?: text}`.
+pub const HUMAN_DECISION_FILE: &str = "human_decision.json";
 
 /// Why keeping or reading a sealed record at a ref failed.
 #[derive(Debug, thiserror::Error)]
@@ -685,8 +688,21 @@ pub fn load(
         && map.contains_key("human_decision")
         && !map["human_decision"].is_null()
     {
-        // A record kept in a ref is written once; a human decision is added to a copy.
+        // record.json is written once with a null decision; a person's decision is the
+        // separate HUMAN_DECISION_FILE of a later commit.
         problems.push("a record kept in a ref carries no human_decision".into());
+    }
+    let mut record = record;
+    if let Some(human) = store.read_file(name, HUMAN_DECISION_FILE)? {
+        match (
+            serde_json::from_slice::<Value>(&human),
+            record.as_object_mut(),
+        ) {
+            (Ok(human), Some(map)) => {
+                map.insert("human_decision".into(), human);
+            }
+            _ => problems.push(format!("{HUMAN_DECISION_FILE} is not JSON")),
+        }
     }
     Ok(Loaded {
         record,

@@ -700,3 +700,75 @@ fn a_ref_whose_tree_no_longer_holds_the_sealed_panel_is_broken() {
         "panel.json in the ref's tree is not the sealed one"
     );
 }
+
+/// A person's decision on a session kept in a ref: one child commit beside the untouched seal,
+/// shown and checked by verify, recorded once.
+#[test]
+fn a_human_decision_is_added_once_beside_the_seal_and_verify_reports_it() {
+    let sandbox = Sandbox::repo();
+    let recorded = record_review(&sandbox, &[]).json(0);
+    let name = ref_of(&recorded);
+    let sealed = sandbox.git(["rev-parse", &format!("{name}:record.json")]);
+    let decided = sandbox
+        .hpp([
+            "deliberate",
+            "decide",
+            &name,
+            "--value",
+            "medium",
+            "--by",
+            "release manager",
+            "--note",
+            "shipping behind a flag",
+        ])
+        .json(0);
+    assert_eq!(decided["human_decision"]["value"], "medium");
+    assert_eq!(
+        sandbox.git(["rev-parse", &format!("{name}:record.json")]),
+        sealed,
+        "the sealed record is untouched"
+    );
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", &name]),
+        "2",
+        "one child commit"
+    );
+    let verified = sandbox.hpp(["deliberate", "verify", &name]).json(0);
+    assert_eq!(verified["status"], "intact");
+    assert_eq!(verified["human_decision"]["by"], "release manager");
+    sandbox.hpp(["doctor"]).ok();
+
+    let again = sandbox
+        .hpp([
+            "deliberate",
+            "decide",
+            &name,
+            "--value",
+            "high",
+            "--by",
+            "someone else",
+        ])
+        .refused();
+    assert!(
+        again.contains("already decided by release manager"),
+        "{again}"
+    );
+    assert_eq!(sandbox.git(["rev-list", "--count", &name]), "2");
+}
+
+#[test]
+fn control_a_decision_that_is_not_an_option_or_names_no_one_is_refused_and_writes_nothing() {
+    let sandbox = Sandbox::repo();
+    let name = ref_of(&record_review(&sandbox, &[]).json(0));
+    let before = sandbox.hpp_refs();
+    for args in [
+        ["--value", "extreme", "--by", "release manager"],
+        ["--value", "medium", "--by", " "],
+    ] {
+        let mut argv = vec!["deliberate", "decide", name.as_str()];
+        argv.extend(args);
+        let reason = sandbox.hpp_in(&sandbox.root, &argv).refused();
+        assert!(reason.contains("human_decision must be"), "{reason}");
+    }
+    assert_eq!(sandbox.hpp_refs(), before, "nothing was written");
+}

@@ -1,7 +1,8 @@
-//! `git hpp deliberate plan|validate|tally|stop|record|verify`: House Sessions (CONCEPTS.md
+//! `git hpp deliberate plan|validate|tally|stop|record|verify|decide`: House Sessions (CONCEPTS.md
 //! "House Session"). The rules are [`crate::deliberation`]; these files read the inputs, print,
 //! and keep the sealed record at `refs/hpp/deliberations/<id>`.
 
+pub mod decide;
 pub mod plan;
 pub mod record;
 pub mod session;
@@ -31,6 +32,7 @@ pub enum DeliberateCommand {
     Stop(session::DeliberateStopArgs),
     Record(record::DeliberateRecordArgs),
     Verify(verify::DeliberateVerifyArgs),
+    Decide(decide::DeliberateDecideArgs),
 }
 
 /// Runs one verb of `git hpp deliberate`.
@@ -42,6 +44,7 @@ pub fn dispatch(ctx: &Ctx, cmd: DeliberateCommand) -> Result<Outcome, CliError> 
         DeliberateCommand::Stop(args) => session::cmd_deliberate_stop(ctx, &args.session),
         DeliberateCommand::Record(args) => record::cmd_deliberate_record(ctx, &args),
         DeliberateCommand::Verify(args) => verify::cmd_deliberate_verify(ctx, &args),
+        DeliberateCommand::Decide(args) => decide::cmd_deliberate_decide(ctx, &args),
     }
 }
 

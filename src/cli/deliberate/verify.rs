@@ -94,6 +94,9 @@ pub fn cmd_deliberate_verify(ctx: &Ctx, args: &DeliberateVerifyArgs) -> Result<O
         intact = false;
     }
     value["ref"] = json!(name);
+    if let Some(human) = loaded.record.get("human_decision").filter(|h| !h.is_null()) {
+        value["human_decision"] = human.clone();
+    }
     value["signature"] = serde_json::to_value(&loaded.signature).expect("a report serialises");
     Ok(outcome(value, intact))
 }
