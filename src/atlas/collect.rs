@@ -1,7 +1,8 @@
 //! Gathering the atlas: graph views from the manifest, maps and records from refs.
 //!
 //! Reads `refs/hpp/lanes/*` (through [`crate::lanes::live_lane_source`]), `refs/hpp/loops/*`,
-//! `refs/hpp/evidence/*` and `refs/hpp/attestations/*`; writes nothing.
+//! `refs/hpp/evidence/*`, `refs/hpp/attestations/*`, the lane board, the sealed House Sessions
+//! and Hop's states; writes nothing.
 
 use serde_json::{Value, json};
 
@@ -11,7 +12,7 @@ use crate::manifest::Manifest;
 use crate::maps::{self, LaneClock};
 use crate::record::{canonical_json, sha256_hex};
 use crate::store::{self, Store, refs};
-use crate::{attest, events, evidence, lanes};
+use crate::{attest, board, deliberation, events, evidence, hop, lanes};
 
 /// How many evidence bundles and attestations the page lists, newest first.
 pub const RECENT: usize = 20;
@@ -328,9 +329,218 @@ fn attestations_section(store: &Store) -> Result<Section, Error> {
     Ok(section)
 }
 
+/// The lane board: every item's current state, and every competition's. A board that cannot be
+/// read is reported in the section rather than failing the page.
+fn board_section(store: &Store) -> Section {
+    let events = match board::log::read(store) {
+        Ok(read) => read.events,
+        Err(e) => {
+            return Section::note(
+                "board",
+                "Lane board",
+                "git hpp board render",
+                &sha(&json!({"error": e.to_string()})),
+                &format!("not drawn: {e}"),
+            );
+        }
+    };
+    let value = serde_json::to_value(&events).expect("board events serialise");
+    let mut section = Section::note(
+        "board",
+        "Lane board",
+        "git hpp board render",
+        &sha(&value),
+        "Every item's state on the board (refs/hpp/board/log), and every best-of-N competition.",
+    );
+    let mut items: std::collections::BTreeMap<String, &Value> = Default::default();
+    let mut competitions: std::collections::BTreeMap<String, &Value> = Default::default();
+    for event in value.as_array().into_iter().flatten() {
+        if event.get("kind").and_then(Value::as_str) == Some("competition") {
+            competitions.insert(text(event.get("task_id")), event);
+        } else {
+            items.insert(text(event.get("item_id")), event);
+        }
+    }
+    section.tables.push(Table {
+        caption: "items, with their latest event".into(),
+        columns: ["item", "state", "lane", "model", "at"]
+            .map(String::from)
+            .to_vec(),
+        rows: items
+            .iter()
+            .map(|(item, e)| {
+                vec![
+                    item.clone(),
+                    text(e.get("state")),
+                    text(e.get("lane_id")),
+                    text(e.get("model")),
+                    text(e.get("ts")),
+                ]
+            })
+            .collect(),
+    });
+    section.tables.push(Table {
+        caption: "competitions".into(),
+        columns: ["task", "state", "candidates", "winner"]
+            .map(String::from)
+            .to_vec(),
+        rows: competitions
+            .iter()
+            .map(|(task, e)| {
+                let candidates = e
+                    .get("candidates")
+                    .and_then(Value::as_array)
+                    .map(|c| {
+                        c.iter()
+                            .map(|v| text(Some(v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                vec![
+                    task.clone(),
+                    text(e.get("state")),
+                    candidates,
+                    text(e.get("winner")),
+                ]
+            })
+            .collect(),
+    });
+    section
+}
+
+/// The sealed House Sessions: type, stop, verdict, dissent and a person's decision.
+fn sessions_section(store: &Store) -> Result<Section, Error> {
+    let mut rows: Vec<Value> = Vec::new();
+    for (name, _) in store.deliberations()? {
+        let id = name
+            .strip_prefix(refs::DELIBERATIONS_PREFIX)
+            .unwrap_or(&name)
+            .to_owned();
+        let row = match deliberation::load(store, &name, None) {
+            Ok(loaded) => {
+                let r = &loaded.record;
+                let dissent = r
+                    .get("dissent")
+                    .and_then(Value::as_array)
+                    .map(|d| {
+                        d.iter()
+                            .map(|s| {
+                                format!("{} at {}", text(s.get("seat")), text(s.get("position")))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                let human = r
+                    .get("human_decision")
+                    .filter(|h| !h.is_null())
+                    .map(|h| format!("{} by {}", text(h.get("value")), text(h.get("by"))));
+                json!({"id": id, "type": r.pointer("/panel/session_type"),
+                       "stop": r.pointer("/stop/reason"), "verdict": r.pointer("/verdict/value"),
+                       "status": r.pointer("/verdict/status"), "dissent": dissent,
+                       "human_decision": human})
+            }
+            Err(e) => json!({"id": id, "status": format!("unreadable: {e}")}),
+        };
+        rows.push(row);
+    }
+    let mut section = Section::note(
+        "sessions",
+        "House Sessions",
+        "git for-each-ref refs/hpp/deliberations/",
+        &sha(&Value::Array(rows.clone())),
+        "Every sealed House Session under refs/hpp/deliberations/: how it stopped, the judge's verdict, the dissent kept, and a person's decision when one was recorded.",
+    );
+    let keys = [
+        "id",
+        "type",
+        "stop",
+        "status",
+        "verdict",
+        "dissent",
+        "human_decision",
+    ];
+    section.tables.push(Table {
+        caption: "sealed sessions".into(),
+        columns: [
+            "session", "type", "stop", "status", "verdict", "dissent", "decided",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows
+            .iter()
+            .map(|r| keys.iter().map(|k| text(r.get(*k))).collect())
+            .collect(),
+    });
+    Ok(section)
+}
+
+/// Hop: the accepted chain and every attempt, or a note when Hop was never initialised here.
+fn hop_section(store: &Store) -> Result<Section, Error> {
+    let command = "hop status --json";
+    if store.list(refs::HOP_STATES_PREFIX)?.is_empty() {
+        return Ok(Section::note(
+            "hop",
+            "Hop",
+            command,
+            &sha(&json!([])),
+            "No Hop state in this repository (hop init starts one).",
+        ));
+    }
+    let status = match hop::service::Hop::new(store).and_then(|h| h.status()) {
+        Ok(status) => status,
+        Err(e) => {
+            return Ok(Section::note(
+                "hop",
+                "Hop",
+                command,
+                &sha(&json!({"error": e.to_string()})),
+                &format!("not drawn: {e}"),
+            ));
+        }
+    };
+    let value = serde_json::to_value(&status).expect("a Hop status serialises");
+    let mut section = Section::note(
+        "hop",
+        "Hop",
+        command,
+        &sha(&value),
+        "The accepted chain under refs/hpp/hop/accepted, newest first, and every attempt.",
+    );
+    section.tables.push(Table {
+        caption: "accepted states, newest first".into(),
+        columns: vec!["state".into()],
+        rows: status
+            .history
+            .iter()
+            .map(|id| vec![id.to_string()])
+            .collect(),
+    });
+    section.tables.push(Table {
+        caption: "attempts".into(),
+        columns: ["attempt", "agent", "head", "status"]
+            .map(String::from)
+            .to_vec(),
+        rows: status
+            .attempts
+            .iter()
+            .map(|a| {
+                vec![
+                    a.attempt.clone(),
+                    a.agent.clone().unwrap_or_else(|| "-".into()),
+                    a.head.to_string(),
+                    a.status.to_owned(),
+                ]
+            })
+            .collect(),
+    });
+    Ok(section)
+}
+
 /// Gathers every section of the atlas: the graph views of `manifest`, the lane map of the live
-/// lanes and the monitor map of the manifest's monitors at `now`, the loops, and the recent
-/// evidence and attestations.
+/// lanes and the monitor map of the manifest's monitors at `now`, the loops, the recent
+/// evidence and attestations, the lane board, the sealed House Sessions and Hop's states.
 pub fn collect(store: &Store, manifest: &Manifest, now: i64) -> Result<Atlas, Error> {
     let mut sections = Vec::new();
     graph_sections(manifest.value(), &mut sections);
@@ -339,6 +549,9 @@ pub fn collect(store: &Store, manifest: &Manifest, now: i64) -> Result<Atlas, Er
     sections.push(loops_section(store, manifest)?);
     sections.push(evidence_section(store)?);
     sections.push(attestations_section(store)?);
+    sections.push(board_section(store));
+    sections.push(sessions_section(store)?);
+    sections.push(hop_section(store)?);
     Ok(Atlas { now, sections })
 }
 

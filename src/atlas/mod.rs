@@ -1,12 +1,13 @@
 //! The atlas: one self-contained static HTML page of every graph view, the lane and monitor
-//! maps, the loops and the recent records (`git hpp atlas --html OUT.html`).
+//! maps, the loops, the recent records, the lane board, the House Sessions and Hop's states
+//! (`git hpp atlas --html OUT.html`).
 //!
 //! CONCEPTS.md "module", "gate", "lane", "monitor": the page gathers their graph views and maps.
 //! Each section is labelled with the command that reproduces it and the sha256 of the canonical
 //! JSON of the source it was projected from. The page has inline CSS and inline SVG drawings and
 //! nothing else: no script, no font, no image, no link to anything outside itself; the same
 //! inputs (and the same `--now`) give the same bytes. [`render`] is pure; [`collect`] reads
-//! `refs/hpp/lanes/*`, `refs/hpp/loops/*`, `refs/hpp/evidence/*` and `refs/hpp/attestations/*`.
+//! the records under `refs/hpp/`.
 //!
 //! ```
 //! use git_hpp::atlas::{Atlas, Section, render};

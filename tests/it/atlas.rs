@@ -59,6 +59,9 @@ fn the_page_labels_every_view_with_its_command_and_source_hash() {
         "loops",
         "evidence",
         "attestations",
+        "board",
+        "sessions",
+        "hop",
     ] {
         assert!(ids.contains(&id), "{id} in {ids:?}");
     }
@@ -129,4 +132,58 @@ fn the_atlas_writes_no_ref_and_needs_a_repository() {
     let elsewhere = outside.path("atlas.html");
     atlas(&outside, elsewhere.to_str().expect("utf-8"), &[]).refused();
     assert!(!elsewhere.exists());
+}
+
+/// The board, the sealed House Sessions and Hop's accepted chain are on the page too.
+#[test]
+fn the_page_shows_the_board_the_house_sessions_and_hop() {
+    let sandbox = demo();
+    sandbox
+        .hpp([
+            "board", "claim", "ITEM-7", "--lane", "lane-a", "--model", "gpt-5",
+        ])
+        .ok();
+    let review = |name: &str| {
+        format!(
+            "{}/examples/house-session/review/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let (panel, turns, judge, rationale) = (
+        review("panel.json"),
+        review("turns.json"),
+        review("judge.json"),
+        review("rationale.json"),
+    );
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "deliberate",
+                "record",
+                "--panel",
+                &panel,
+                "--turns",
+                &turns,
+                "--judge",
+                &judge,
+                "--rationale",
+                &rationale,
+            ],
+        )
+        .exit(0);
+    sandbox.hop_in(&sandbox.root, &["init"]).ok();
+    let out = sandbox.path("atlas.html");
+    atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let page = std::fs::read_to_string(&out).expect("the page was written");
+    for needle in [
+        "ITEM-7",
+        "CLAIMED",
+        "review-cache-eviction",
+        "max-rounds",
+        "hop status --json",
+        "A_",
+    ] {
+        assert!(page.contains(needle), "{needle} missing from the page");
+    }
 }
