@@ -171,7 +171,7 @@ fn the_page_shows_the_board_the_house_sessions_and_hop() {
                 &rationale,
             ],
         )
-        .exit(0);
+        .json(0);
     sandbox.hop_in(&sandbox.root, &["init"]).ok();
     let out = sandbox.path("atlas.html");
     atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
