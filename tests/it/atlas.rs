@@ -143,35 +143,7 @@ fn the_page_shows_the_board_the_house_sessions_and_hop() {
             "board", "claim", "ITEM-7", "--lane", "lane-a", "--model", "gpt-5",
         ])
         .ok();
-    let review = |name: &str| {
-        format!(
-            "{}/examples/house-session/review/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    };
-    let (panel, turns, judge, rationale) = (
-        review("panel.json"),
-        review("turns.json"),
-        review("judge.json"),
-        review("rationale.json"),
-    );
-    sandbox
-        .hpp_in(
-            &sandbox.root,
-            &[
-                "deliberate",
-                "record",
-                "--panel",
-                &panel,
-                "--turns",
-                &turns,
-                "--judge",
-                &judge,
-                "--rationale",
-                &rationale,
-            ],
-        )
-        .json(0);
+    crate::harness::record_session(&sandbox, "review", &[]).json(0);
     sandbox.hop_in(&sandbox.root, &["init"]).ok();
     let out = sandbox.path("atlas.html");
     atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);

@@ -27,26 +27,7 @@ fn read(path: &Path) -> Value {
 
 /// `deliberate record` of the review example, with `extra` flags.
 fn record_review(sandbox: &Sandbox, extra: &[&str]) -> crate::harness::Run {
-    let (panel, turns, judge, rationale) = (
-        ex("review/panel.json"),
-        ex("review/turns.json"),
-        ex("review/judge.json"),
-        ex("review/rationale.json"),
-    );
-    let mut args = vec![
-        "deliberate",
-        "record",
-        "--panel",
-        &panel,
-        "--turns",
-        &turns,
-        "--judge",
-        &judge,
-        "--rationale",
-        &rationale,
-    ];
-    args.extend_from_slice(extra);
-    sandbox.hpp_in(&sandbox.root, &args)
+    crate::harness::record_session(sandbox, "review", extra)
 }
 
 fn ref_of(recorded: &Value) -> String {

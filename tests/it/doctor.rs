@@ -270,33 +270,11 @@ fn a_deleted_note_is_planned_by_repair_and_restored_by_repair_apply() {
     assert_eq!(again["repair"]["plan"], serde_json::json!([]));
 }
 
-/// The House Session example of a design question.
-const DESIGN: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/examples/house-session/design/"
-);
-
 /// Writes one good record of every newer namespace through the commands that own them: a
 /// sealed House Session, a lane, a board claim, a handoff and a recorded failure. Returns the
 /// House Session's ref.
 fn good_records(sandbox: &Sandbox) -> String {
-    let (panel, turns, judge) = (
-        format!("{DESIGN}panel.json"),
-        format!("{DESIGN}turns.json"),
-        format!("{DESIGN}judge.json"),
-    );
-    let recorded = sandbox
-        .hpp([
-            "deliberate",
-            "record",
-            "--panel",
-            &panel,
-            "--turns",
-            &turns,
-            "--judge",
-            &judge,
-        ])
-        .json(0);
+    let recorded = crate::harness::record_session(sandbox, "design", &[]).json(0);
     sandbox
         .hpp([
             "lane",

@@ -318,3 +318,31 @@ pub fn write_reversed(sandbox: &Sandbox, name: &str, value: &serde_json::Value) 
     std::fs::write(&path, text).expect("the sandbox is writable");
     path.display().to_string()
 }
+
+/// Runs `git hpp deliberate record` on the example session `examples/house-session/<session>/`
+/// (its panel, turns, judge, and rationale when it has one), with `extra` arguments.
+pub fn record_session(sandbox: &Sandbox, session: &str, extra: &[&str]) -> Run {
+    let file = |name: &str| {
+        format!(
+            "{}/examples/house-session/{session}/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let mut owned = Vec::new();
+    for (flag, name) in [
+        ("--panel", "panel"),
+        ("--turns", "turns"),
+        ("--judge", "judge"),
+        ("--rationale", "rationale"),
+    ] {
+        let path = file(name);
+        if Path::new(&path).exists() {
+            owned.push(flag.to_owned());
+            owned.push(path);
+        }
+    }
+    let mut args: Vec<&str> = vec!["deliberate", "record"];
+    args.extend(owned.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    sandbox.hpp_in(&sandbox.root, &args)
+}
