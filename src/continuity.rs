@@ -25,6 +25,8 @@ pub const SCHEMA_VERSION: &str = "2.0";
 pub const MAX_BYTES: usize = 65536;
 /// The lane used when none is named.
 pub const DEFAULT_LANE: &str = "solo";
+/// The blob of each commit of a lane's handoff log (`refs/hpp/handoffs/<lane>`).
+pub const FILE: &str = "handoff.json";
 /// Days after which a handoff is stale, and after which it is no longer valid.
 pub const STALE_DAYS: i64 = 7;
 /// At most this many `git status --porcelain` lines are kept in a handoff.

@@ -335,7 +335,10 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
             check.findings.push(f);
         }
     }
-    if all.iter().any(|(name, _)| name.starts_with(HOP_PREFIX)) {
+    if all
+        .iter()
+        .any(|(name, _)| name.starts_with(refs::HOP_PREFIX))
+    {
         check_hop(store, &mut check);
     }
     check.notes_missing = missing_notes(store, &attested)?;
@@ -382,10 +385,10 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
         check.lanes += 1;
         check_lane(store, name, lane)
     } else if name.starts_with(refs::BOARD_PREFIX) {
-        if name != Store::BOARD_LOG {
+        if name != refs::BOARD_LOG {
             return Some(Finding::warn(
                 name,
-                format!("the board writes only {}", Store::BOARD_LOG),
+                format!("the board writes only {}", refs::BOARD_LOG),
             ));
         }
         match board::log::read(store) {
@@ -406,7 +409,6 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
 }
 
 /// The prefix of every Hop ref (states, accepted, attempts, prompts, checks).
-const HOP_PREFIX: &str = "refs/hpp/hop/";
 
 /// Hop's state graph, checked by `hop doctor`'s own diagnosis: a state that `hop doctor
 /// --repair` can re-derive (a missing pin) is a warning, anything else is broken.
@@ -416,9 +418,10 @@ fn check_hop(store: &Store, check: &mut StoreCheck) {
         Ok(report) => {
             check.hop_states = report.states;
             for problem in report.problems {
-                let name = problem
-                    .state
-                    .map_or_else(|| HOP_PREFIX.to_owned(), |id| format!("hop state {id}"));
+                let name = problem.state.map_or_else(
+                    || refs::HOP_PREFIX.to_owned(),
+                    |id| format!("hop state {id}"),
+                );
                 check.findings.push(if problem.repairable {
                     Finding::warn(
                         &name,
@@ -430,7 +433,7 @@ fn check_hop(store: &Store, check: &mut StoreCheck) {
             }
         }
         Err(e) => check.findings.push(Finding::block(
-            HOP_PREFIX,
+            refs::HOP_PREFIX,
             format!("the Hop states cannot be read: {e}"),
         )),
     }
@@ -506,8 +509,8 @@ fn check_handoffs(store: &Store, name: &str, lane: &str, count: &mut usize) -> O
     if let Err(e) = continuity::check_lane(lane) {
         return Some(Finding::block(name, e.to_string()));
     }
-    let handoffs = match store.handoffs(lane) {
-        Ok(handoffs) => handoffs,
+    let handoffs = match store.read_log(&refs::handoffs(lane), continuity::FILE) {
+        Ok(log) => log.entries,
         Err(e) => return Some(Finding::block(name, format!("the log cannot be read: {e}"))),
     };
     for (commit, bytes) in &handoffs {
@@ -538,15 +541,19 @@ fn check_handoffs(store: &Store, name: &str, lane: &str, count: &mut usize) -> O
 fn check_gotchas(store: &Store, name: &str, count: &mut usize) -> Option<Finding> {
     type Parse = fn(&[u8]) -> Result<(), gotcha::Error>;
     let (read, parse, what): (Result<Vec<Vec<u8>>, store::Error>, Parse, &str) =
-        if name == store::failures_ref() {
+        if name == refs::GOTCHA_FAILURES {
             (
-                store.failures(),
+                store
+                    .read_log(name, gotcha::FAILURE_FILE)
+                    .map(|log| log.entries.into_iter().map(|(_, b)| b).collect()),
                 |b| gotcha::parse_failure(b).map(drop),
                 "failure",
             )
-        } else if name == store::promoted_ref() {
+        } else if name == refs::GOTCHA_PROMOTED {
             (
-                store.gotchas().map(|(_, records)| records),
+                store
+                    .read_log(name, gotcha::GOTCHA_FILE)
+                    .map(|log| log.entries.into_iter().map(|(_, b)| b).collect()),
                 |b| gotcha::parse_gotcha(b).map(drop),
                 "gotcha",
             )
@@ -555,8 +562,8 @@ fn check_gotchas(store: &Store, name: &str, count: &mut usize) -> Option<Finding
                 name,
                 format!(
                     "gotcha memory writes only {} and {}",
-                    store::failures_ref(),
-                    store::promoted_ref()
+                    refs::GOTCHA_FAILURES,
+                    refs::GOTCHA_PROMOTED
                 ),
             ));
         };

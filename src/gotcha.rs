@@ -26,6 +26,10 @@ pub const FAILURE_SCHEMA: &str = "hpp.failure/v1";
 pub const GOTCHA_SCHEMA: &str = "hpp.gotcha/v1";
 /// Failures needed to promote a gotcha, by default.
 pub const DEFAULT_MIN_COUNT: usize = 3;
+/// The blob of each commit of the failures log (`refs/hpp/gotchas/failures`).
+pub const FAILURE_FILE: &str = "failure.json";
+/// The blob of each commit of the promoted log (`refs/hpp/gotchas/promoted`).
+pub const GOTCHA_FILE: &str = "gotcha.json";
 /// The recurrence window in hours, by default.
 pub const DEFAULT_WINDOW_HOURS: i64 = 24;
 /// How many gotchas the preamble shows, by default.

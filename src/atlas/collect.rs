@@ -412,7 +412,7 @@ fn board_section(store: &Store) -> Section {
 /// The sealed House Sessions: type, stop, verdict, dissent and a person's decision.
 fn sessions_section(store: &Store) -> Result<Section, Error> {
     let mut rows: Vec<Value> = Vec::new();
-    for (name, _) in store.deliberations()? {
+    for (name, _) in store.list(refs::DELIBERATIONS_PREFIX)? {
         let id = name
             .strip_prefix(refs::DELIBERATIONS_PREFIX)
             .unwrap_or(&name)

@@ -6,10 +6,13 @@ use serde_json::Value;
 
 use super::{Event, Request, decide};
 use crate::record::canonical_json;
-use crate::store::{self, CommitId, Store};
+use crate::store::{self, CommitId, NewRecord, Store, refs};
 
 /// The schema of each write's `events.json`: `{"schema": SCHEMA, "events": [...]}`.
 pub const SCHEMA: &str = "hpp.board/v1";
+
+/// The blob of each board commit: the 1..n events of one write.
+pub const FILE: &str = "events.json";
 
 /// How many times a write is tried against a moving tip before giving up.
 pub const MAX_ATTEMPTS: usize = 64;
@@ -73,7 +76,7 @@ pub struct Written {
 
 /// Reads every board event.
 pub fn read(store: &Store) -> Result<Board, Error> {
-    let chain = store.read_board()?;
+    let chain = store.read_chain(refs::BOARD_LOG, FILE)?;
     let mut events = Vec::new();
     for link in &chain.links {
         let corrupt = |detail: String| Error::Corrupt {
@@ -83,7 +86,7 @@ pub fn read(store: &Store) -> Result<Board, Error> {
         let bytes = link
             .payload
             .as_ref()
-            .ok_or_else(|| corrupt(format!("no {}", Store::BOARD_FILE)))?;
+            .ok_or_else(|| corrupt(format!("no {FILE}")))?;
         let write: Write = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
         if write.schema != SCHEMA {
             return Err(corrupt(format!(
@@ -120,7 +123,12 @@ pub fn write(store: &Store, request: &Request, ts: &str) -> Result<Written, Erro
         .expect("board events serialise");
         let bytes = canonical_json(&value);
         let message = summary(&events);
-        match store.append_board(board.tip.as_ref(), &bytes, &message) {
+        let record = NewRecord {
+            file: FILE,
+            bytes: &bytes,
+            message: &message,
+        };
+        match store.append(refs::BOARD_LOG, board.tip.as_ref(), &record) {
             Ok(commit) => {
                 return Ok(Written {
                     commit,

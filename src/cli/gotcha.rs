@@ -13,7 +13,7 @@ use super::handoff::{additional_context, read_hook_input};
 use super::output::Outcome;
 use super::policy::Host;
 use crate::gotcha::{self, Failure, Gotcha, Recurrence};
-use crate::store::{Error as StoreError, Store};
+use crate::store::{Error as StoreError, NewRecord, Store, refs};
 
 /// The verbs of `git hpp gotcha`.
 #[derive(Debug, Subcommand)]
@@ -143,19 +143,21 @@ fn recurrence(store: &Store) -> Result<Recurrence, CliError> {
 
 fn read_failures(store: &Store) -> Result<Vec<Failure>, CliError> {
     store
-        .failures()?
+        .read_log(refs::GOTCHA_FAILURES, gotcha::FAILURE_FILE)?
+        .entries
         .iter()
-        .map(|b| gotcha::parse_failure(b).map_err(refused))
+        .map(|(_, b)| gotcha::parse_failure(b).map_err(refused))
         .collect()
 }
 
 fn read_gotchas(store: &Store) -> Result<(Option<crate::store::CommitId>, Vec<Gotcha>), CliError> {
-    let (tip, records) = store.gotchas()?;
-    let gotchas = records
+    let log = store.read_log(refs::GOTCHA_PROMOTED, gotcha::GOTCHA_FILE)?;
+    let gotchas = log
+        .entries
         .iter()
-        .map(|b| gotcha::parse_gotcha(b).map_err(refused))
+        .map(|(_, b)| gotcha::parse_gotcha(b).map_err(refused))
         .collect::<Result<_, _>>()?;
-    Ok((tip, gotchas))
+    Ok((log.tip, gotchas))
 }
 
 fn bytes(value: &impl serde::Serialize) -> Vec<u8> {
@@ -172,7 +174,15 @@ fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliE
         failure.task_key,
         failure.family.name()
     );
-    let commit = store.append_failure(&bytes(failure), &message)?;
+    let bytes_of_failure = bytes(failure);
+    let commit = store.append_retrying(
+        refs::GOTCHA_FAILURES,
+        &NewRecord {
+            file: gotcha::FAILURE_FILE,
+            bytes: &bytes_of_failure,
+            message: &message,
+        },
+    )?;
     for _ in 0..8 {
         let failures = read_failures(store)?;
         let (tip, gotchas) = read_gotchas(store)?;
@@ -184,7 +194,13 @@ fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliE
             promoted.task_key,
             promoted.family.name()
         );
-        match store.append_gotcha(tip.as_ref(), &bytes(&promoted), &message) {
+        let bytes_of_gotcha = bytes(&promoted);
+        let record = NewRecord {
+            file: gotcha::GOTCHA_FILE,
+            bytes: &bytes_of_gotcha,
+            message: &message,
+        };
+        match store.append(refs::GOTCHA_PROMOTED, tip.as_ref(), &record) {
             Ok(_) => return Ok((commit.to_string(), Some(promoted))),
             Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => {}
             Err(e) => return Err(e.into()),

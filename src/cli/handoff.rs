@@ -14,7 +14,8 @@ use super::policy::Host;
 use super::{JsonArg, LoopArg};
 use crate::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
 use crate::events;
-use crate::store::refs::{HANDOFFS_PREFIX, LoopId};
+use crate::store::NewRecord;
+use crate::store::refs::{self, HANDOFFS_PREFIX, LoopId};
 
 /// The verbs of `git hpp handoff`.
 #[derive(Debug, Subcommand)]
@@ -178,7 +179,14 @@ fn loop_summary(ctx: &Ctx, explicit: Option<&LoopId>) -> Result<Option<LoopSumma
 fn write(ctx: &Ctx, lane: &str, handoff: &Handoff) -> Result<String, CliError> {
     let bytes = continuity::to_bytes(handoff);
     let message = format!("hpp handoff {}\n", handoff.handoff_id);
-    let commit = ctx.store()?.append_handoff(lane, &bytes, &message)?;
+    let commit = ctx.store()?.append_retrying(
+        &refs::handoffs(lane),
+        &NewRecord {
+            file: continuity::FILE,
+            bytes: &bytes,
+            message: &message,
+        },
+    )?;
     Ok(commit.to_string())
 }
 
@@ -230,7 +238,11 @@ fn latest(ctx: &Ctx, arg: &LaneArg) -> Result<Option<(String, String, Handoff)>,
     let (lane, explicit) = lane(arg)?;
     let store = ctx.store()?;
     let read = |lane: &str| -> Result<Option<(String, String, Handoff)>, CliError> {
-        let Some((commit, bytes)) = store.handoffs(lane)?.pop() else {
+        let Some((commit, bytes)) = store
+            .read_log(&refs::handoffs(lane), continuity::FILE)?
+            .entries
+            .pop()
+        else {
             return Ok(None);
         };
         let handoff = continuity::parse(&bytes)
@@ -244,7 +256,11 @@ fn latest(ctx: &Ctx, arg: &LaneArg) -> Result<Option<(String, String, Handoff)>,
         return Ok(None);
     }
     let mut newest: Option<(String, String, Handoff)> = None;
-    for other in store.handoff_lanes()? {
+    let lanes = store
+        .list(HANDOFFS_PREFIX)?
+        .into_iter()
+        .filter_map(|(name, _)| name.strip_prefix(HANDOFFS_PREFIX).map(str::to_owned));
+    for other in lanes {
         if let Some(found) = read(&other)?
             && newest
                 .as_ref()
@@ -350,7 +366,11 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
             let (lane, _) = lane(&args.lane)?;
             let git = git_state(ctx)?;
             let loop_state = loop_summary(ctx, None)?;
-            if let Some((_, bytes)) = ctx.store()?.handoffs(&lane)?.pop()
+            if let Some((_, bytes)) = ctx
+                .store()?
+                .read_log(&refs::handoffs(&lane), continuity::FILE)?
+                .entries
+                .pop()
                 && let Ok(last) = continuity::parse(&bytes)
                 && continuity::unchanged(&last, &git, loop_state.as_ref())
             {

@@ -599,7 +599,7 @@ pub fn resolve(store: &Store, name: &str) -> Result<String, StoreError> {
             None => Err(StoreError::NotFound(name.to_owned())),
         };
     }
-    let all = store.deliberations()?;
+    let all = store.list(DELIBERATIONS_PREFIX)?;
     if let Some((full, _)) = all
         .iter()
         .find(|(full, _)| full.strip_prefix(DELIBERATIONS_PREFIX) == Some(name))

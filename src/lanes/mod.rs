@@ -20,6 +20,7 @@
 pub mod claim;
 pub mod guard;
 pub mod liveness;
+pub mod review;
 
 use std::path::{Path, PathBuf};
 
@@ -29,14 +30,14 @@ use serde_json::{Value, json};
 use self::claim::{Closing, Event, LaneId, LaneRecord, SCHEMA, overlapping_paths};
 use self::liveness::{Liveness, Thresholds};
 use crate::record::canonical_json;
-use crate::store::refs::LANES_PREFIX;
+use crate::store::refs::{self, LANES_PREFIX};
 use crate::store::{self, Checkout, CommitId, NewRecord, Store};
 
 /// The blob of every commit in a lane's log.
 pub const LANE_FILE: &str = "lane.json";
 
 /// The local ref that serialises lane starts (see the module documentation).
-pub const STARTS_REF: &str = "refs/hpp-local/lane-starts";
+pub const STARTS_REF: &str = refs::LANE_STARTS;
 
 /// The blob of every commit on [`STARTS_REF`].
 pub const STARTS_FILE: &str = "start.json";
@@ -174,7 +175,7 @@ pub fn read_lane(store: &Store, id: &LaneId) -> Result<Option<(CommitId, LaneRec
     let Some(tip) = store.tip(&name)? else {
         return Ok(None);
     };
-    let tip = CommitId::from(tip);
+
     let bytes = store
         .read_file(tip.as_str(), LANE_FILE)?
         .ok_or_else(|| claim::Error::Record {
@@ -395,7 +396,7 @@ pub fn start(store: &Store, req: &StartRequest) -> Result<LaneRecord, Error> {
         return Err(Error::Exists { id: req.id.clone() });
     }
     let branch = req.id.branch();
-    if store.tip(&format!("refs/heads/{branch}"))?.is_some() {
+    if store.tip(&refs::branch(&branch))?.is_some() {
         return Err(Error::BranchExists { branch });
     }
     let path = worktree_path(store, req)?;
@@ -403,7 +404,7 @@ pub fn start(store: &Store, req: &StartRequest) -> Result<LaneRecord, Error> {
     let name = req.id.log_ref();
     let mut claimed: Option<CommitId> = None;
     for _ in 0..ATTEMPTS {
-        let turn = store.tip(STARTS_REF)?.map(CommitId::from);
+        let turn = store.tip(STARTS_REF)?;
         if req.exclusive
             && let Some(err) = collision(store, &record, req.now, req.thresholds)?
         {
@@ -613,11 +614,11 @@ fn unsaved(store: &Store, path: &Path, branch: Option<&str>) -> Result<String, E
     }
     let real = real_path(path);
     let mut tips = Vec::new();
-    let branch_ref = branch.map(|b| format!("refs/heads/{b}"));
+    let branch_ref = branch.map(refs::branch);
     if let Some(name) = &branch_ref
         && let Some(tip) = store.tip(name)?
     {
-        tips.push(CommitId::from(tip));
+        tips.push(tip);
     }
     for wt in store.list_worktrees()? {
         if real_path(&wt.path) == real
@@ -674,9 +675,9 @@ pub fn close(store: &Store, id: &LaneId, keep_worktree: bool, now: i64) -> Resul
         store.remove_worktree(&path, false)?;
         worktree_removed = true;
         if let Some(branch) = &current.branch {
-            let name = format!("refs/heads/{branch}");
+            let name = refs::branch(&branch);
             if let Some(tip) = store.tip(&name)? {
-                store.delete_ref(&name, &CommitId::from(tip))?;
+                store.delete_ref(&name, &tip)?;
                 branch_deleted = true;
             }
         }

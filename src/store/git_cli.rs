@@ -21,6 +21,19 @@ pub(super) fn in_dir(dir: &Path) -> Command {
     cmd
 }
 
+/// `git` bound to one repository: `--git-dir` (and `--work-tree` when given) name it, so the
+/// caller's environment cannot point it elsewhere; runs in the worktree (or the git directory
+/// of a bare repository), without optional locks, the caller's `GIT_*` location variables
+/// dropped as in [`in_dir`].
+pub(super) fn in_repo(git_dir: &Path, work_tree: Option<&Path>) -> Command {
+    let mut cmd = in_dir(work_tree.unwrap_or(git_dir));
+    cmd.arg("--git-dir").arg(git_dir);
+    if let Some(root) = work_tree {
+        cmd.arg("--work-tree").arg(root);
+    }
+    cmd
+}
+
 /// Runs `cmd` and returns its output whatever its exit status; only a git that cannot start is
 /// an error. `what` names the operation in that error.
 pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {

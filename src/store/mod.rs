@@ -10,25 +10,20 @@
 //! files written for it are flushed to disk ([`Store::append`]), so a crash can lose the last
 //! append but cannot leave a ref naming an object that never reached the disk.
 
-mod board;
-mod continuity;
-mod deliberations;
-mod files;
-mod fingerprint;
 mod git_cli;
-mod gotcha;
-mod hop;
-mod lanes;
+mod status;
 mod records;
 pub mod refs;
 mod snapshot;
 mod sync;
+mod trees;
+mod worktree_facts;
 mod worktrees;
 
-pub use gotcha::{failures_ref, promoted_ref};
-pub use lanes::StatusEntry;
+pub use status::StatusEntry;
 pub use records::{Content, NOTES_REF};
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
+pub use worktree_facts::WorktreeFacts;
 pub use worktrees::{Checkout, Worktree};
 
 use std::fmt;
@@ -186,6 +181,19 @@ pub struct Chain {
     pub links: Vec<Link>,
 }
 
+/// A log whose every commit holds the same blob, as read: the tip and each commit's bytes,
+/// oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Log {
+    /// Where the ref points, or `None` if it does not exist.
+    pub tip: Option<CommitId>,
+    /// Each commit and the bytes of its blob, from the root to the tip.
+    pub entries: Vec<(CommitId, Vec<u8>)>,
+}
+
+/// How many times [`Store::append_retrying`] tries against a moving tip.
+const APPEND_ATTEMPTS: usize = 8;
+
 /// One new record to write as a commit: the blob's file name and bytes, and the commit message.
 #[derive(Debug, Clone)]
 pub struct NewRecord<'a> {
@@ -275,7 +283,7 @@ impl Store {
     /// Reads the log at `name`: the tip and the first-parent chain from the root, with the
     /// blob `file` of each commit's tree.
     pub fn read_chain(&self, name: &str, file: &str) -> Result<Chain, Error> {
-        let Some(tip) = self.tip(name)? else {
+        let Some(tip) = self.tip_oid(name)? else {
             return Ok(Chain::default());
         };
         let mut links = Vec::new();
@@ -329,6 +337,41 @@ impl Store {
         Ok(id.into())
     }
 
+    /// Appends `record` to the log `name` on whatever its tip is, retrying a lost
+    /// compare-and-swap race a few times. For logs whose entries do not depend on the entry
+    /// before them (a retry writes the same record on the new tip).
+    pub fn append_retrying(&self, name: &str, record: &NewRecord<'_>) -> Result<CommitId, Error> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let tip = self.tip(name)?;
+            match self.append(name, tip.as_ref(), record) {
+                Err(Error::Moved { .. } | Error::Busy { .. }) if attempt < APPEND_ATTEMPTS => {}
+                other => return other,
+            }
+        }
+    }
+
+    /// Reads the log at `name` whose every commit must hold the blob `file`.
+    pub fn read_log(&self, name: &str, file: &str) -> Result<Log, Error> {
+        let chain = self.read_chain(name, file)?;
+        let entries = chain
+            .links
+            .into_iter()
+            .map(|link| match link.payload {
+                Some(bytes) => Ok((link.commit, bytes)),
+                None => Err(Error::Corrupt {
+                    name: name.to_owned(),
+                    detail: format!("{} has no {file}", link.commit),
+                }),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Log {
+            tip: chain.tip,
+            entries,
+        })
+    }
+
     /// Writes a whole chain of records and creates `name` pointing at its last commit, only if
     /// `name` does not exist yet. Either every record lands or none does.
     pub fn create_chain(&self, name: &str, records: &[NewRecord<'_>]) -> Result<CommitId, Error> {
@@ -366,8 +409,12 @@ impl Store {
         Ok(out)
     }
 
-    /// Returns where `name` points, or `None` if it does not exist.
-    pub fn tip(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+    /// Returns the commit `name` points at, or `None` if the ref does not exist.
+    pub fn tip(&self, name: &str) -> Result<Option<CommitId>, Error> {
+        Ok(self.tip_oid(name)?.map(CommitId::from))
+    }
+
+    fn tip_oid(&self, name: &str) -> Result<Option<ObjectId>, Error> {
         let reference = self
             .repo
             .try_find_reference(name)
@@ -547,7 +594,7 @@ impl Store {
                     });
                 }
                 // The ref may have vanished or appeared between our read and the lock.
-                match self.tip(name) {
+                match self.tip_oid(name) {
                     Ok(actual) if actual != expected => Err(Error::Moved {
                         name: name.to_owned(),
                         expected: expected.map(Into::into),
@@ -566,7 +613,7 @@ impl Store {
                 prefix.push('/');
             }
             prefix.push_str(part);
-            if prefix != name && matches!(self.tip(&prefix), Ok(Some(_))) {
+            if prefix != name && matches!(self.tip_oid(&prefix), Ok(Some(_))) {
                 return true;
             }
         }
@@ -636,7 +683,7 @@ mod tests {
             matches!(&stale, Error::Moved { actual: Some(actual), .. } if *actual == b),
             "{stale}"
         );
-        assert_eq!(store.tip("refs/hpp/loops/t").unwrap(), Some(b.oid()));
+        assert_eq!(store.tip("refs/hpp/loops/t").unwrap(), Some(b));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Single records: one commit, created once, whose tree holds the record's blobs and whatever
 //! the record names (a snapshot tree, a spec blob, artifact blobs), so `git gc` keeps them and
 //! `git push` sends them. Also the small reads records need: files at a ref, HEAD, revisions,
-//! config values, and notes on `refs/notes/hpp`.
+//! config values, and notes on `refs/notes/hpp`. A record that takes one addition outside its
+//! seal (a person's decision on a sealed House Session) moves forward by one child commit
+//! ([`Store::extend_record`]) that leaves every earlier blob as it was.
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
@@ -63,6 +65,43 @@ impl Store {
         written.push(commit);
         self.sync_objects(&written)?;
         self.cas(name, None, commit)?;
+        Ok(commit.into())
+    }
+
+    /// Moves `name` forward from `expected` to a child commit whose tree is `expected`'s plus the
+    /// blob `file`. Refuses with [`Error::Moved`] when `name` no longer points at `expected`, so
+    /// two people deciding at once cannot both win.
+    pub fn extend_record(
+        &self,
+        name: &str,
+        expected: &CommitId,
+        file: &str,
+        bytes: &[u8],
+        message: &str,
+    ) -> Result<CommitId, Error> {
+        let repo = &self.repo;
+        let parent = expected.oid();
+        let tree = repo
+            .find_commit(parent)
+            .map_err(git("reading a record commit"))?
+            .tree_id()
+            .map_err(git("reading a record tree"))?
+            .detach();
+        let blob = repo
+            .write_blob(bytes)
+            .map_err(git("writing a record blob"))?
+            .detach();
+        let mut editor = repo.edit_tree(tree).map_err(git("editing a tree"))?;
+        editor
+            .upsert(file, EntryKind::Blob, blob)
+            .map_err(git("editing a tree"))?;
+        let tree = editor
+            .write()
+            .map_err(git("writing a record tree"))?
+            .detach();
+        let commit = self.new_commit(tree, Some(parent), message)?;
+        self.sync_objects(&[blob, tree, commit])?;
+        self.cas(name, Some(parent), commit)?;
         Ok(commit.into())
     }
 
@@ -151,7 +190,7 @@ impl Store {
             return Ok(self.repo.has_object(id).then_some(id));
         }
         if spec.starts_with("refs/") {
-            return self.tip(spec);
+            return self.tip_oid(spec);
         }
         match self.repo.rev_parse_single(spec.as_bytes().as_bstr()) {
             Ok(id) => {

@@ -6,7 +6,7 @@
 //! | `refs/hpp/evidence/<id>-<stamp>[-N]` | one evidence bundle |
 //! | `refs/hpp/attestations/<tree>/<id>` | one attestation of the snapshot tree `<tree>` |
 //!
-//! Later record kinds (lanes, hop states) add their prefixes here.
+//! and every later kind below (lanes, the board, House Sessions, Hop, handoffs, gotchas).
 
 use std::fmt;
 use std::str::FromStr;
@@ -79,8 +79,18 @@ pub const DELIBERATIONS_PREFIX: &str = "refs/hpp/deliberations/";
 /// The prefix of every lane's claim and heartbeat log (`refs/hpp/lanes/<lane>`).
 pub const LANES_PREFIX: &str = "refs/hpp/lanes/";
 
-/// The prefix of the lane board: every board event lives in the one log `refs/hpp/board/log`.
+/// The local ref that serialises lane starts on one machine. Outside `refs/hpp/`, so it is
+/// never pushed: it orders starts, it records nothing.
+pub const LANE_STARTS: &str = "refs/hpp-local/lane-starts";
+
+/// The prefix of the lane board: every board event lives in the one log [`BOARD_LOG`].
 pub const BOARD_PREFIX: &str = "refs/hpp/board/";
+
+/// The lane board's log.
+pub const BOARD_LOG: &str = "refs/hpp/board/log";
+
+/// The prefix of every Hop ref.
+pub const HOP_PREFIX: &str = "refs/hpp/hop/";
 
 /// The prefix of every Hop state (`refs/hpp/hop/states/<ID>`).
 pub const HOP_STATES_PREFIX: &str = "refs/hpp/hop/states/";
@@ -88,11 +98,26 @@ pub const HOP_STATES_PREFIX: &str = "refs/hpp/hop/states/";
 /// The chain of accepted Hop states.
 pub const HOP_ACCEPTED: &str = "refs/hpp/hop/accepted";
 
+/// The prefix of every Hop attempt's head (`refs/hpp/hop/attempts/<AT_ID>`).
+pub const HOP_ATTEMPTS_PREFIX: &str = "refs/hpp/hop/attempts/";
+
+/// The prefix of every Hop prompt record (`refs/hpp/hop/prompts/<P_ID>`).
+pub const HOP_PROMPTS_PREFIX: &str = "refs/hpp/hop/prompts/";
+
+/// The prefix of every Hop check record (`refs/hpp/hop/checks/<EVIDENCE_ID>`).
+pub const HOP_CHECKS_PREFIX: &str = "refs/hpp/hop/checks/";
+
 /// The prefix of every handoff log (`refs/hpp/handoffs/<lane>`).
 pub const HANDOFFS_PREFIX: &str = "refs/hpp/handoffs/";
 
 /// The prefix of the gotcha memory (failures and promoted gotchas).
 pub const GOTCHAS_PREFIX: &str = "refs/hpp/gotchas/";
+
+/// The log of recorded failures of the gotcha memory.
+pub const GOTCHA_FAILURES: &str = "refs/hpp/gotchas/failures";
+
+/// The log of promoted gotchas.
+pub const GOTCHA_PROMOTED: &str = "refs/hpp/gotchas/promoted";
 
 /// Every ref the harness keeps, for push and fetch refspecs.
 pub const ALL: &str = "refs/hpp/*";
@@ -115,6 +140,49 @@ pub fn attestation(tree: &str, id: &str) -> String {
 /// Returns the ref holding a loop's event log.
 pub fn loop_log(id: &LoopId) -> String {
     format!("{LOOPS_PREFIX}{id}")
+}
+
+/// Returns the ref of a sealed House Session.
+pub fn deliberation(id: &str) -> String {
+    format!("{DELIBERATIONS_PREFIX}{id}")
+}
+
+/// Returns the ref of a lane's claim and heartbeat log (the id already validated).
+pub fn lane(id: &str) -> String {
+    format!("{LANES_PREFIX}{id}")
+}
+
+/// Returns the ref of a lane's handoff log.
+pub fn handoffs(lane: &str) -> String {
+    format!("{HANDOFFS_PREFIX}{lane}")
+}
+
+/// Returns the ref pinning the Hop state `id`.
+pub fn hop_state(id: &str) -> String {
+    format!("{HOP_STATES_PREFIX}{id}")
+}
+
+/// Returns the ref of a Hop attempt's head state.
+pub fn hop_attempt(id: &str) -> String {
+    format!("{HOP_ATTEMPTS_PREFIX}{id}")
+}
+
+/// Returns the ref of a Hop prompt record.
+pub fn hop_prompt(id: &str) -> String {
+    format!("{HOP_PROMPTS_PREFIX}{id}")
+}
+
+/// Returns the ref of a Hop check record.
+pub fn hop_check(id: &str) -> String {
+    format!("{HOP_CHECKS_PREFIX}{id}")
+}
+
+/// The prefix of every local branch.
+pub const HEADS_PREFIX: &str = "refs/heads/";
+
+/// Returns the full ref of the local branch `short` (`main` gives `refs/heads/main`).
+pub fn branch(short: &str) -> String {
+    format!("{HEADS_PREFIX}{short}")
 }
 
 #[cfg(test)]

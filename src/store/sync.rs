@@ -57,12 +57,7 @@ pub struct SyncReport {
 
 impl Store {
     fn git_cli(&self) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.arg("--git-dir").arg(self.repo.git_dir());
-        if let Some(root) = self.workdir() {
-            cmd.current_dir(root);
-        }
-        cmd
+        super::git_cli::in_repo(self.repo.git_dir(), self.workdir())
     }
 
     fn run_git(&self, args: &[&str], what: &str) -> Result<(bool, String, String), Error> {
@@ -174,10 +169,10 @@ impl Store {
     /// whether the local notes moved.
     fn merge_notes(&self, remote: &str) -> Result<bool, Error> {
         let staging = notes_staging(remote);
-        let Some(theirs) = self.tip(&staging)? else {
+        let Some(theirs) = self.tip_oid(&staging)? else {
             return Ok(false);
         };
-        let ours = self.tip(super::NOTES_REF)?;
+        let ours = self.tip_oid(super::NOTES_REF)?;
         let is_ancestor = |a: &str, b: &str| -> Result<bool, Error> {
             Ok(self
                 .run_git(&["merge-base", "--is-ancestor", a, b], "git merge-base")?

@@ -36,15 +36,66 @@ pub enum Checkout<'a> {
 }
 
 impl Store {
+    /// Returns `git status --porcelain` of the worktree, one line per path (untracked files
+    /// listed one by one); empty for a bare repository. Runs git, which reads the index as it is.
+    pub fn worktree_porcelain(&self) -> Result<Vec<String>, Error> {
+        let Some(root) = self.workdir() else {
+            return Ok(Vec::new());
+        };
+        let out = super::git_cli::stdout(
+            super::git_cli::in_repo(self.repo.git_dir(), Some(root)).args([
+                "status",
+                "--porcelain=v1",
+                "--untracked-files=all",
+            ]),
+            "git status",
+        )?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Returns the paths, relative to the worktree root and sorted, of the tracked files and of
+    /// the untracked files that are not ignored (`git ls-files --cached --others
+    /// --exclude-standard`). A tracked file deleted from the worktree is still listed; a bare
+    /// repository lists nothing.
+    ///
+    /// Through the `git` CLI because gix 0.91's dirwalk does not apply every ignore source git
+    /// does (`core.excludesFile`, `info/exclude` and nested `.gitignore` files together).
+    pub fn worktree_files(&self) -> Result<Vec<PathBuf>, Error> {
+        let Some(root) = self.workdir() else {
+            return Ok(Vec::new());
+        };
+        let out = super::git_cli::stdout(
+            super::git_cli::in_repo(self.repo.git_dir(), Some(root)).args([
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ]),
+            "the worktree's file list",
+        )?;
+        let mut files: Vec<PathBuf> = out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+            .collect();
+        // An unmerged path is listed once per stage.
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
     fn worktree_git(&self) -> Command {
-        let mut cmd = Command::new("git");
+        // The common directory, so a worktree added from a linked one belongs to the
+        // repository; hooks off, so a user's post-checkout hook never runs for a lane.
+        let mut cmd = super::git_cli::in_dir(self.workdir().unwrap_or(self.common_dir()));
         cmd.arg("-c")
             .arg("core.hooksPath=/dev/null")
             .arg("--git-dir")
             .arg(self.common_dir());
-        if let Some(root) = self.workdir() {
-            cmd.current_dir(root);
-        }
         cmd
     }
 

@@ -34,7 +34,7 @@ pub struct LaneReviewGuardArgs {
 pub fn cmd_lane_review_guard(ctx: &Ctx, args: &LaneReviewGuardArgs) -> Result<Outcome, CliError> {
     let timeout = process::valid_timeout(args.timeout).map_err(CliError::refused)?;
     let store = ctx.store()?;
-    let before = store.fingerprint()?;
+    let before = crate::lanes::review::fingerprint(store)?;
     let finished = process::run_bounded(&Request {
         argv: &args.command,
         cwd: ctx.cwd(),
@@ -49,7 +49,7 @@ pub fn cmd_lane_review_guard(ctx: &Ctx, args: &LaneReviewGuardArgs) -> Result<Ou
         )),
         other => CliError::internal("running the checker's command", &other),
     })?;
-    let after = store.fingerprint()?;
+    let after = crate::lanes::review::fingerprint(store)?;
     let changes = review_guard::compare(&before, &after);
     let verdict = review_guard::verdict(&changes, finished.exit_code, finished.timed_out);
     let stdout = String::from_utf8_lossy(&finished.stdout).into_owned();

@@ -10,7 +10,7 @@ use super::{
     Proposed, Role, RunOutput, StateId, Store, TreeId, now_rfc3339, stamp,
 };
 use crate::process;
-use crate::store::{self, Checkout};
+use crate::store::{self, Checkout, refs};
 
 impl Hop<'_> {
     /// Checks that `launch` is the agent launch of `id` and returns the state.
@@ -93,7 +93,7 @@ impl Hop<'_> {
             name: tested.state.id.to_string(),
             detail: "has no valid tree id".into(),
         })?;
-        self.store.hop_create_blobs(
+        self.store.create_blobs(
             &Self::check_ref(id),
             &[
                 ("check.json", &crate::record::canonical_json(&record)),
@@ -144,8 +144,8 @@ impl Hop<'_> {
     /// Returns the check records whose tested tree is `tree`.
     pub(super) fn checks_for(&self, tree: &str) -> Result<Vec<Value>, Error> {
         let mut out = Vec::new();
-        for (_name, commit) in self.store.list(&Store::hop_checks_prefix())? {
-            let Some(bytes) = self.store.hop_read_blob(&commit, "check.json")? else {
+        for (_name, commit) in self.store.list(refs::HOP_CHECKS_PREFIX)? {
+            let Some(bytes) = self.store.read_commit_file(&commit, "check.json")? else {
                 continue;
             };
             if let Ok(value) = serde_json::from_slice::<Value>(&bytes)
@@ -167,7 +167,7 @@ impl Hop<'_> {
         let state = self.launched(id, launch)?;
         let attempt = self.attempt_of(&state)?;
         let head = self.attempt_head(&attempt)?;
-        let tree = Store::hop_snapshot_of(&self.live_workspace(&attempt)?)?;
+        let tree = Store::snapshot_of(&self.live_workspace(&attempt)?)?;
         let base = head
             .state
             .base

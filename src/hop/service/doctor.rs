@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{CommitId, Error, Hop, Kind, Role, StateId, Store, TreeId, refs_states};
+use super::{CommitId, Error, Hop, Kind, Role, StateId, TreeId, refs_states};
 use crate::hop::{states, trailers};
+use crate::store::refs;
 
 impl Hop<'_> {
     /// `hop doctor`: checks every state reachable from hop's refs; with `repair`, re-creates
@@ -21,8 +22,8 @@ impl Hop<'_> {
         for problem in &first.problems {
             if let (true, Some(name), Some(commit)) =
                 (problem.repairable, &problem.pin, &problem.commit)
-                && let Some(commit) = self.store.hop_commit_id(commit)
-                && self.store.hop_create_ref(name, &commit).is_ok()
+                && let Some(commit) = self.store.commit_id(commit)
+                && self.store.create_ref(name, &commit).is_ok()
             {
                 repaired.push(name.clone());
             }
@@ -48,9 +49,9 @@ impl Hop<'_> {
             }
             queue.push(commit);
         }
-        let accepted = self.store.hop_ref(Store::hop_accepted_ref())?;
+        let accepted = self.store.tip(refs::HOP_ACCEPTED)?;
         queue.extend(accepted.iter().cloned());
-        for (name, commit) in self.store.list(&Store::hop_attempts_prefix())? {
+        for (name, commit) in self.store.list(refs::HOP_ATTEMPTS_PREFIX)? {
             let attempt = name.rsplit('/').next().unwrap_or_default();
             match self.load_commit(&commit) {
                 Ok(head) if head.state.attempt.as_ref().map(|a| a.as_str()) == Some(attempt) => {}
@@ -66,7 +67,7 @@ impl Hop<'_> {
             if !seen.insert(commit.clone()) {
                 continue;
             }
-            let Ok((tree, parents, message)) = self.store.hop_read_commit(&commit) else {
+            let Ok((tree, parents, message)) = self.store.read_commit(&commit) else {
                 problems.push(Problem::new(None, &format!("commit {commit} is missing")));
                 continue;
             };
@@ -84,7 +85,7 @@ impl Hop<'_> {
                     Some(id.as_str()),
                     &format!(
                         "{} pins {commit}, which does not carry state {id}",
-                        Store::hop_state_ref(id.as_str())
+                        refs::hop_state(id.as_str())
                     ),
                 )),
             }
@@ -92,7 +93,7 @@ impl Hop<'_> {
         for (id, (commit, parsed, tree, parents)) in &found {
             let state = &parsed.state;
             let mut say = |text: String| problems.push(Problem::new(Some(id.as_str()), &text));
-            if !self.store.hop_has_tree(tree) {
+            if !self.store.has_tree(tree) {
                 say(format!("tree {tree} is missing"));
             }
             if tree.as_str() != state.tree {
@@ -134,9 +135,9 @@ impl Hop<'_> {
             if !pinned.contains_key(id) {
                 problems.push(Problem {
                     state: Some(id.to_string()),
-                    problem: format!("{} is missing", Store::hop_state_ref(id.as_str())),
+                    problem: format!("{} is missing", refs::hop_state(id.as_str())),
                     repairable: true,
-                    pin: Some(Store::hop_state_ref(id.as_str())),
+                    pin: Some(refs::hop_state(id.as_str())),
                     commit: Some(commit.to_string()),
                 });
             }
@@ -156,9 +157,9 @@ impl Hop<'_> {
                 if !found.is_empty() || !pinned.is_empty() {
                     problems.push(Problem {
                         state: tips.first().map(|(id, _)| id.to_string()),
-                        problem: format!("{} is missing", Store::hop_accepted_ref()),
+                        problem: format!("{} is missing", refs::HOP_ACCEPTED),
                         repairable: tips.len() == 1,
-                        pin: Some(Store::hop_accepted_ref().to_owned()),
+                        pin: Some(refs::HOP_ACCEPTED.to_owned()),
                         commit: tips.first().map(|(_, c)| c.to_string()),
                     });
                 }
@@ -169,7 +170,7 @@ impl Hop<'_> {
                     None,
                     &format!(
                         "{} points at {commit}, which is not an accepted state",
-                        Store::hop_accepted_ref()
+                        refs::HOP_ACCEPTED
                     ),
                 )),
             },

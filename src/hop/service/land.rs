@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use super::{
     CheckId, CommitId, Error, Hop, Kind, LAND_RETRIES, Landing, Loaded, Parent, Role, State,
-    StateId, Store, TreeId, Undone, gix_ref_invalid, moved, new_state_id, now_rfc3339, stamp,
+    StateId, TreeId, Undone, gix_ref_invalid, moved, new_state_id, now_rfc3339, stamp,
 };
 use crate::hop::{overlap, states};
-use crate::store;
+use crate::store::{self, refs};
 
 impl Hop<'_> {
     fn tree_of(loaded: &Loaded) -> Result<TreeId, Error> {
@@ -35,9 +35,9 @@ impl Hop<'_> {
         }
         let tip = self
             .store
-            .hop_ref(&name)?
+            .tip(&name)?
             .ok_or_else(|| Error::InvalidBranch(branch.to_owned()))?;
-        if !self.store.hop_is_ancestor(&tip, &head.commit)? {
+        if !self.store.is_ancestor(&tip, &head.commit)? {
             return Err(Error::NotFastForward {
                 branch: branch.to_owned(),
                 tip: tip.to_string(),
@@ -81,7 +81,7 @@ impl Hop<'_> {
         let base = self.load(&base_id)?;
         let base_tree = Self::tree_of(&base)?;
         let proposal_tree = Self::tree_of(&proposal)?;
-        let changed = self.store.hop_changed_paths(&base_tree, &proposal_tree)?;
+        let changed = self.store.changed_paths(&base_tree, &proposal_tree)?;
         let mut retries = 0;
         loop {
             let head = self.accepted()?;
@@ -89,12 +89,12 @@ impl Hop<'_> {
                 && *expected != head.state.id
             {
                 return Err(Error::HeadMoved {
-                    name: Store::hop_accepted_ref().to_owned(),
+                    name: refs::HOP_ACCEPTED.to_owned(),
                     detail: format!("expected {expected}, found {}", head.state.id),
                 });
             }
             let head_tree = Self::tree_of(&head)?;
-            let accepted_since = self.store.hop_changed_paths(&base_tree, &head_tree)?;
+            let accepted_since = self.store.changed_paths(&base_tree, &head_tree)?;
             let paths = overlap::overlapping(&changed, &accepted_since);
             if !paths.is_empty() {
                 return Err(Error::Overlap {
@@ -103,19 +103,18 @@ impl Hop<'_> {
                     paths,
                 });
             }
-            let composed =
-                match self
-                    .store
-                    .hop_merge_trees(&base_tree, &head_tree, &proposal_tree)?
-                {
-                    Ok(tree) => tree,
-                    Err(paths) => {
-                        return Err(Error::Conflict {
-                            proposal: proposal_id.to_string(),
-                            paths,
-                        });
-                    }
-                };
+            let composed = match self
+                .store
+                .merge_trees(&base_tree, &head_tree, &proposal_tree)?
+            {
+                Ok(tree) => tree,
+                Err(paths) => {
+                    return Err(Error::Conflict {
+                        proposal: proposal_id.to_string(),
+                        paths,
+                    });
+                }
+            };
             let branch_plan = branch.map(|b| self.check_branch(b, &head)).transpose()?;
             let state = State {
                 id: new_state_id(Kind::Accepted),
@@ -199,11 +198,10 @@ impl Hop<'_> {
                     )?)
                 }
             };
-            match self.store.hop_move_ref(
-                Store::hop_accepted_ref(),
-                &head.commit,
-                &candidate.commit,
-            ) {
+            match self
+                .store
+                .move_ref(refs::HOP_ACCEPTED, &head.commit, &candidate.commit)
+            {
                 Ok(()) => {}
                 Err(store::Error::Moved { .. } | store::Error::Busy { .. })
                     if expect_head.is_none() && retries < LAND_RETRIES =>
@@ -219,7 +217,7 @@ impl Hop<'_> {
             let branch_done = match branch_plan {
                 Some((name, tip)) => {
                     self.store
-                        .hop_move_ref(&name, &tip, &candidate.commit)
+                        .move_ref(&name, &tip, &candidate.commit)
                         .map_err(moved)?;
                     branch.map(str::to_owned)
                 }
@@ -321,7 +319,7 @@ impl Hop<'_> {
         };
         let loaded = self.write(&state, std::slice::from_ref(&head.commit))?;
         self.store
-            .hop_move_ref(Store::hop_accepted_ref(), &head.commit, &loaded.commit)
+            .move_ref(refs::HOP_ACCEPTED, &head.commit, &loaded.commit)
             .map_err(moved)?;
         self.pin(&loaded)?;
         Ok(Undone {

@@ -29,7 +29,7 @@ use super::ids::{AttemptId, CheckId, Kind, StateId, TaskId};
 use super::states::{self, Launch, Parent, Role, State};
 use super::trailers;
 use crate::process;
-use crate::store::{self, Checkout, CommitId, Store, TreeId};
+use crate::store::{self, Checkout, CommitId, Store, TreeId, refs};
 
 /// The schema of a check record.
 pub const CHECK_SCHEMA: &str = "hop.check/v1";
@@ -222,7 +222,7 @@ fn moved(e: store::Error) -> Error {
 impl<'a> Hop<'a> {
     /// Opens the controller on `store` (which must have a working tree).
     pub fn new(store: &'a Store) -> Result<Self, Error> {
-        let root = store.hop_main_root().ok_or(Error::Bare)?;
+        let root = store.main_worktree_root().ok_or(Error::Bare)?;
         let common = std::fs::canonicalize(store.common_dir())
             .unwrap_or_else(|_| store.common_dir().to_path_buf());
         Ok(Self {
@@ -243,20 +243,20 @@ impl<'a> Hop<'a> {
     }
 
     fn attempt_ref(attempt: &AttemptId) -> String {
-        format!("{}{attempt}", Store::hop_attempts_prefix())
+        refs::hop_attempt(attempt.as_str())
     }
 
     fn prompt_ref(id: &StateId) -> String {
-        format!("{}{id}", Store::hop_prompts_prefix())
+        refs::hop_prompt(id.as_str())
     }
 
     fn check_ref(id: &CheckId) -> String {
-        format!("{}{id}", Store::hop_checks_prefix())
+        refs::hop_check(id.as_str())
     }
 
     /// Reads the state carried by `commit`.
     pub fn load_commit(&self, commit: &CommitId) -> Result<Loaded, Error> {
-        let (_tree, _parents, message) = self.store.hop_read_commit(commit)?;
+        let (_tree, _parents, message) = self.store.read_commit(commit)?;
         let parsed = trailers::parse(&message)?;
         Ok(Loaded {
             kind: parsed.state.kind(),
@@ -270,7 +270,7 @@ impl<'a> Hop<'a> {
     pub fn load(&self, id: &StateId) -> Result<Loaded, Error> {
         let commit = self
             .store
-            .hop_ref(&Store::hop_state_ref(id.as_str()))?
+            .tip(&refs::hop_state(id.as_str()))?
             .ok_or_else(|| Error::UnknownState(id.to_string()))?;
         self.load_commit(&commit)
     }
@@ -279,7 +279,7 @@ impl<'a> Hop<'a> {
     pub fn accepted(&self) -> Result<Loaded, Error> {
         let commit = self
             .store
-            .hop_ref(Store::hop_accepted_ref())?
+            .tip(refs::HOP_ACCEPTED)?
             .ok_or(Error::NotInitialised)?;
         self.load_commit(&commit)
     }
@@ -287,7 +287,7 @@ impl<'a> Hop<'a> {
     fn attempt_head(&self, attempt: &AttemptId) -> Result<Loaded, Error> {
         let commit = self
             .store
-            .hop_ref(&Self::attempt_ref(attempt))?
+            .tip(&Self::attempt_ref(attempt))?
             .ok_or_else(|| Error::UnknownState(attempt.to_string()))?;
         self.load_commit(&commit)
     }
@@ -306,7 +306,7 @@ impl<'a> Hop<'a> {
         }
         let commit = self
             .store
-            .hop_write_commit(&tree, &parents, &trailers::render(state))?;
+            .write_commit(&tree, &parents, &trailers::render(state))?;
         Ok(Loaded {
             kind: state.kind(),
             state: state.clone(),
@@ -316,10 +316,8 @@ impl<'a> Hop<'a> {
     }
 
     fn pin(&self, loaded: &Loaded) -> Result<(), Error> {
-        self.store.hop_create_ref(
-            &Store::hop_state_ref(loaded.state.id.as_str()),
-            &loaded.commit,
-        )?;
+        self.store
+            .create_ref(&refs::hop_state(loaded.state.id.as_str()), &loaded.commit)?;
         Ok(())
     }
 
@@ -339,7 +337,7 @@ impl<'a> Hop<'a> {
     /// `hop init`: records the initial accepted state (HEAD's tree, HEAD as its parent) unless
     /// one exists. HEAD, the branch, the index and the working tree are not touched.
     pub fn init(&self) -> Result<Initialised, Error> {
-        if let Some(commit) = self.store.hop_ref(Store::hop_accepted_ref())? {
+        if let Some(commit) = self.store.tip(refs::HOP_ACCEPTED)? {
             return Ok(Initialised {
                 created: false,
                 accepted: self.load_commit(&commit)?,
@@ -348,7 +346,7 @@ impl<'a> Hop<'a> {
         let head = self.store.head_commit()?;
         let tree = match &head {
             Some(commit) => self.store.commit_tree(commit)?,
-            None => self.store.hop_empty_tree(),
+            None => self.store.empty_tree(),
         };
         let state = State {
             id: new_state_id(Kind::Accepted),
@@ -364,7 +362,7 @@ impl<'a> Hop<'a> {
         };
         let loaded = self.write(&state, &head.into_iter().collect::<Vec<_>>())?;
         self.store
-            .hop_create_ref(Store::hop_accepted_ref(), &loaded.commit)
+            .create_ref(refs::HOP_ACCEPTED, &loaded.commit)
             .map_err(moved)?;
         self.pin(&loaded)?;
         Ok(Initialised {
@@ -374,7 +372,7 @@ impl<'a> Hop<'a> {
     }
 
     fn record_prompt(&self, id: &StateId, prompt: &[u8]) -> Result<(), Error> {
-        self.store.hop_create_blobs(
+        self.store.create_blobs(
             &Self::prompt_ref(id),
             &[("prompt", prompt)],
             None,
@@ -418,7 +416,7 @@ impl<'a> Hop<'a> {
         self.record_prompt(&state.id, prompt)?;
         self.pin(&loaded)?;
         self.store
-            .hop_create_ref(&Self::attempt_ref(&attempt), &loaded.commit)
+            .create_ref(&Self::attempt_ref(&attempt), &loaded.commit)
             .map_err(moved)?;
         let workspace = self.workspace(&attempt);
         self.store
@@ -493,7 +491,7 @@ impl<'a> Hop<'a> {
         let loaded = self.write(&state, &git_parents)?;
         self.pin(&loaded)?;
         self.store
-            .hop_move_ref(&Self::attempt_ref(&attempt), &head.commit, &loaded.commit)
+            .move_ref(&Self::attempt_ref(&attempt), &head.commit, &loaded.commit)
             .map_err(moved)?;
         Ok(loaded)
     }
@@ -501,7 +499,7 @@ impl<'a> Hop<'a> {
     /// Snapshots the attempt's live workspace as a checkpoint after its head.
     fn checkpoint(&self, attempt: &AttemptId) -> Result<Loaded, Error> {
         let head = self.attempt_head(attempt)?;
-        let tree = Store::hop_snapshot_of(&self.live_workspace(attempt)?)?;
+        let tree = Store::snapshot_of(&self.live_workspace(attempt)?)?;
         self.append(&head, Kind::Checkpoint, &tree, Vec::new(), &[], None)
     }
 
@@ -550,7 +548,7 @@ impl<'a> Hop<'a> {
         self.record_prompt(&id, prompt)?;
         self.pin(&loaded)?;
         self.store
-            .hop_move_ref(
+            .move_ref(
                 &Self::attempt_ref(&attempt),
                 &checkpoint.commit,
                 &loaded.commit,
@@ -565,8 +563,8 @@ impl<'a> Hop<'a> {
 
     /// Returns the exact prompt bytes of a prompt state.
     pub fn prompt_bytes(&self, id: &StateId) -> Result<Option<Vec<u8>>, Error> {
-        match self.store.hop_ref(&Self::prompt_ref(id))? {
-            Some(commit) => Ok(self.store.hop_read_blob(&commit, "prompt")?),
+        match self.store.tip(&Self::prompt_ref(id))? {
+            Some(commit) => Ok(self.store.read_commit_file(&commit, "prompt")?),
             None => Ok(None),
         }
     }
@@ -578,7 +576,7 @@ impl<'a> Hop<'a> {
             .prompt_bytes(id)?
             .map(|b| String::from_utf8_lossy(&b).into_owned());
         Ok(StateView {
-            pin: Store::hop_state_ref(id.as_str()),
+            pin: refs::hop_state(id.as_str()),
             prompt,
             digest_ok: loaded.recorded_digest.as_deref() == Some(&loaded.state.digest()),
             checks: self.checks_for(&loaded.state.tree)?,
@@ -606,7 +604,7 @@ impl<'a> Hop<'a> {
             .filter_map(|l| l.state.parent(Role::ProposalParent))
             .collect();
         let mut attempts = Vec::new();
-        for (name, commit) in self.store.list(&Store::hop_attempts_prefix())? {
+        for (name, commit) in self.store.list(refs::HOP_ATTEMPTS_PREFIX)? {
             let head = self.load_commit(&commit)?;
             let attempt = name.rsplit('/').next().unwrap_or_default().to_owned();
             let workspace = attempt

@@ -1,5 +1,5 @@
-//! Store support for lanes: the state of a worktree (what `lane close` would lose), commits
-//! reachable from nothing else, and deleting a lane's branch by compare-and-swap.
+//! The state of a worktree (what closing a lane would lose), commits reachable from nothing
+//! else, and deleting a ref by compare-and-swap.
 //!
 //! Status goes through the `git` CLI (`git status --porcelain -z`), as git reports it with every
 //! ignore source applied; gix 0.91's status does not apply all of them together.
@@ -166,7 +166,7 @@ impl Store {
         };
         match self.repo.edit_references([edit]) {
             Ok(_) => Ok(()),
-            Err(e) => match self.tip(name) {
+            Err(e) => match self.tip_oid(name) {
                 Ok(actual) if actual != Some(expected.oid()) => Err(Error::Moved {
                     name: name.to_owned(),
                     expected: Some(expected.clone()),

@@ -1,64 +1,30 @@
-//! Store support for Hop (seeds/HOP-PROTOCOL.md): state commits with several parents, refs
-//! created once or moved by compare-and-swap, changed paths between trees, three-way tree
-//! merges, ancestry, and snapshots of attempt workspaces.
-//!
-//! Refs written (all under `refs/hpp/hop/`, so `git hpp push` carries them):
-//!
-//! | ref | holds | moves |
-//! |---|---|---|
-//! | `states/<ID>` | one state: a commit whose tree is the snapshot, trailers the metadata | created once |
-//! | `accepted` | the accepted chain: each accepted state's commit has the previous one as parent | CAS |
-//! | `attempts/<AT_ID>` | the head state of one attempt | CAS, forward only |
-//! | `prompts/<P_ID>` | the exact prompt bytes of a prompt state, as the blob `prompt` | created once |
-//! | `checks/<EVIDENCE_ID>` | one check run: `check.json`, `output`, and the tested tree as `snapshot` | created once |
+//! Commits and trees beyond single records: commits with any parents and a caller's message,
+//! refs created once or moved by compare-and-swap, changed paths between trees, three-way tree
+//! merges, ancestry, and snapshots of other worktrees. Hop's states and landings are built on
+//! these.
 
 use std::path::Path;
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
-use super::{CommitId, Error, Store, TreeId, git, refs};
+use super::{CommitId, Error, Store, TreeId, git};
 
 impl Store {
-    /// Returns the ref pinning state `id` (`refs/hpp/hop/states/<id>`).
-    pub fn hop_state_ref(id: &str) -> String {
-        format!("{}{id}", refs::HOP_STATES_PREFIX)
-    }
-
-    /// Returns the ref of the accepted chain.
-    pub fn hop_accepted_ref() -> &'static str {
-        refs::HOP_ACCEPTED
-    }
-
-    /// Returns the prefix of every attempt's head ref (`refs/hpp/hop/attempts/`).
-    pub fn hop_attempts_prefix() -> String {
-        format!("{}hop/attempts/", refs::PREFIX)
-    }
-
-    /// Returns the prefix of every prompt record (`refs/hpp/hop/prompts/`).
-    pub fn hop_prompts_prefix() -> String {
-        format!("{}hop/prompts/", refs::PREFIX)
-    }
-
-    /// Returns the prefix of every check record (`refs/hpp/hop/checks/`).
-    pub fn hop_checks_prefix() -> String {
-        format!("{}hop/checks/", refs::PREFIX)
-    }
-
     /// Returns the id of the empty tree.
-    pub fn hop_empty_tree(&self) -> TreeId {
+    pub fn empty_tree(&self) -> TreeId {
         ObjectId::empty_tree(self.repo.object_hash()).into()
     }
 
     /// Parses a hex commit id that names an existing commit.
-    pub fn hop_commit_id(&self, hex: &str) -> Option<CommitId> {
+    pub fn commit_id(&self, hex: &str) -> Option<CommitId> {
         let id = ObjectId::from_hex(hex.as_bytes()).ok()?;
         self.repo.find_commit(id).ok().map(|_| id.into())
     }
 
-    /// Writes a commit of `tree` with `parents` and `message` (no trailer added: hop states are
-    /// unique by their ids) and flushes it to disk. No ref moves.
-    pub fn hop_write_commit(
+    /// Writes a commit of `tree` with `parents` and `message` (no trailer added: the caller makes
+    /// it unique, as Hop states are by their ids) and flushes it to disk. No ref moves.
+    pub fn write_commit(
         &self,
         tree: &TreeId,
         parents: &[CommitId],
@@ -84,10 +50,7 @@ impl Store {
     }
 
     /// Reads a commit's tree, parents and message.
-    pub fn hop_read_commit(
-        &self,
-        commit: &CommitId,
-    ) -> Result<(TreeId, Vec<CommitId>, String), Error> {
+    pub fn read_commit(&self, commit: &CommitId) -> Result<(TreeId, Vec<CommitId>, String), Error> {
         let c = self
             .repo
             .find_commit(commit.oid())
@@ -112,32 +75,22 @@ impl Store {
     }
 
     /// Tells whether an object exists.
-    pub fn hop_has_tree(&self, tree: &TreeId) -> bool {
+    pub fn has_tree(&self, tree: &TreeId) -> bool {
         self.repo.has_object(tree.oid())
     }
 
-    /// Returns where `name` points, as a commit id.
-    pub fn hop_ref(&self, name: &str) -> Result<Option<CommitId>, Error> {
-        Ok(self.tip(name)?.map(Into::into))
-    }
-
     /// Creates `name` at `commit`; refuses with [`Error::Moved`] if it exists.
-    pub fn hop_create_ref(&self, name: &str, commit: &CommitId) -> Result<(), Error> {
+    pub fn create_ref(&self, name: &str, commit: &CommitId) -> Result<(), Error> {
         self.cas(name, None, commit.oid())
     }
 
     /// Moves `name` from `expected` to `new`, only if it still points at `expected`.
-    pub fn hop_move_ref(
-        &self,
-        name: &str,
-        expected: &CommitId,
-        new: &CommitId,
-    ) -> Result<(), Error> {
+    pub fn move_ref(&self, name: &str, expected: &CommitId, new: &CommitId) -> Result<(), Error> {
         self.cas(name, Some(expected.oid()), new.oid())
     }
 
     /// Writes a once-only record of named blobs (and an optional kept tree) at `name`.
-    pub fn hop_create_blobs(
+    pub fn create_blobs(
         &self,
         name: &str,
         blobs: &[(&str, &[u8])],
@@ -155,14 +108,18 @@ impl Store {
     }
 
     /// Reads the blob `path` of the commit `commit`.
-    pub fn hop_read_blob(&self, commit: &CommitId, path: &str) -> Result<Option<Vec<u8>>, Error> {
+    pub fn read_commit_file(
+        &self,
+        commit: &CommitId,
+        path: &str,
+    ) -> Result<Option<Vec<u8>>, Error> {
         self.read_file(commit.as_str(), path)
     }
 
     /// Returns every path whose entry differs between `from` and `to` (files, symlinks and
     /// gitlinks; not the directories themselves), sorted. Renames are not paired up: a rename
     /// is a deletion of its old path and an addition of its new one, so both are listed.
-    pub fn hop_changed_paths(&self, from: &TreeId, to: &TreeId) -> Result<Vec<String>, Error> {
+    pub fn changed_paths(&self, from: &TreeId, to: &TreeId) -> Result<Vec<String>, Error> {
         if from == to {
             return Ok(Vec::new());
         }
@@ -196,7 +153,7 @@ impl Store {
     /// merge, in memory). Any conflict git would leave unresolved, and any forced resolution
     /// (a directory against a file, say), is a conflict: then the inner result is the sorted
     /// conflicting paths instead of the composed tree.
-    pub fn hop_merge_trees(
+    pub fn merge_trees(
         &self,
         base: &TreeId,
         ours: &TreeId,
@@ -242,11 +199,7 @@ impl Store {
     }
 
     /// Tells whether `ancestor` is `descendant` or one of its ancestors.
-    pub fn hop_is_ancestor(
-        &self,
-        ancestor: &CommitId,
-        descendant: &CommitId,
-    ) -> Result<bool, Error> {
+    pub fn is_ancestor(&self, ancestor: &CommitId, descendant: &CommitId) -> Result<bool, Error> {
         if ancestor == descendant {
             return Ok(true);
         }
@@ -258,13 +211,13 @@ impl Store {
     }
 
     /// Takes the snapshot of the workspace at `dir` (a linked worktree of this repository).
-    pub fn hop_snapshot_of(dir: &Path) -> Result<TreeId, Error> {
+    pub fn snapshot_of(dir: &Path) -> Result<TreeId, Error> {
         Store::discover(dir)?.snapshot()
     }
 
     /// Returns the root of the main worktree (for a repository opened from a linked one too),
     /// or `None` for a bare repository.
-    pub fn hop_main_root(&self) -> Option<std::path::PathBuf> {
+    pub fn main_worktree_root(&self) -> Option<std::path::PathBuf> {
         let common = self.repo.common_dir();
         if common.file_name().is_some_and(|n| n == ".git") {
             return common.parent().map(Path::to_path_buf);
@@ -306,7 +259,7 @@ mod tests {
             &[("a/new.txt", "x\n"), ("b.txt", "b2\n"), ("c/d.txt", "d")],
         );
         assert_eq!(
-            store.hop_changed_paths(&base, &after).unwrap(),
+            store.changed_paths(&base, &after).unwrap(),
             ["a/new.txt", "a/old.txt", "b.txt", "c/d.txt"]
         );
     }
@@ -317,10 +270,7 @@ mod tests {
         let ours = tree_of(&store, &[("a", "2\n"), ("b", "1\n")]);
         let theirs = tree_of(&store, &[("a", "1\n"), ("b", "2\n")]);
         let want = tree_of(&store, &[("a", "2\n"), ("b", "2\n")]);
-        assert_eq!(
-            store.hop_merge_trees(&base, &ours, &theirs).unwrap(),
-            Ok(want)
-        );
+        assert_eq!(store.merge_trees(&base, &ours, &theirs).unwrap(), Ok(want));
     }
 
     #[test]
@@ -329,7 +279,7 @@ mod tests {
         let ours = tree_of(&store, &[("x", "1\n"), ("d", "file\n")]);
         let theirs = tree_of(&store, &[("x", "1\n"), ("d/e", "inside\n")]);
         assert!(matches!(
-            store.hop_merge_trees(&base, &ours, &theirs).unwrap(),
+            store.merge_trees(&base, &ours, &theirs).unwrap(),
             Err(paths) if !paths.is_empty()
         ));
     }
