@@ -12,6 +12,12 @@
 //! Run it with `cargo bench --bench mutate`; set `HPP_BENCH_QUICK=1` for a smoke run with
 //! fewer samples.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports its table on stdout"
+)]
+
 mod common;
 
 use std::path::Path;

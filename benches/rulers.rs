@@ -25,6 +25,12 @@
 //! Run it with `cargo bench --bench rulers` (this builds the release binary first); set
 //! `HPP_BENCH_QUICK=1` for a smoke run with fewer samples.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports its table on stdout"
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

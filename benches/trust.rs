@@ -34,6 +34,12 @@
 //! the large repository takes about a minute); set `HPP_BENCH_QUICK=1` for a smoke run with
 //! fewer samples.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports its table on stdout"
+)]
+
 mod common;
 
 use std::collections::HashSet;

@@ -28,9 +28,9 @@ use crate::lanes::claim::{self, LaneId, LaneRecord};
 use crate::manifest::Validated;
 use crate::modules::files::Origin;
 use crate::modules::{self, CHECKSUMS_FILE};
-use crate::store::refs::{self, LoopId};
-use crate::store::{self, CommitId, Store, TreeId};
 use crate::{attest, board, continuity, deliberation, events, evidence, gotcha, lanes};
+use hpp_store::refs::{self, LoopId};
+use hpp_store::{self as store, CommitId, Store, TreeId};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -407,8 +407,6 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
         None
     }
 }
-
-/// The prefix of every Hop ref (states, accepted, attempts, prompts, checks).
 
 /// Hop's state graph, checked by `hop doctor`'s own diagnosis: a state that `hop doctor
 /// --repair` can re-derive (a missing pin) is a warning, anything else is broken.

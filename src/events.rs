@@ -14,8 +14,8 @@ use crate::event_log::{self, ChainReport, ChainStatus, LoggedEvent};
 use crate::event_loop::{self, LoopSpec, Projection};
 use crate::record::GENESIS_SHA256;
 use crate::secrets;
-use crate::store::refs::{self, LoopId};
-use crate::store::{self, Chain, CommitId, NewRecord, Store};
+use hpp_store::refs::{self, LoopId};
+use hpp_store::{self as store, Chain, CommitId, NewRecord, Store};
 
 /// The blob that holds an event in its commit's tree.
 pub const EVENT_FILE: &str = "event.json";

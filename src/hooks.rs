@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::store::Store;
+use hpp_store::Store;
 
 /// The hook script, as shipped in `hooks/pre-push`.
 pub const PRE_PUSH: &str = include_str!("../hooks/pre-push");

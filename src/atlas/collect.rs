@@ -11,8 +11,8 @@ use crate::graph::{self, View};
 use crate::manifest::Manifest;
 use crate::maps::{self, LaneClock};
 use crate::record::{canonical_json, sha256_hex};
-use crate::store::{self, Store, refs};
 use crate::{attest, board, deliberation, events, evidence, hop, lanes};
+use hpp_store::{self as store, Store, refs};
 
 /// How many evidence bundles and attestations the page lists, newest first.
 pub const RECENT: usize = 20;

@@ -24,8 +24,8 @@ use crate::events;
 use crate::evidence::{self, ArtifactCheck, Signing};
 use crate::record::{canonical_json, sha256_hex};
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use crate::store::refs::{self, LoopId};
-use crate::store::{self, CommitId, Content, Store, TreeId};
+use hpp_store::refs::{self, LoopId};
+use hpp_store::{self as store, CommitId, Content, Store, TreeId};
 
 /// The record blob.
 pub const RECORD_FILE: &str = "attestation.json";

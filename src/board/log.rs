@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Event, Request, decide};
 use crate::record::canonical_json;
-use crate::store::{self, CommitId, NewRecord, Store, refs};
+use hpp_store::{self as store, CommitId, NewRecord, Store, refs};
 
 /// The schema of each write's `events.json`: `{"schema": SCHEMA, "events": [...]}`.
 pub const SCHEMA: &str = "hpp.board/v1";

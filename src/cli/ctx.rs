@@ -8,8 +8,8 @@ use super::exit::CliError;
 use crate::evidence::Signing;
 use crate::manifest::{self, Manifest};
 use crate::sign::{self, AllowedSigners, SignerId};
-use crate::store::Store;
-use crate::store::refs::LoopId;
+use hpp_store::Store;
+use hpp_store::refs::LoopId;
 
 /// The command context.
 pub struct Ctx {
@@ -56,7 +56,7 @@ impl Ctx {
             Some(store) => store,
             None => match Store::discover(&self.cwd) {
                 Ok(store) => self.store.get_or_init(|| store),
-                Err(crate::store::Error::NotARepository { .. }) => return Ok(None),
+                Err(hpp_store::Error::NotARepository { .. }) => return Ok(None),
                 Err(e) => return Err(e.into()),
             },
         };

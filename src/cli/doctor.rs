@@ -9,7 +9,7 @@ use crate::doctor::{self, Distribution, Finding, Severity, StoreCheck};
 use crate::manifest::{self, Validated};
 use crate::modules;
 use crate::modules::files::Origin;
-use crate::store::{self, Store};
+use hpp_store::{self as store, Store};
 
 /// The schema of `--report`.
 const REPORT_SCHEMA: &str = "hpp.doctor-report/v1";

@@ -4,7 +4,8 @@
 
 use std::fmt;
 
-use crate::{attest, events, evidence, manifest, store};
+use crate::{attest, events, evidence, manifest};
+use hpp_store as store;
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -13,7 +13,7 @@ use super::handoff::{additional_context, read_hook_input};
 use super::output::Outcome;
 use super::policy::Host;
 use crate::gotcha::{self, Failure, Gotcha, Recurrence};
-use crate::store::{Error as StoreError, NewRecord, Store, refs};
+use hpp_store::{Error as StoreError, NewRecord, Store, refs};
 
 /// The verbs of `git hpp gotcha`.
 #[derive(Debug, Subcommand)]
@@ -150,7 +150,7 @@ fn read_failures(store: &Store) -> Result<Vec<Failure>, CliError> {
         .collect()
 }
 
-fn read_gotchas(store: &Store) -> Result<(Option<crate::store::CommitId>, Vec<Gotcha>), CliError> {
+fn read_gotchas(store: &Store) -> Result<(Option<hpp_store::CommitId>, Vec<Gotcha>), CliError> {
     let log = store.read_log(refs::GOTCHA_PROMOTED, gotcha::GOTCHA_FILE)?;
     let gotchas = log
         .entries

@@ -5,7 +5,7 @@ use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use crate::graph::{self, View};
 use crate::manifest::Manifest;
-use crate::store::Store;
+use hpp_store::Store;
 
 /// How a graph or a map is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

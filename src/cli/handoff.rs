@@ -14,8 +14,8 @@ use super::policy::Host;
 use super::{JsonArg, LoopArg};
 use crate::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
 use crate::events;
-use crate::store::NewRecord;
-use crate::store::refs::{self, HANDOFFS_PREFIX, LoopId};
+use hpp_store::NewRecord;
+use hpp_store::refs::{self, HANDOFFS_PREFIX, LoopId};
 
 /// The verbs of `git hpp handoff`.
 #[derive(Debug, Subcommand)]

@@ -54,7 +54,7 @@ use clap::{Parser, Subcommand};
 use self::ctx::Ctx;
 use self::exit::{CliError, Exit};
 use self::output::Outcome;
-use crate::store::refs::LoopId;
+use hpp_store::refs::LoopId;
 
 /// House Party Protocol harness, git-native: records under refs/hpp
 ///

@@ -7,7 +7,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::store::{NOTES_PUSH, RECORDS, notes_fetch};
+use hpp_store::{NOTES_PUSH, RECORDS, notes_fetch};
 
 /// The `remote` verbs.
 #[derive(Debug, Subcommand)]

@@ -4,7 +4,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::store::SyncReport;
+use hpp_store::SyncReport;
 
 /// Push every record (refs/hpp/*, refs/notes/hpp) to a remote, never forcing
 ///

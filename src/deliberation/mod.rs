@@ -35,8 +35,8 @@ use crate::decision;
 use crate::instrument::py_repr;
 use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use crate::store::refs::DELIBERATIONS_PREFIX;
-use crate::store::{self, Content, Store};
+use hpp_store::refs::DELIBERATIONS_PREFIX;
+use hpp_store::{self as store, Content, Store};
 
 pub use self::panel::normalise_panel;
 pub use self::record::{

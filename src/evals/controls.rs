@@ -18,8 +18,8 @@ use crate::events;
 use crate::manifest::Manifest;
 use crate::policy::{Action, Policy};
 use crate::routing::{self, Tier};
-use crate::store::Store;
-use crate::store::refs::{self, LoopId};
+use hpp_store::Store;
+use hpp_store::refs::{self, LoopId};
 
 /// One control of the packaged benchmark.
 #[derive(Debug, Clone, Copy)]

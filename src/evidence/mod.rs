@@ -26,8 +26,8 @@ use crate::process;
 use crate::record::{canonical_json, sha256_hex};
 use crate::secrets;
 use crate::sign::{self, AllowedSigners, SignatureReport, SignerId};
-use crate::store::refs::{self, LoopId};
-use crate::store::{self, Content, Store};
+use hpp_store::refs::{self, LoopId};
+use hpp_store::{self as store, Content, Store};
 
 /// The record blob in an evidence commit's tree.
 pub const RECORD_FILE: &str = "record.json";

@@ -27,7 +27,7 @@ use crate::mutation::{self, Applied, CleanRun, Header, Mutant, MutantResult, Out
 use crate::process;
 use crate::record::canonical_json;
 use crate::secrets;
-use crate::store::{self, Content, Store, refs};
+use hpp_store::{self as store, Content, Store, refs};
 
 /// Why a mutation run was refused or failed.
 #[derive(Debug, thiserror::Error)]

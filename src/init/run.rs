@@ -16,8 +16,8 @@ use crate::modules::install::{self, Plan};
 use crate::modules::{self, Selection, files};
 use crate::policy::{Action, Policy};
 use crate::record::pretty_json;
-use crate::store::Store;
 use crate::{events, graph};
+use hpp_store::Store;
 
 /// How long a prerequisite probe may run.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -256,7 +256,7 @@ fn detect(request: &Request<'_>, store: Option<&Store>) -> Stage {
             .is_some_and(|s| s.get("hooks").is_some() || s.get("statusLine").is_some()),
         agents_md: target.join("AGENTS.md").is_file(),
         loops: store
-            .and_then(|s| s.list(crate::store::refs::LOOPS_PREFIX).ok())
+            .and_then(|s| s.list(hpp_store::refs::LOOPS_PREFIX).ok())
             .map_or(0, |l| l.len()),
     };
     let (kind, count) = classify(&existing);

@@ -96,7 +96,7 @@ impl LaneId {
 
     /// Returns the lane's log ref, `refs/hpp/lanes/<id>`.
     pub fn log_ref(&self) -> String {
-        crate::store::refs::lane(&self.0)
+        hpp_store::refs::lane(&self.0)
     }
 
     /// Returns the short name of the lane's branch, `hpp/lane/<id>`.

@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use self::claim::{Closing, Event, LaneId, LaneRecord, SCHEMA, overlapping_paths};
 use self::liveness::{Liveness, Thresholds};
 use crate::record::canonical_json;
-use crate::store::refs::{self, LANES_PREFIX};
-use crate::store::{self, Checkout, CommitId, NewRecord, Store};
+use hpp_store::refs::{self, LANES_PREFIX};
+use hpp_store::{self as store, Checkout, CommitId, NewRecord, Store};
 
 /// The blob of every commit in a lane's log.
 pub const LANE_FILE: &str = "lane.json";
@@ -675,7 +675,7 @@ pub fn close(store: &Store, id: &LaneId, keep_worktree: bool, now: i64) -> Resul
         store.remove_worktree(&path, false)?;
         worktree_removed = true;
         if let Some(branch) = &current.branch {
-            let name = refs::branch(&branch);
+            let name = refs::branch(branch);
             if let Some(tip) = store.tip(&name)? {
                 store.delete_ref(&name, &tip)?;
                 branch_deleted = true;

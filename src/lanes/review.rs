@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::record::sha256_hex;
 use crate::review_guard::Fingerprint;
-use crate::store::{self, Store, refs};
+use hpp_store::{self as store, Store, refs};
 
 /// The digest of a file's bytes (a symlink's target) and its executable bit; `None` if unreadable.
 fn file_digest(path: &Path) -> Option<String> {

@@ -1,6 +1,12 @@
 //! The one integration test binary: every test runs the built `git-hpp` against real temporary
 //! repositories and the real `git`.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "test helpers report what they ran"
+)]
+
 mod harness;
 
 mod atlas;

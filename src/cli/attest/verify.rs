@@ -7,7 +7,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::store::TreeId;
+use hpp_store::TreeId;
 
 /// Check that a snapshot has a valid approved attestation
 ///

@@ -19,7 +19,7 @@ use crate::deliberation;
 use crate::evidence::{self, ArtifactCheck};
 use crate::record::canonical_json;
 use crate::secrets;
-use crate::store::refs;
+use hpp_store::refs;
 
 /// The verbs of `git hpp board`.
 #[derive(Debug, clap::Subcommand)]

@@ -74,7 +74,7 @@ pub fn cmd_deliberate_decide(ctx: &Ctx, args: &DeliberateDecideArgs) -> Result<O
     }
     store.extend_record(
         &name,
-        &tip.into(),
+        &tip,
         HUMAN_DECISION_FILE,
         &canonical_json(&decision),
         &format!("hpp: human decision on {name}"),

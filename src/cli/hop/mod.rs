@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand};
 use self::out::{HopError, HopExit, HopOutcome};
 use crate::hop::service::Hop;
 use crate::hop::states::Launch;
-use crate::store::Store;
+use hpp_store::Store;
 
 /// Hop agent protocol controller: prompts, checkpoints, proposals, landing
 ///

@@ -10,7 +10,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::lanes::{self, guard::Decision};
-use crate::store::Store;
+use hpp_store::Store;
 
 /// The tools that edit files by path.
 const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];

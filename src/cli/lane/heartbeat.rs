@@ -11,7 +11,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::lanes::{self, claim::LaneId};
-use crate::store::Store;
+use hpp_store::Store;
 
 /// The agent hosts whose hook payloads the lane verbs read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -14,7 +14,7 @@ use super::ctx::Ctx;
 use super::exit::CliError;
 use super::output::Outcome;
 use crate::lanes::{self, liveness};
-use crate::store::Store;
+use hpp_store::Store;
 
 /// The verbs of `git hpp lane`.
 #[derive(Debug, Subcommand)]

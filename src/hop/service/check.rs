@@ -10,7 +10,7 @@ use super::{
     Proposed, Role, RunOutput, StateId, Store, TreeId, now_rfc3339, stamp,
 };
 use crate::process;
-use crate::store::{self, Checkout, refs};
+use hpp_store::{self as store, Checkout, refs};
 
 impl Hop<'_> {
     /// Checks that `launch` is the agent launch of `id` and returns the state.

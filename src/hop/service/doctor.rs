@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{CommitId, Error, Hop, Kind, Role, StateId, TreeId, refs_states};
 use crate::hop::{states, trailers};
-use crate::store::refs;
+use hpp_store::refs;
 
 impl Hop<'_> {
     /// `hop doctor`: checks every state reachable from hop's refs; with `repair`, re-creates

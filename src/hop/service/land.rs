@@ -7,7 +7,7 @@ use super::{
     StateId, TreeId, Undone, gix_ref_invalid, moved, new_state_id, now_rfc3339, stamp,
 };
 use crate::hop::{overlap, states};
-use crate::store::{self, refs};
+use hpp_store::{self as store, refs};
 
 impl Hop<'_> {
     fn tree_of(loaded: &Loaded) -> Result<TreeId, Error> {

@@ -29,7 +29,7 @@ use super::ids::{AttemptId, CheckId, Kind, StateId, TaskId};
 use super::states::{self, Launch, Parent, Role, State};
 use super::trailers;
 use crate::process;
-use crate::store::{self, Checkout, CommitId, Store, TreeId, refs};
+use hpp_store::{self as store, Checkout, CommitId, Store, TreeId, refs};
 
 /// The schema of a check record.
 pub const CHECK_SCHEMA: &str = "hop.check/v1";

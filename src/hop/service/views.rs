@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::hop::ids::{CheckId, Kind, StateId, TaskId};
 use crate::hop::states::State;
-use crate::store::CommitId;
+use hpp_store::CommitId;
 
 /// A state as read from the store.
 #[derive(Debug, Clone, Serialize)]

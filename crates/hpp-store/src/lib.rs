@@ -1,4 +1,4 @@
-//! The record store: the only module that talks to git.
+//! The record store of git-hpp: the only code that talks to git (gix and the git CLI).
 //!
 //! Records are commits whose trees hold named blobs; a log is a chain of such commits reached
 //! from one ref under `refs/hpp/`. Refs move only forward, by compare-and-swap against the tip
@@ -11,17 +11,17 @@
 //! append but cannot leave a ref naming an object that never reached the disk.
 
 mod git_cli;
-mod status;
 mod records;
 pub mod refs;
 mod snapshot;
+mod status;
 mod sync;
 mod trees;
 mod worktree_facts;
 mod worktrees;
 
-pub use status::StatusEntry;
 pub use records::{Content, NOTES_REF};
+pub use status::StatusEntry;
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
 pub use worktree_facts::WorktreeFacts;
 pub use worktrees::{Checkout, Worktree};
