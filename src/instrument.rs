@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::process;
+use crate::run::{Finished, NotFinished};
 use crate::secrets::looks_secret;
 
 /// How many characters of an instrument's last stderr line a failure quotes.
@@ -42,7 +42,7 @@ pub enum RunFailure {
 /// Turns one finished run of `instrument` into its JSON answer, or the instrument failure.
 ///
 /// ```
-/// use git_hpp::process::Finished;
+/// use git_hpp::run::Finished;
 /// use git_hpp::instrument::read_answer;
 /// let run = Finished { exit_code: Some(0), signal: None, timed_out: false,
 ///     stdout: b"[\"a\"]".to_vec(), stderr: Vec::new(), duration: Default::default() };
@@ -55,15 +55,17 @@ pub enum RunFailure {
 /// JSON, as [`RunFailure`].
 pub fn read_answer(
     instrument: &'static str,
-    run: Result<&process::Finished, &process::Error>,
+    run: Result<&Finished, &NotFinished>,
     timeout_s: f64,
 ) -> Result<Value, RunFailure> {
     let finished = match run {
         Ok(finished) => finished,
-        Err(process::Error::CouldNotStart { .. }) => {
+        Err(NotFinished::CouldNotStart) => {
             return Err(RunFailure::CouldNotStart(instrument));
         }
-        Err(other) => return Err(RunFailure::Run(instrument, other.to_string())),
+        Err(NotFinished::Failed(reason)) => {
+            return Err(RunFailure::Run(instrument, reason.clone()));
+        }
     };
     if finished.timed_out {
         return Err(RunFailure::Timeout(instrument, format_g(timeout_s)));
@@ -234,13 +236,8 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    fn run(
-        exit_code: Option<i32>,
-        stdout: &str,
-        stderr: &str,
-        timed_out: bool,
-    ) -> process::Finished {
-        process::Finished {
+    fn run(exit_code: Option<i32>, stdout: &str, stderr: &str, timed_out: bool) -> Finished {
+        Finished {
             exit_code,
             signal: None,
             timed_out,
@@ -250,7 +247,7 @@ mod tests {
         }
     }
 
-    fn failure(finished: &process::Finished) -> String {
+    fn failure(finished: &Finished) -> String {
         read_answer("retriever", Ok(finished), 2.5)
             .unwrap_err()
             .to_string()

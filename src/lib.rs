@@ -46,6 +46,7 @@ pub mod record;
 pub mod retrieval;
 pub mod review_guard;
 pub mod routing;
+pub mod run;
 pub mod secrets;
 pub mod sign;
 pub mod workgraph;

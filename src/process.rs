@@ -19,8 +19,9 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// The longest timeout a command may be given, in seconds (one day), as in the reference.
-pub const MAX_TIMEOUT_S: f64 = 86400.0;
+use crate::run::{self, NotFinished};
+
+pub use crate::run::{Finished, MAX_TIMEOUT_S};
 
 /// How long a timed-out process group gets between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(200);
@@ -84,9 +85,18 @@ pub enum Error {
     },
 }
 
-/// Checks a timeout given in seconds and returns it as a [`Duration`].
-///
-/// A timeout must be finite, greater than zero and at most [`MAX_TIMEOUT_S`].
+impl Error {
+    /// Returns what the pure rulers need to know of this failure.
+    pub fn not_finished(&self) -> NotFinished {
+        match self {
+            Error::CouldNotStart { .. } => NotFinished::CouldNotStart,
+            other => NotFinished::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Checks a timeout given in seconds and returns it as a [`Duration`] (the rule is
+/// [`run::valid_timeout`]).
 ///
 /// ```
 /// use git_hpp::process::valid_timeout;
@@ -94,11 +104,7 @@ pub enum Error {
 /// assert!(valid_timeout(0.0).is_err());
 /// ```
 pub fn valid_timeout(seconds: f64) -> Result<Duration, Error> {
-    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_S {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(Error::BadTimeout)
-    }
+    run::valid_timeout(seconds).map_err(|_| Error::BadTimeout)
 }
 
 /// One command to run.
@@ -117,23 +123,6 @@ pub struct Request<'a> {
     pub stdin: Option<&'a [u8]>,
     /// Variables added to (or replacing those of) the inherited environment.
     pub env: &'a [(String, String)],
-}
-
-/// What a command did.
-#[derive(Debug, Clone)]
-pub struct Finished {
-    /// The exit code; `None` when the child was killed by a signal or timed out.
-    pub exit_code: Option<i32>,
-    /// The signal that ended the child, if one did.
-    pub signal: Option<i32>,
-    /// Whether the timeout expired and the process group was stopped.
-    pub timed_out: bool,
-    /// Everything read from stdout.
-    pub stdout: Vec<u8>,
-    /// Everything read from stderr.
-    pub stderr: Vec<u8>,
-    /// Time from start until the child was reaped.
-    pub duration: Duration,
 }
 
 /// Runs one command with a timeout and returns its exit status and output.

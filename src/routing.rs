@@ -64,7 +64,7 @@ pub enum Error {
 }
 
 /// A work tier, ordered from cheapest to strongest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The cheapest tier.
@@ -76,6 +76,9 @@ pub enum Tier {
 }
 
 impl Tier {
+    /// Every tier, cheapest first.
+    pub const ALL: [Tier; 3] = [Tier::Economy, Tier::Balanced, Tier::Frontier];
+
     /// Returns the tier's name.
     pub fn as_str(self) -> &'static str {
         match self {

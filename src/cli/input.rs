@@ -71,7 +71,7 @@ pub fn run_instrument(
     argv: &[String],
     timeout: std::time::Duration,
     stdin: &[u8],
-) -> Result<crate::process::Finished, crate::process::Error> {
+) -> Result<crate::run::Finished, crate::run::NotFinished> {
     crate::process::run_bounded(&crate::process::Request {
         argv,
         cwd: ctx.cwd(),
@@ -79,4 +79,5 @@ pub fn run_instrument(
         stdin: Some(stdin),
         env: &[],
     })
+    .map_err(|e| e.not_finished())
 }

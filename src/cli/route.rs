@@ -30,14 +30,39 @@ pub struct RouteArgs {
     #[arg(long, value_name = "FILE")]
     providers: PathBuf,
     /// Routing policy: the tier for low-stakes work
-    #[arg(long, value_enum, default_value_t = Tier::Balanced)]
-    policy: Tier,
+    #[arg(long, value_enum, default_value_t = TierArg(Tier::Balanced))]
+    policy: TierArg,
     /// A sealed plan session whose verdict can only raise the risk: a file, a ref or an id
     #[arg(long, value_name = "REF")]
     deliberation: Option<String>,
     /// The maker's model family; a judge of that family is refused
     #[arg(long, value_name = "F")]
     maker_family: Option<String>,
+}
+
+/// A tier as a command-line value (the core knows no clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierArg(Tier);
+
+impl clap::ValueEnum for TierArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [TierArg; 3] = [
+            TierArg(Tier::ALL[0]),
+            TierArg(Tier::ALL[1]),
+            TierArg(Tier::ALL[2]),
+        ];
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.as_str()))
+    }
+}
+
+impl std::fmt::Display for TierArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 /// Routes the request.
@@ -64,7 +89,7 @@ pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
         ));
     }
     let mut chosen =
-        routing::route(&request, args.policy, &providers).map_err(CliError::refused)?;
+        routing::route(&request, args.policy.0, &providers).map_err(CliError::refused)?;
     chosen.deliberation = applied;
     Ok(Outcome::json(&chosen, Exit::Ok))
 }

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::{ABSTAIN, Error, Question, Record, Status, digest, normalise_question, unit, validate};
 use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
-use crate::process;
 use crate::record::sha256_hex;
+use crate::run::{self, Finished, NotFinished};
 use crate::secrets::looks_secret;
 
 /// Schema of a decision suite.
@@ -187,7 +187,7 @@ impl Settings {
     /// [`Error::Timeout`], [`Error::MinSelectiveAccuracy`], [`Error::MaxConfidentErrors`] or
     /// [`Error::MaxFailures`].
     pub fn check(&self) -> Result<(), Error> {
-        process::valid_timeout(self.timeout_s).map_err(|_| Error::Timeout)?;
+        run::valid_timeout(self.timeout_s).map_err(|_| Error::Timeout)?;
         if !(0.0..=1.0).contains(&self.min_selective_accuracy) {
             return Err(Error::MinSelectiveAccuracy);
         }
@@ -228,7 +228,7 @@ pub fn request_bytes(question: &Question, state: &str) -> Vec<u8> {
 /// A timeout, a start failure, a non-zero exit or signal, empty output or output that is not
 /// JSON, as [`Failure`].
 pub fn answer_of_run(
-    run: Result<&process::Finished, &process::Error>,
+    run: Result<&Finished, &NotFinished>,
     timeout_s: f64,
 ) -> Result<Value, Failure> {
     Ok(read_answer("decider", run, timeout_s)?)

@@ -335,6 +335,12 @@ mod tests {
     }
 
     #[test]
+    fn every_control_id_the_suites_accept_has_a_control_in_that_order() {
+        let ids: Vec<&str> = CONTROLS.iter().map(|c| c.id).collect();
+        assert_eq!(ids, super::super::CONTROL_IDS);
+    }
+
+    #[test]
     fn the_manifest_lane_monitor_and_graph_controls_pass_in_both_directions() {
         for id in [
             "manifest-contract",

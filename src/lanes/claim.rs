@@ -94,11 +94,6 @@ impl LaneId {
         &self.0
     }
 
-    /// Returns the lane's log ref, `refs/hpp/lanes/<id>`.
-    pub fn log_ref(&self) -> String {
-        hpp_store::refs::lane(&self.0)
-    }
-
     /// Returns the short name of the lane's branch, `hpp/lane/<id>`.
     pub fn branch(&self) -> String {
         format!("hpp/lane/{}", self.0)
@@ -500,7 +495,6 @@ mod tests {
             assert!(good.parse::<LaneId>().is_ok(), "{good}");
         }
         let id: LaneId = "ui".parse().unwrap();
-        assert_eq!(id.log_ref(), "refs/hpp/lanes/ui");
         assert_eq!(id.branch(), "hpp/lane/ui");
     }
 

@@ -171,7 +171,7 @@ pub struct StartRequest {
 
 /// Reads the tip record of one lane, with the tip's commit.
 pub fn read_lane(store: &Store, id: &LaneId) -> Result<Option<(CommitId, LaneRecord)>, Error> {
-    let name = id.log_ref();
+    let name = refs::lane(id.as_str());
     let Some(tip) = store.tip(&name)? else {
         return Ok(None);
     };
@@ -401,7 +401,7 @@ pub fn start(store: &Store, req: &StartRequest) -> Result<LaneRecord, Error> {
     }
     let path = worktree_path(store, req)?;
     let record = start_record(req, &path, territory);
-    let name = req.id.log_ref();
+    let name = refs::lane(req.id.as_str());
     let mut claimed: Option<CommitId> = None;
     for _ in 0..ATTEMPTS {
         let turn = store.tip(STARTS_REF)?;
@@ -508,7 +508,7 @@ fn abort(store: &Store, record: &LaneRecord, tip: &CommitId, now: i64) {
     );
     let bytes = canonical_json(&closed.to_value());
     let _ = store.append(
-        &record.id.log_ref(),
+        &refs::lane(record.id.as_str()),
         Some(tip),
         &NewRecord {
             file: LANE_FILE,
@@ -541,7 +541,7 @@ fn append_to_lane(
             bytes: &bytes,
             message: &message(event, id),
         };
-        match store.append(&id.log_ref(), Some(&tip), &new) {
+        match store.append(&refs::lane(id.as_str()), Some(&tip), &new) {
             Ok(_) => return Ok((record, true)),
             Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {}
             Err(other) => return Err(other.into()),
@@ -768,7 +768,9 @@ mod tests {
                 message: "test",
             })
             .collect();
-        store.create_chain(&records[0].id.log_ref(), &new).unwrap();
+        store
+            .create_chain(&refs::lane(records[0].id.as_str()), &new)
+            .unwrap();
     }
 
     #[test]

@@ -23,8 +23,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
-use crate::process;
 use crate::record::sha256_hex;
+use crate::run::{self, Finished, NotFinished};
 use crate::secrets::looks_secret;
 
 /// Schema of a retrieval suite.
@@ -288,7 +288,7 @@ impl Settings {
         if self.k.is_some_and(|k| k < 1) {
             return Err(Error::K);
         }
-        process::valid_timeout(self.timeout_s).map_err(|_| Error::Timeout)?;
+        run::valid_timeout(self.timeout_s).map_err(|_| Error::Timeout)?;
         if !(0.0..=1.0).contains(&self.min_recall) {
             return Err(Error::MinRecall);
         }
@@ -331,7 +331,7 @@ pub fn request_bytes(query: &str, k: i64) -> Vec<u8> {
 /// A timeout, a start failure, a non-zero exit or signal, empty output or output that is not
 /// JSON, as [`Failure`].
 pub fn answer_of_run(
-    run: Result<&process::Finished, &process::Error>,
+    run: Result<&Finished, &NotFinished>,
     timeout_s: f64,
 ) -> Result<Value, Failure> {
     Ok(read_answer("retriever", run, timeout_s)?)

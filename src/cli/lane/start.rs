@@ -10,6 +10,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::lanes::{self, StartRequest, claim::LaneId};
+use hpp_store::refs;
 
 /// Start a lane: a claim on a territory and a linked worktree to work in
 ///
@@ -61,7 +62,7 @@ pub fn cmd_lane_start(ctx: &Ctx, args: &LaneStartArgs) -> Result<Outcome, CliErr
         thresholds: args.thresholds.resolve(store)?,
     };
     let record = lanes::start(store, &req).map_err(refuse)?;
-    let value = json!({"lane": record, "ref": record.id.log_ref()});
+    let value = json!({"lane": record, "ref": refs::lane(record.id.as_str())});
     let human = format!(
         "lane {} started: {} territory {} · worktree {} · branch {}\nwork there: cd {}",
         record.id,
