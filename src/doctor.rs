@@ -23,12 +23,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event_loop::LoopSpec;
-use crate::lanes::claim::{self, LaneId, LaneRecord};
-use crate::manifest::Validated;
 use crate::modules::files::Origin;
 use crate::modules::{self, CHECKSUMS_FILE};
-use crate::{attest, board, continuity, deliberation, events, evidence, gotcha, lanes};
+use crate::{attest, board, events, evidence, lanes};
+use hpp_core::event_loop::LoopSpec;
+use hpp_core::lane::claim::{self, LaneId, LaneRecord};
+use hpp_core::manifest::Validated;
+use hpp_core::{continuity, gotcha};
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{self as store, CommitId, Store, TreeId};
 
@@ -391,7 +392,7 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
                 format!("the board writes only {}", refs::BOARD_LOG),
             ));
         }
-        match board::log::read(store) {
+        match board::read(store) {
             Ok(read) => {
                 check.board_events = read.events.len();
                 None
@@ -411,7 +412,7 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
 /// Hop's state graph, checked by `hop doctor`'s own diagnosis: a state that `hop doctor
 /// --repair` can re-derive (a missing pin) is a warning, anything else is broken.
 fn check_hop(store: &Store, check: &mut StoreCheck) {
-    let report = crate::hop::service::Hop::new(store).and_then(|hop| hop.doctor(false));
+    let report = crate::hop::Hop::new(store).and_then(|hop| hop.doctor(false));
     match report {
         Ok(report) => {
             check.hop_states = report.states;
@@ -441,9 +442,9 @@ fn check_hop(store: &Store, check: &mut StoreCheck) {
 /// re-derives (as `deliberate verify`, without a signature requirement), and the ref's id is
 /// the record's.
 fn check_deliberation(store: &Store, name: &str, id: &str) -> Option<Finding> {
-    let loaded = match deliberation::load(store, name, None) {
+    let loaded = match crate::deliberation::load(store, name, None) {
         Ok(loaded) => loaded,
-        Err(deliberation::StoreError::Unreadable { detail, .. }) => {
+        Err(crate::deliberation::StoreError::Unreadable { detail, .. }) => {
             return Some(Finding::block(name, detail));
         }
         Err(e) => {
@@ -453,8 +454,8 @@ fn check_deliberation(store: &Store, name: &str, id: &str) -> Option<Finding> {
             ));
         }
     };
-    if let deliberation::Verification::Broken { reason, .. } =
-        deliberation::verify_record(&loaded.record)
+    if let hpp_core::deliberation::Verification::Broken { reason, .. } =
+        hpp_core::deliberation::verify_record(&loaded.record)
     {
         return Some(Finding::block(
             name,
@@ -464,7 +465,7 @@ fn check_deliberation(store: &Store, name: &str, id: &str) -> Option<Finding> {
     if let Some(problem) = loaded.problems.first() {
         return Some(Finding::block(name, problem.clone()));
     }
-    let expected = deliberation::record_id(&loaded.record);
+    let expected = hpp_core::deliberation::record_id(&loaded.record);
     (id != expected).then(|| {
         Finding::block(
             name,
@@ -658,7 +659,7 @@ pub fn repair_notes(store: &Store, repairs: &[NoteRepair]) -> Result<usize, stor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest;
+    use hpp_core::manifest;
 
     fn validated() -> Validated {
         let value: Value = serde_json::from_str(manifest::BUILT_IN).unwrap();

@@ -10,10 +10,10 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::event_log::{self, ChainReport, ChainStatus, LoggedEvent};
-use crate::event_loop::{self, LoopSpec, Projection};
-use crate::record::GENESIS_SHA256;
-use crate::secrets;
+use hpp_core::event_log::{self, ChainReport, ChainStatus, LoggedEvent};
+use hpp_core::event_loop::{self, LoopSpec, Projection};
+use hpp_core::record::GENESIS_SHA256;
+use hpp_core::secrets;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{self as store, Chain, CommitId, NewRecord, Store};
 
@@ -226,8 +226,10 @@ pub fn append(
     if kind.trim().is_empty() {
         return Err(Error::EmptyType);
     }
-    let data_text = String::from_utf8(crate::record::canonical_json(&Value::Object(data.clone())))
-        .expect("canonical JSON is UTF-8");
+    let data_text = String::from_utf8(hpp_core::record::canonical_json(&Value::Object(
+        data.clone(),
+    )))
+    .expect("canonical JSON is UTF-8");
     if secrets::looks_secret(&data_text) || secrets::looks_secret(kind) {
         return Err(Error::Secret);
     }

@@ -19,9 +19,9 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::run::{self, NotFinished};
+use hpp_core::run::{self, NotFinished};
 
-pub use crate::run::{Finished, MAX_TIMEOUT_S};
+pub use hpp_core::run::{Finished, MAX_TIMEOUT_S};
 
 /// How long a timed-out process group gets between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(200);

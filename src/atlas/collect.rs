@@ -7,11 +7,11 @@
 use serde_json::{Value, json};
 
 use super::{Atlas, Section, Table};
-use crate::graph::{self, View};
-use crate::manifest::Manifest;
-use crate::maps::{self, LaneClock};
-use crate::record::{canonical_json, sha256_hex};
-use crate::{attest, board, deliberation, events, evidence, hop, lanes};
+use crate::{attest, board, events, evidence, hop, lanes};
+use hpp_core::graph::{self, View};
+use hpp_core::manifest::Manifest;
+use hpp_core::maps::{self, LaneClock};
+use hpp_core::record::{canonical_json, sha256_hex};
 use hpp_store::{self as store, Store, refs};
 
 /// How many evidence bundles and attestations the page lists, newest first.
@@ -332,7 +332,7 @@ fn attestations_section(store: &Store) -> Result<Section, Error> {
 /// The lane board: every item's current state, and every competition's. A board that cannot be
 /// read is reported in the section rather than failing the page.
 fn board_section(store: &Store) -> Section {
-    let events = match board::log::read(store) {
+    let events = match board::read(store) {
         Ok(read) => read.events,
         Err(e) => {
             return Section::note(
@@ -417,7 +417,7 @@ fn sessions_section(store: &Store) -> Result<Section, Error> {
             .strip_prefix(refs::DELIBERATIONS_PREFIX)
             .unwrap_or(&name)
             .to_owned();
-        let row = match deliberation::load(store, &name, None) {
+        let row = match crate::deliberation::load(store, &name, None) {
             Ok(loaded) => {
                 let r = &loaded.record;
                 let dissent = r
@@ -488,7 +488,7 @@ fn hop_section(store: &Store) -> Result<Section, Error> {
             "No Hop state in this repository (hop init starts one).",
         ));
     }
-    let status = match hop::service::Hop::new(store).and_then(|h| h.status()) {
+    let status = match hop::Hop::new(store).and_then(|h| h.status()) {
         Ok(status) => status,
         Err(e) => {
             return Ok(Section::note(

@@ -22,7 +22,7 @@ pub use collect::collect;
 
 use std::fmt::Write;
 
-use crate::graph::Graph;
+use hpp_core::graph::Graph;
 
 /// A table: column headings and rows of cells (plain text, escaped when drawn).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -236,7 +236,7 @@ pub fn iso_utc(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{edge, node};
+    use hpp_core::graph::{edge, node};
 
     fn sample() -> Atlas {
         Atlas {

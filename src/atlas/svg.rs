@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::escape;
-use crate::graph::Graph;
+use hpp_core::graph::Graph;
 
 const ROW: i64 = 38;
 const NODE_H: i64 = 26;
@@ -289,7 +289,7 @@ pub fn draw(graph: &Graph, key: &str, title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{edge, node};
+    use hpp_core::graph::{edge, node};
 
     #[test]
     fn a_chain_spreads_over_columns_and_a_cycle_does_not_loop() {

@@ -70,7 +70,7 @@ pub fn dispatch(ctx: &Ctx, args: AtlasArgs) -> Result<Outcome, CliError> {
         .map(|s| json!({"id": s.id, "command": s.command, "source_sha256": s.source_sha256}))
         .collect();
     let summary = json!({"written": args.html, "now": now, "bytes": html.len(),
-        "sha256": crate::record::sha256_hex(html.as_bytes()), "sections": sections});
+        "sha256": hpp_core::record::sha256_hex(html.as_bytes()), "sections": sections});
     let human = format!(
         "wrote {shown}: {} sections, {} bytes, projected at --now {now}",
         page.sections.len(),

@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use super::eval::gate_exit;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::evals::{self, Gate, Report, Suite};
+use hpp_core::evals::{self, Gate, Report, Suite};
 
 /// Run the packaged benchmark of controls with gate both
 ///
@@ -58,7 +58,8 @@ pub fn self_test() -> Result<Outcome, CliError> {
 }
 
 fn run_packaged(k: i64, cwd: &std::path::Path) -> Result<Report, CliError> {
-    evals::runner::run_suite(&Suite::packaged(), k, Gate::Both, cwd).map_err(CliError::refused)
+    crate::evals::runner::run_suite(&Suite::packaged(), k, Gate::Both, cwd)
+        .map_err(CliError::refused)
 }
 
 fn human(report: &Report) -> String {

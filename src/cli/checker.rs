@@ -7,7 +7,7 @@ use super::JsonArg;
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::board::checker::{self, DEFAULT_MAKER, DEFAULT_PREFER, PROVIDERS};
+use hpp_core::board::checker::{self, DEFAULT_MAKER, DEFAULT_PREFER, PROVIDERS};
 
 /// The verbs of `git hpp checker`.
 #[derive(Debug, clap::Subcommand)]

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::citations::{self, Verdict};
+use hpp_core::citations::{self, Verdict};
 
 /// The `cite` verbs.
 #[derive(Debug, Subcommand)]

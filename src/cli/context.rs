@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::context;
+use hpp_core::context;
 
 /// The `context` verbs.
 #[derive(Debug, Subcommand)]

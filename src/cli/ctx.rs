@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::exit::CliError;
 use crate::evidence::Signing;
-use crate::manifest::{self, Manifest};
 use crate::sign::{self, AllowedSigners, SignerId};
+use hpp_core::manifest::{self, Manifest};
 use hpp_store::Store;
 use hpp_store::refs::LoopId;
 

@@ -1,7 +1,7 @@
 //! `git hpp decide validate|eval`: check a typed decision record, or measure a decider.
 //!
 //! Reads the record or suite file and runs the decider command (argv, no shell) once per case
-//! through the bounded runner; the rules and the measuring are [`crate::decision`]. Opens no
+//! through the bounded runner; the rules and the measuring are [`hpp_core::decision`]. Opens no
 //! repository and touches no refs.
 
 use std::path::{Path, PathBuf};
@@ -13,8 +13,8 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json, read_named_file, run_instrument};
 use super::output::Outcome;
-use crate::decision::{self, Decider, Settings, Suite};
 use crate::process;
+use hpp_core::decision::{self, Decider, Settings, Suite};
 
 /// The `decide` verbs.
 #[derive(Debug, Subcommand)]

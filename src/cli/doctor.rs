@@ -6,9 +6,9 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use crate::doctor::{self, Distribution, Finding, Severity, StoreCheck};
-use crate::manifest::{self, Validated};
 use crate::modules;
 use crate::modules::files::Origin;
+use hpp_core::manifest::{self, Validated};
 use hpp_store::{self as store, Store};
 
 /// The schema of `--report`.
@@ -231,7 +231,7 @@ fn report(
     let human = format!(
         "{summary}\n\nNo network call was made, and nothing is sent anywhere: the report below \
          only leaves this machine if you copy it.\n\nPaste this report where you ask for help:\n{}",
-        crate::record::pretty_json(&report)
+        hpp_core::record::pretty_json(&report)
     );
     Outcome::document(json_flag, &json!({ "report": report }), human, exit)
 }

@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::evals::{self, Gate, Report, Suite};
+use hpp_core::evals::{self, Gate, Report, Suite};
 
 /// The `eval` verbs.
 #[derive(Debug, Subcommand)]
@@ -83,7 +83,7 @@ pub fn cmd_eval_run(ctx: &Ctx, args: &EvalRunArgs) -> Result<Outcome, CliError> 
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let suite = Suite::parse(&value, &stem).map_err(CliError::refused)?;
-    let report = evals::runner::run_suite(&suite, args.k, args.gate.into(), ctx.cwd())
+    let report = crate::evals::runner::run_suite(&suite, args.k, args.gate.into(), ctx.cwd())
         .map_err(CliError::refused)?;
     Ok(Outcome::json(&report, gate_exit(&report)))
 }

@@ -4,7 +4,8 @@
 
 use std::fmt;
 
-use crate::{attest, events, evidence, manifest};
+use crate::{attest, events, evidence};
+use hpp_core::manifest;
 use hpp_store as store;
 
 /// How a command ended.

@@ -9,7 +9,7 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::findings::{self, Verdict};
+use hpp_core::findings::{self, Verdict};
 
 /// The `findings` verbs.
 #[derive(Debug, Subcommand)]

@@ -1,5 +1,5 @@
 //! `git hpp gotcha record|list|preamble|hook`: failures by error family, promoted to gotchas on
-//! recurrence (gotcha-memory; see [`crate::gotcha`]), kept at `refs/hpp/gotchas/`.
+//! recurrence (gotcha-memory; see [`hpp_core::gotcha`]), kept at `refs/hpp/gotchas/`.
 
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -12,7 +12,7 @@ use super::exit::{CliError, Exit};
 use super::handoff::{additional_context, read_hook_input};
 use super::output::Outcome;
 use super::policy::Host;
-use crate::gotcha::{self, Failure, Gotcha, Recurrence};
+use hpp_core::gotcha::{self, Failure, Gotcha, Recurrence};
 use hpp_store::{Error as StoreError, NewRecord, Store, refs};
 
 /// The verbs of `git hpp gotcha`.
@@ -161,7 +161,7 @@ fn read_gotchas(store: &Store) -> Result<(Option<hpp_store::CommitId>, Vec<Gotch
 }
 
 fn bytes(value: &impl serde::Serialize) -> Vec<u8> {
-    crate::record::canonical_json(&serde_json::to_value(value).expect("records serialise"))
+    hpp_core::record::canonical_json(&serde_json::to_value(value).expect("records serialise"))
 }
 
 /// Stores a failure and promotes it when it recurs; returns the failure's commit and the gotcha

@@ -3,8 +3,8 @@
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::graph::{self, View};
-use crate::manifest::Manifest;
+use hpp_core::graph::{self, View};
+use hpp_core::manifest::Manifest;
 use hpp_store::Store;
 
 /// How a graph or a map is printed.

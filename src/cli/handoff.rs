@@ -1,5 +1,5 @@
 //! `git hpp handoff write|show|hook`: the handoff a session leaves for the next one
-//! (continuity-kit; see [`crate::continuity`]), kept at `refs/hpp/handoffs/<lane>`.
+//! (continuity-kit; see [`hpp_core::continuity`]), kept at `refs/hpp/handoffs/<lane>`.
 
 use std::io::Read;
 
@@ -12,8 +12,8 @@ use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use super::policy::Host;
 use super::{JsonArg, LoopArg};
-use crate::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
 use crate::events;
+use hpp_core::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
 use hpp_store::NewRecord;
 use hpp_store::refs::{self, HANDOFFS_PREFIX, LoopId};
 

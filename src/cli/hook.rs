@@ -8,7 +8,7 @@ use crate::attest::{self, VerifyOptions};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::CliError;
 use crate::cli::output::Outcome;
-use crate::gate::{self, Decision};
+use hpp_core::gate::{self, Decision};
 
 /// The hooks git runs.
 #[derive(Debug, Subcommand)]

@@ -6,7 +6,7 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use crate::init::{self, Answers, run};
-use crate::manifest;
+use hpp_core::manifest;
 
 /// Plan (then, with --apply, record) the harness setup of a workspace
 ///
@@ -206,7 +206,7 @@ fn human(report: &serde_json::Value) -> String {
             ));
         }
         out.push_str("\nWiring to paste (never written by init):\n");
-        out.push_str(&crate::record::pretty_json(&wire["detail"]["wiring"]));
+        out.push_str(&hpp_core::record::pretty_json(&wire["detail"]["wiring"]));
     }
     let next: Vec<String> = report["next"]
         .as_array()

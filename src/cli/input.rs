@@ -71,7 +71,7 @@ pub fn run_instrument(
     argv: &[String],
     timeout: std::time::Duration,
     stdin: &[u8],
-) -> Result<crate::run::Finished, crate::run::NotFinished> {
+) -> Result<hpp_core::run::Finished, hpp_core::run::NotFinished> {
     crate::process::run_bounded(&crate::process::Request {
         argv,
         cwd: ctx.cwd(),

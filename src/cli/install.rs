@@ -7,9 +7,9 @@ use serde_json::json;
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::manifest;
 use crate::modules::install::{self, Plan};
 use crate::modules::{self, Action, Selection};
+use hpp_core::manifest;
 
 /// Plan (then, with --apply, perform) the install of modules for a host
 ///
@@ -136,7 +136,7 @@ fn human(plan: &Plan, mode: &str, counts: (usize, usize, usize), written: Option
         "hooks for {} ({}):\n{}",
         modules::host_label(&plan.host),
         wiring_note(&plan.host),
-        crate::record::pretty_json(&plan.wiring)
+        hpp_core::record::pretty_json(&plan.wiring)
     ));
     if written.is_none() {
         out.push_str("(plan only: run again with --apply to copy the files)\n");

@@ -8,7 +8,7 @@ use super::exit::CliError;
 use super::graph::{Format, manifest_anywhere, render};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::maps::{self, LaneClock};
+use hpp_core::maps::{self, LaneClock};
 
 /// The verbs of `git hpp map`.
 #[derive(Debug, clap::Subcommand)]

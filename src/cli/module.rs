@@ -8,8 +8,8 @@ use serde_json::json;
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::manifest;
 use crate::modules::{self, CHECKSUMS_FILE, files};
+use hpp_core::manifest;
 
 /// The verbs of `git hpp module`.
 #[derive(Debug, clap::Subcommand)]

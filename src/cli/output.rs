@@ -8,7 +8,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::exit::{CliError, Exit};
-use crate::record::pretty_json;
+use hpp_core::record::pretty_json;
 
 /// What a command produced: the bytes for stdout, warnings for stderr, and the exit code.
 #[derive(Debug)]

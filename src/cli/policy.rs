@@ -14,7 +14,7 @@ use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::policy::{self, Action, Policy, Verdict};
+use hpp_core::policy::{self, Action, Policy, Verdict};
 
 /// The `policy` verbs.
 #[derive(Debug, Subcommand)]

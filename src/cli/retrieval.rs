@@ -1,7 +1,7 @@
 //! `git hpp retrieval eval`: measure a retriever against a labelled suite.
 //!
 //! Reads the suite file and runs the retriever command (argv, no shell) once per case through
-//! the bounded runner; the scoring is [`crate::retrieval`]. Opens no repository and touches no
+//! the bounded runner; the scoring is [`hpp_core::retrieval`]. Opens no repository and touches no
 //! refs.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use super::exit::{CliError, Exit};
 use super::input::{read_named_file, run_instrument};
 use super::output::Outcome;
 use crate::process;
-use crate::retrieval::{self, Retriever, Settings, Suite};
+use hpp_core::retrieval::{self, Retriever, Settings, Suite};
 
 /// The `retrieval` verbs.
 #[derive(Debug, Subcommand)]

@@ -7,8 +7,8 @@ use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::deliberation;
-use crate::routing::{self, Tier};
+use hpp_core::deliberation;
+use hpp_core::routing::{self, Tier};
 
 /// Choose a tier and provider for a request: a risk floor, fallback only upward
 ///

@@ -11,13 +11,13 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::CaseRun;
 use crate::attest::{self, CreateRequest, VerifyOptions};
-use crate::context;
 use crate::events;
-use crate::manifest::Manifest;
-use crate::policy::{Action, Policy};
-use crate::routing::{self, Tier};
+use hpp_core::context;
+use hpp_core::evals::CaseRun;
+use hpp_core::manifest::Manifest;
+use hpp_core::policy::{Action, Policy};
+use hpp_core::routing::{self, Tier};
 use hpp_store::Store;
 use hpp_store::refs::{self, LoopId};
 
@@ -32,11 +32,14 @@ pub struct Control {
 
 /// Every control, in the packaged suite's order.
 pub const CONTROLS: &[Control] = &[
-    runs("manifest-contract", crate::manifest::contract_control),
+    runs("manifest-contract", hpp_core::manifest::contract_control),
     runs("policy-enforcement", policy_enforcement),
     runs("workgraph-waves", workgraph_waves),
-    runs("lane-collision", crate::maps::lane_collision_control),
-    runs("monitor-freshness", crate::maps::monitor_freshness_control),
+    runs("lane-collision", hpp_core::maps::lane_collision_control),
+    runs(
+        "monitor-freshness",
+        hpp_core::maps::monitor_freshness_control,
+    ),
     runs("context-provenance", context_provenance),
     runs("routing-risk-floor", routing_risk_floor),
     runs("event-evidence-gate", event_evidence_gate),
@@ -62,8 +65,8 @@ pub fn run(control: &Control, k: usize) -> CaseRun {
 fn workgraph_waves() -> Result<(), String> {
     let unit = |id: &str, deps: &[&str]| serde_json::json!({"id": id, "tier": "economy", "acceptance": ["done"], "depends_on": deps});
     let good = serde_json::json!({"work": [unit("spec", &[]), unit("build", &["spec"])]});
-    let graph =
-        crate::workgraph::compile(&good).map_err(|e| format!("spec -> build was refused: {e}"))?;
+    let graph = hpp_core::workgraph::compile(&good)
+        .map_err(|e| format!("spec -> build was refused: {e}"))?;
     let waves: Vec<(usize, Vec<String>)> = graph
         .waves
         .iter()
@@ -75,7 +78,7 @@ fn workgraph_waves() -> Result<(), String> {
         ));
     }
     let cycle = serde_json::json!({"work": [unit("a", &["b"]), unit("b", &["a"])]});
-    match crate::workgraph::compile(&cycle) {
+    match hpp_core::workgraph::compile(&cycle) {
         Err(e) if e.to_string().contains("dependency cycle") => Ok(()),
         Err(e) => Err(format!("a <-> b was refused for another reason: {e}")),
         Ok(_) => Err("a <-> b compiled: a cycle must be refused".into()),
@@ -121,7 +124,7 @@ fn context_directions(good: &Value, bad: &Value) -> Result<(), String> {
         .included
         .first()
         .ok_or("the clean context included nothing")?;
-    if !crate::record::is_sha256_hex(&first.sha256) {
+    if !hpp_core::record::is_sha256_hex(&first.sha256) {
         return Err(format!(
             "included block {} has no sha256 provenance: {:?}",
             first.source, first.sha256
@@ -225,9 +228,9 @@ fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
 /// evidence-attestation: maker-a's work approved by checker-b verifies on its snapshot; after
 /// an edit of `target.txt` the new snapshot is blocked with `snapshot_digest`.
 /// Every graph view of the built-in manifest gives the same bytes for the manifest with every
-/// array reversed (see [`crate::graph::determinism_control`]).
+/// array reversed (see [`hpp_core::graph::determinism_control`]).
 fn graph_determinism() -> Result<(), String> {
-    crate::graph::determinism_control(Manifest::built_in().value())
+    hpp_core::graph::determinism_control(Manifest::built_in().value())
 }
 
 fn evidence_attestation() -> Result<(), String> {
@@ -337,7 +340,7 @@ mod tests {
     #[test]
     fn every_control_id_the_suites_accept_has_a_control_in_that_order() {
         let ids: Vec<&str> = CONTROLS.iter().map(|c| c.id).collect();
-        assert_eq!(ids, super::super::CONTROL_IDS);
+        assert_eq!(ids, hpp_core::evals::CONTROL_IDS);
     }
 
     #[test]

@@ -9,8 +9,9 @@
 
 use std::path::Path;
 
-use super::{Case, CaseRun, Error, Gate, Report, Runner, Suite, controls, evaluate, replay};
+use super::controls;
 use crate::process;
+use hpp_core::evals::{Case, CaseRun, Error, Gate, Report, Runner, Suite, evaluate, replay};
 
 /// Runs every case of `suite` k times, commands in `cwd`, and decides `gate`.
 pub fn run_suite(suite: &Suite, k: i64, gate: Gate, cwd: &Path) -> Result<Report, Error> {

@@ -10,7 +10,6 @@
 //! artifacts' bytes are kept, so a reviewer can inspect them from a clone.
 
 pub mod artifacts;
-pub mod bundle;
 pub mod mutate;
 
 use std::path::Path;
@@ -19,13 +18,13 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 
-use self::bundle::{EvidenceId, SCHEMA, Verdict};
-use crate::event_loop::LoopSpec;
 use crate::events::{self, Appended};
 use crate::process;
-use crate::record::{canonical_json, sha256_hex};
-use crate::secrets;
 use crate::sign::{self, AllowedSigners, SignatureReport, SignerId};
+use hpp_core::event_loop::LoopSpec;
+use hpp_core::evidence::{self as bundle, EvidenceId, SCHEMA, Verdict};
+use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_core::secrets;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{self as store, Content, Store};
 

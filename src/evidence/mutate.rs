@@ -23,10 +23,12 @@ use time::OffsetDateTime;
 
 use super::RECORD_FILE;
 use super::bundle::{self, EvidenceId};
-use crate::mutation::{self, Applied, CleanRun, Header, Mutant, MutantResult, Outcome, RunVerdict};
 use crate::process;
-use crate::record::canonical_json;
-use crate::secrets;
+use hpp_core::mutation::{
+    self, Applied, CleanRun, Header, Mutant, MutantResult, Outcome, RunVerdict,
+};
+use hpp_core::record::canonical_json;
+use hpp_core::secrets;
 use hpp_store::{self as store, Content, Store, refs};
 
 /// Why a mutation run was refused or failed.

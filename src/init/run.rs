@@ -11,12 +11,13 @@ use super::{
     Choices, Existing, Item, PROFILE_PATH, PROFILE_SCHEMA, Problem, REPORT_SCHEMA, Readiness,
     STAGES, Stage, classify,
 };
-use crate::manifest::{Manifest, Validated};
+use crate::events;
 use crate::modules::install::{self, Plan};
 use crate::modules::{self, Selection, files};
-use crate::policy::{Action, Policy};
-use crate::record::pretty_json;
-use crate::{events, graph};
+use hpp_core::graph;
+use hpp_core::manifest::{Manifest, Validated};
+use hpp_core::policy::{Action, Policy};
+use hpp_core::record::pretty_json;
 use hpp_store::Store;
 
 /// How long a prerequisite probe may run.
@@ -381,7 +382,7 @@ fn prereqs(request: &Request<'_>, store: Option<&Store>, items: &mut Vec<Item>) 
         git.as_deref().unwrap_or("git missing"),
         hpp.as_deref().map_or("git hpp missing".to_owned(), |v| v
             .replace("git-hpp", "git hpp")),
-        crate::manifest::PROTOCOL_VERSION
+        hpp_core::manifest::PROTOCOL_VERSION
     );
     stage.detail = json!({"git": git, "git_hpp": hpp, "repository": store.is_some()});
     stage

@@ -17,9 +17,6 @@
 //!
 //! The submodules are pure: [`claim`] (ids, territories, records), [`liveness`], [`guard`].
 
-pub mod claim;
-pub mod guard;
-pub mod liveness;
 pub mod review;
 
 use std::path::{Path, PathBuf};
@@ -27,9 +24,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use self::claim::{Closing, Event, LaneId, LaneRecord, SCHEMA, overlapping_paths};
-use self::liveness::{Liveness, Thresholds};
-use crate::record::canonical_json;
+use hpp_core::lane::claim::{Closing, Event, LaneId, LaneRecord, SCHEMA, overlapping_paths};
+use hpp_core::lane::liveness::{Liveness, Thresholds};
+use hpp_core::lane::{claim, guard, liveness};
+use hpp_core::record::canonical_json;
 use hpp_store::refs::{self, LANES_PREFIX};
 use hpp_store::{self as store, Checkout, CommitId, NewRecord, Store};
 

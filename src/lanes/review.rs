@@ -1,13 +1,13 @@
 //! The review guard's fingerprint (CONCEPTS.md "maker and checker"): git's view of a worktree,
-//! read from the store, turned into the digests [`crate::review_guard`] compares. Contents are
+//! read from the store, turned into the digests [`hpp_core::review_guard`] compares. Contents are
 //! kept as sha256 digests; configuration values never, only a digest per key. Refs under
 //! `refs/hpp/` are left out: a checker may record evidence and attestations.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::record::sha256_hex;
-use crate::review_guard::Fingerprint;
+use hpp_core::record::sha256_hex;
+use hpp_core::review_guard::Fingerprint;
 use hpp_store::{self as store, Store, refs};
 
 /// The digest of a file's bytes (a symlink's target) and its executable bit; `None` if unreadable.

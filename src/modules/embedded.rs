@@ -4,7 +4,7 @@
 //! `CHECKSUMS.txt` exactly as they verify a directory on disk.
 
 use super::{CHECKSUMS_FILE, Entry};
-use crate::record::sha256_hex;
+use hpp_core::record::sha256_hex;
 
 /// One embedded file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +62,9 @@ mod tests {
 
     #[test]
     fn every_built_in_module_is_embedded_with_its_inventory() {
-        let value: serde_json::Value =
-            serde_json::from_str(crate::manifest::BUILT_IN).expect("the built-in manifest parses");
-        let validated = crate::manifest::validate(&value).expect("it validates");
+        let value: serde_json::Value = serde_json::from_str(hpp_core::manifest::BUILT_IN)
+            .expect("the built-in manifest parses");
+        let validated = hpp_core::manifest::validate(&value).expect("it validates");
         for module in &validated.modules {
             let inventory = file(&module.path, CHECKSUMS_FILE).expect("an embedded inventory");
             let listed = super::super::parse(std::str::from_utf8(inventory.bytes).expect("UTF-8"))

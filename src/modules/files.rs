@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{CHECKSUMS_FILE, Entry, embedded};
-use crate::record::sha256_hex;
+use hpp_core::record::sha256_hex;
 
 /// Why a directory could not be read or a file could not be placed.
 #[derive(Debug, thiserror::Error)]

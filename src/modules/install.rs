@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::files::{self, Origin};
 use super::{Action, CHECKSUMS_FILE, Chosen, Copy, Selection};
-use crate::manifest::Validated;
-use crate::record::sha256_hex;
+use hpp_core::manifest::Validated;
+use hpp_core::record::sha256_hex;
 
 /// Why an install could not be planned or applied.
 #[derive(Debug, thiserror::Error)]

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::manifest::{ModuleDecl, Validated, is_inside};
+use hpp_core::manifest::{ModuleDecl, Validated, is_inside};
 
 /// The inventory file of a module directory.
 pub const CHECKSUMS_FILE: &str = "CHECKSUMS.txt";
@@ -519,7 +519,7 @@ pub fn host_label(host: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest;
+    use hpp_core::manifest;
 
     fn sha(c: char) -> String {
         c.to_string().repeat(64)

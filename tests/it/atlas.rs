@@ -1,7 +1,7 @@
 //! `git hpp atlas --html OUT.html`: one self-contained page, each view labelled with its command
 //! and source hash, the same bytes for the same `--now`, and no file replaced without --force.
 
-use git_hpp::record::sha256_hex;
+use hpp_core::record::sha256_hex;
 
 use crate::harness::Sandbox;
 

@@ -1,7 +1,7 @@
 //! `git hpp context compile`: whole blocks by priority, the separator charged, provenance,
 //! secrets refused; no repository needed.
 
-use git_hpp::record::sha256_hex;
+use hpp_core::record::sha256_hex;
 
 use crate::harness::Sandbox;
 

@@ -1,7 +1,7 @@
 //! `git hpp graph --view ...`: views of the manifest, sorted and deduplicated, the same sha256
 //! for a permuted manifest, Mermaid escaping, and refusals with exit 2.
 
-use git_hpp::record::sha256_hex;
+use hpp_core::record::sha256_hex;
 use serde_json::{Value, json};
 
 use crate::harness::Sandbox;

@@ -1,7 +1,7 @@
 //! `git hpp map lane|agent|monitor|context`: the examples byte for byte, the same bytes for a
 //! permuted source, and every refusal with exit 2 and nothing on stdout.
 
-use git_hpp::record::sha256_hex;
+use hpp_core::record::sha256_hex;
 use serde_json::{Value, json};
 
 use crate::harness::Sandbox;

@@ -8,7 +8,7 @@ use crate::cli::deliberate::read_sealed;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
-use crate::deliberation;
+use hpp_core::deliberation;
 
 /// Record a checker's verdict on the current workspace snapshot
 ///
@@ -73,7 +73,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
             let verdict = deliberation::panel_verdict(
                 &record,
                 "release-gate",
-                &attest::record::VERDICTS,
+                &hpp_core::attestation::VERDICTS,
                 family,
                 true,
             )

@@ -10,15 +10,15 @@ use super::ctx::Ctx;
 use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::output::Outcome;
-use crate::board::log::{self, Written};
-use crate::board::{
+use crate::board::Written;
+use crate::evidence::{self, ArtifactCheck};
+use hpp_core::board::{
     self, Actor, Choice, Deliberated, DeliberationRef, Event, EvidenceCheck, EvidenceRef,
     LaneRegistry, Request, SetRequest, State, VerdictBy,
 };
-use crate::deliberation;
-use crate::evidence::{self, ArtifactCheck};
-use crate::record::canonical_json;
-use crate::secrets;
+use hpp_core::deliberation;
+use hpp_core::record::canonical_json;
+use hpp_core::secrets;
 use hpp_store::refs;
 
 /// The verbs of `git hpp board`.
@@ -343,14 +343,14 @@ pub fn dispatch(ctx: &Ctx, cmd: BoardCommand) -> Result<Outcome, CliError> {
     };
     refuse_secrets(&request)?;
     let store = ctx.store()?;
-    match log::write(store, &request, &utc_now()) {
+    match crate::board::write(store, &request, &utc_now()) {
         Ok(written) => Ok(printed(&written)),
-        Err(log::Error::Rule(rule)) if !rule.is_input() => Ok(Outcome {
+        Err(crate::board::Error::Rule(rule)) if !rule.is_input() => Ok(Outcome {
             stdout: Vec::new(),
             warnings: vec![format!("refused by the board: {rule}")],
             exit: Exit::Warn,
         }),
-        Err(log::Error::Store(e)) => Err(e.into()),
+        Err(crate::board::Error::Store(e)) => Err(e.into()),
         Err(other) => Err(CliError::refused(other)),
     }
 }
@@ -542,10 +542,10 @@ fn check_evidence(ctx: &Ctx, name: &str) -> Result<EvidenceCheck, CliError> {
     })
 }
 
-fn read_board(ctx: &Ctx) -> Result<log::Board, CliError> {
-    match log::read(ctx.store()?) {
+fn read_board(ctx: &Ctx) -> Result<crate::board::Board, CliError> {
+    match crate::board::read(ctx.store()?) {
         Ok(board) => Ok(board),
-        Err(log::Error::Store(e)) => Err(e.into()),
+        Err(crate::board::Error::Store(e)) => Err(e.into()),
         Err(other) => Err(CliError::refused(other)),
     }
 }
@@ -561,7 +561,7 @@ fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
             (Some(id), Event::Competition(e)) => &e.task_id == id,
         })
         .collect();
-    let value: Value = log::to_value(&selected);
+    let value: Value = crate::board::to_value(&selected);
     Ok(Outcome::json(&value, Exit::Ok))
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::board::{CompetitionEvent, Event, ItemEvent};
+use hpp_core::board::{CompetitionEvent, Event, ItemEvent};
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")

@@ -5,9 +5,10 @@ use serde_json::{Map, Value, json};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::deliberation::{self, HUMAN_DECISION_FILE};
-use crate::record::canonical_json;
-use crate::secrets;
+use crate::deliberation::HUMAN_DECISION_FILE;
+use hpp_core::deliberation;
+use hpp_core::record::canonical_json;
+use hpp_core::secrets;
 
 /// Record a person's decision on a sealed House Session kept in a ref
 ///
@@ -45,11 +46,11 @@ pub fn cmd_deliberate_decide(ctx: &Ctx, args: &DeliberateDecideArgs) -> Result<O
         }
     }
     let store = ctx.store()?;
-    let name = deliberation::resolve(store, &args.record)?;
+    let name = crate::deliberation::resolve(store, &args.record)?;
     let tip = store
         .tip(&name)?
         .ok_or_else(|| CliError::refused(format!("no deliberation record named {name}")))?;
-    let loaded = deliberation::load(store, &name, None)?;
+    let loaded = crate::deliberation::load(store, &name, None)?;
     if let Some(problem) = loaded.problems.first() {
         return Err(CliError::refused(format!("{name}: {problem}")));
     }

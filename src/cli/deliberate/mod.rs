@@ -17,7 +17,8 @@ use super::ctx::Ctx;
 use super::exit::CliError;
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::deliberation::{self, StoreError};
+use crate::deliberation::StoreError;
+use hpp_core::deliberation;
 
 /// The verbs of `git hpp deliberate`.
 #[derive(Debug, Subcommand)]
@@ -69,8 +70,8 @@ pub fn read_sealed(ctx: &Ctx, name: &str) -> Result<(Value, Option<String>), Cli
         return Ok((read_json(ctx, Path::new(name), JsonRoot::Object)?, None));
     }
     let store = ctx.store()?;
-    let full = deliberation::resolve(store, name)?;
-    let loaded = deliberation::load(store, &full, None)?;
+    let full = crate::deliberation::resolve(store, name)?;
+    let loaded = crate::deliberation::load(store, &full, None)?;
     if let Some(problem) = loaded.problems.first() {
         return Err(CliError::refused(format!(
             "the deliberation record does not verify: {problem}"

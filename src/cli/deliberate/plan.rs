@@ -6,16 +6,16 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{refused, verify};
-use crate::citations;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
-use crate::deliberation::{
+use crate::evidence::{self, ArtifactCheck};
+use hpp_core::citations;
+use hpp_core::deliberation::{
     self, Error, PANEL_SCHEMA, SCHEMA, SCHEMA_V1, TURN_SCHEMA, normalise_panel, panel,
 };
-use crate::evidence::{self, ArtifactCheck};
-use crate::record::{canonical_json, pretty_json, sha256_hex};
+use hpp_core::record::{canonical_json, pretty_json, sha256_hex};
 
 /// Check a House Session panel and declare the evidence its seats may cite
 ///
@@ -126,9 +126,9 @@ fn check_schema(document: &Value) -> Result<(), CliError> {
     if document.get("schema").and_then(Value::as_str) == Some(PANEL_SCHEMA) {
         return Ok(());
     }
-    Err(refused(Error::ExpectedSchema(crate::instrument::py_repr(
-        document.get("schema").unwrap_or(&Value::Null),
-    ))))
+    Err(refused(Error::ExpectedSchema(
+        hpp_core::instrument::py_repr(document.get("schema").unwrap_or(&Value::Null)),
+    )))
 }
 
 /// Writes `value` as pretty sorted-key JSON, creating parent directories.

@@ -12,7 +12,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
-use crate::deliberation;
+use hpp_core::deliberation;
 
 /// Seal a finished House Session and keep it under refs/hpp/deliberations
 ///
@@ -70,7 +70,7 @@ pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<O
         _ => None,
     };
     let store = ctx.store()?;
-    let stored = deliberation::store_record(store, &record, signing.as_ref())?;
+    let stored = crate::deliberation::store_record(store, &record, signing.as_ref())?;
     if let Some(out) = &args.out {
         write_file(ctx, out, &record)?;
     }

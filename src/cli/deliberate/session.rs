@@ -9,7 +9,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
-use crate::deliberation::{self, TALLY_SCHEMA};
+use hpp_core::deliberation::{self, TALLY_SCHEMA};
 
 /// Count a session round by round
 ///

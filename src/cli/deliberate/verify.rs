@@ -8,8 +8,8 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
-use crate::deliberation;
 use crate::sign;
+use hpp_core::deliberation;
 
 /// Verify a sealed House Session: a file, a ref or an id
 ///
@@ -77,8 +77,8 @@ pub fn cmd_deliberate_verify(ctx: &Ctx, args: &DeliberateVerifyArgs) -> Result<O
         return Ok(outcome(value, intact));
     }
     let store = ctx.store()?;
-    let name = deliberation::resolve(store, &args.record)?;
-    let loaded = deliberation::load(store, &name, allowed.as_ref())?;
+    let name = crate::deliberation::resolve(store, &args.record)?;
+    let loaded = crate::deliberation::load(store, &name, allowed.as_ref())?;
     let report = deliberation::verify_record(&loaded.record);
     let mut intact = report.is_intact();
     let mut value = serde_json::to_value(&report).expect("a report serialises");

@@ -31,7 +31,7 @@ pub fn cmd_event_log(ctx: &Ctx, args: &EventLogArgs) -> Result<Outcome, CliError
         .iter()
         .zip(&state.commits)
         .map(|(e, commit)| {
-            json!({"id": crate::event_log::event_id(e.seq), "seq": e.seq, "type": e.kind, "data": e.data,
+            json!({"id": hpp_core::event_log::event_id(e.seq), "seq": e.seq, "type": e.kind, "data": e.data,
                    "commit": commit, "sha256": e.sha256, "chained": e.chained})
         })
         .collect();
@@ -40,7 +40,7 @@ pub fn cmd_event_log(ctx: &Ctx, args: &EventLogArgs) -> Result<Outcome, CliError
         let data = serde_json::to_string(&e.data).expect("a map serialises");
         human.push_str(&format!(
             "{:<9} {:<18} {}  {data}\n",
-            crate::event_log::event_id(e.seq),
+            hpp_core::event_log::event_id(e.seq),
             e.kind,
             &commit.as_str()[..12]
         ));

@@ -11,9 +11,9 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
-use crate::evidence::bundle::EvidenceId;
 use crate::evidence::mutate::{self, MutateRequest, Progress};
-use crate::mutation::Status;
+use hpp_core::evidence::EvidenceId;
+use hpp_core::mutation::Status;
 
 /// Measure whether a criterion command notices planted bugs
 ///

@@ -8,8 +8,8 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
-use crate::evidence::bundle::EvidenceId;
 use crate::evidence::{self, RunRequest};
+use hpp_core::evidence::EvidenceId;
 
 /// Run a criterion command and record an evidence bundle
 ///

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::out::{HopError, HopExit, HopOutcome};
 use super::{HopCtx, state_arg};
-use crate::hop::StateId;
+use hpp_core::hop::StateId;
 
 /// Show one state
 ///

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::out::{HopError, HopExit, HopOutcome};
 use super::{HopCtx, prompt_bytes, state_arg};
-use crate::hop::StateId;
-use crate::hop::service::{Env, Landing, Prompted};
+use crate::hop::{Env, Landing, Prompted};
+use hpp_core::hop::StateId;
 
 /// Record the initial accepted state from HEAD
 ///

@@ -17,8 +17,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use self::out::{HopError, HopExit, HopOutcome};
-use crate::hop::service::Hop;
-use crate::hop::states::Launch;
+use crate::hop::Hop;
+use hpp_core::hop::states::Launch;
 use hpp_store::Store;
 
 /// Hop agent protocol controller: prompts, checkpoints, proposals, landing
@@ -101,7 +101,7 @@ impl HopCtx {
     /// Reads the agent launch (`HOP_*`); any missing variable is an invalid launch (exit 2).
     pub fn launch(&self) -> Result<Launch, HopError> {
         Launch::from_vars(|name| std::env::var(name).ok())
-            .map_err(|e| HopError::from(crate::hop::service::Error::from(e)))
+            .map_err(|e| HopError::from(crate::hop::Error::from(e)))
     }
 }
 
@@ -145,8 +145,9 @@ fn dispatch(ctx: &HopCtx, command: HopCommand) -> Result<HopOutcome, HopError> {
 }
 
 /// Parses a state id argument (clap value parser: a bad id is a usage error, exit 2).
-pub fn state_arg(text: &str) -> Result<crate::hop::StateId, String> {
-    text.parse().map_err(|e: crate::hop::Error| e.to_string())
+pub fn state_arg(text: &str) -> Result<hpp_core::hop::StateId, String> {
+    text.parse()
+        .map_err(|e: hpp_core::hop::Error| e.to_string())
 }
 
 /// Returns a prompt argument's exact bytes.

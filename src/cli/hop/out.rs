@@ -14,8 +14,8 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::hop::service;
-use crate::record::pretty_json;
+use crate::hop as service;
+use hpp_core::record::pretty_json;
 
 /// How `hop` ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +112,7 @@ impl HopError {
 
 impl From<service::Error> for HopError {
     fn from(e: service::Error) -> Self {
-        use crate::hop::Error as Pure;
+        use hpp_core::hop::Error as Pure;
         use service::Error as E;
         let exit = match &e {
             E::Hop(Pure::NothingToUndo | Pure::BrokenChain { .. })

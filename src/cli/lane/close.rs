@@ -7,7 +7,8 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::lanes::{self, claim::LaneId};
+use crate::lanes;
+use hpp_core::lane::claim::LaneId;
 
 /// Close a lane: record the close and remove its worktree and branch
 ///

@@ -9,7 +9,8 @@ use super::{ThresholdArgs, now, refuse};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::lanes::{self, guard::Decision};
+use crate::lanes;
+use hpp_core::lane::guard::Decision;
 use hpp_store::Store;
 
 /// The tools that edit files by path.

@@ -10,7 +10,8 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::lanes::{self, claim::LaneId};
+use crate::lanes;
+use hpp_core::lane::claim::LaneId;
 use hpp_store::Store;
 
 /// The agent hosts whose hook payloads the lane verbs read.

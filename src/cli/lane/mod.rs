@@ -13,7 +13,8 @@ use clap::Subcommand;
 use super::ctx::Ctx;
 use super::exit::CliError;
 use super::output::Outcome;
-use crate::lanes::{self, liveness};
+use crate::lanes;
+use hpp_core::lane::liveness;
 use hpp_store::Store;
 
 /// The verbs of `git hpp lane`.

@@ -7,7 +7,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::process::{self, Request};
-use crate::review_guard::{self, SCHEMA, Verdict};
+use hpp_core::review_guard::{self, SCHEMA, Verdict};
 
 /// Run a checker's command and void its review if it changed git's view of the worktree
 ///

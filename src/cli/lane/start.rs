@@ -9,7 +9,8 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::lanes::{self, StartRequest, claim::LaneId};
+use crate::lanes::{self, StartRequest};
+use hpp_core::lane::claim::LaneId;
 use hpp_store::refs;
 
 /// Start a lane: a claim on a territory and a linked worktree to work in

@@ -9,8 +9,8 @@ use super::read_spec;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::coverage::{self, Citation, CoverageRun, ExecutionRun, Language, ReportFile};
-use crate::record::sha256_hex;
+use hpp_core::coverage::{self, Citation, CoverageRun, ExecutionRun, Language, ReportFile};
+use hpp_core::record::sha256_hex;
 
 /// Directories a walk never enters: caches and build output, not test sources.
 const SKIPPED_DIRS: [&str; 3] = ["__pycache__", "target", ".git"];

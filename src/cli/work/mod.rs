@@ -15,7 +15,7 @@ use super::ctx::Ctx;
 use super::exit::CliError;
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::workgraph::{self, WorkGraph};
+use hpp_core::workgraph::{self, WorkGraph};
 
 /// The `work` verbs.
 #[derive(Debug, Subcommand)]

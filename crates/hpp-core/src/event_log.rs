@@ -1,0 +1,381 @@
+//! The event log: hash-chained events, in the reference harness's `hpp.event-chain/v1` format.
+//!
+//! CONCEPTS.md "event" and "loop": each event is one compact, sorted-key JSON object
+//! `{"data","id":"event:<n>","prev_sha256","seq":<n>,"type"}` whose `prev_sha256` is the sha256
+//! of the previous event's exact bytes (the first links to the sha256 of nothing). In the git
+//! store each event is one commit whose `event.json` blob holds exactly those bytes, so the
+//! commit chain and the hash chain describe the same history and an export is byte for byte the
+//! reference's `events.jsonl`. This module is pure: it builds event bytes and checks sequences of
+//! them with the reference's rules (legacy lines without `prev_sha256` are tolerated, as there).
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::event_loop::LoopSpec;
+use crate::record::{GENESIS_SHA256, canonical_json, is_sha256_hex, sha256_hex};
+
+/// The schema name of a chain report.
+pub const CHAIN_SCHEMA: &str = "hpp.event-chain/v1";
+
+/// Returns the id of the event at 1-based position `seq`: `event:<seq>`.
+pub fn event_id(seq: usize) -> String {
+    format!("event:{seq}")
+}
+
+/// Returns the canonical bytes of a new event at position `seq`, linked to `prev_sha256`.
+///
+/// ```
+/// use hpp_core::{event_log::new_event, record::GENESIS_SHA256};
+/// let line = new_event(1, "work_started", serde_json::Map::new(), GENESIS_SHA256);
+/// assert!(line.starts_with(br#"{"data":{},"id":"event:1","prev_sha256":"e3b0"#));
+/// ```
+pub fn new_event(seq: usize, kind: &str, data: Map<String, Value>, prev_sha256: &str) -> Vec<u8> {
+    canonical_json(&json!({
+        "data": data,
+        "id": event_id(seq),
+        "prev_sha256": prev_sha256,
+        "seq": seq,
+        "type": kind,
+    }))
+}
+
+/// One event that passed the chain rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvent {
+    /// 1-based position (the physical line number for a file).
+    pub seq: usize,
+    /// The event type.
+    pub kind: String,
+    /// The `data` object (empty when absent).
+    pub data: Map<String, Value>,
+    /// Whether it carried `prev_sha256` (false for a legacy line).
+    pub chained: bool,
+    /// sha256 of its exact bytes: what the next event links to.
+    pub sha256: String,
+}
+
+/// The verdict of a chain check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChainStatus {
+    /// No events.
+    Empty,
+    /// Every event is chained and every link holds.
+    Intact,
+    /// Every link holds, but some events predate chaining.
+    Legacy,
+    /// Some event breaks a rule; `first_divergent` names it.
+    Broken,
+}
+
+/// A `hpp.event-chain/v1` report: the reference's fields, plus `problem`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChainReport {
+    /// Always [`CHAIN_SCHEMA`].
+    pub schema: &'static str,
+    /// The verdict.
+    pub status: ChainStatus,
+    /// Events that passed before the first problem.
+    pub events: usize,
+    /// How many of them were chained.
+    pub chained: usize,
+    /// How many were legacy.
+    pub legacy: usize,
+    /// `event:N` (a bad event or link) or `line N` (an unreadable line of a file); null if none.
+    pub first_divergent: Option<String>,
+    /// What is wrong with it, in a sentence; null if nothing.
+    pub problem: Option<String>,
+    /// sha256 of the last good event: the anchor to keep elsewhere.
+    pub head_sha256: Option<String>,
+}
+
+impl ChainReport {
+    /// Tells whether the chain is broken.
+    pub fn is_broken(&self) -> bool {
+        self.status == ChainStatus::Broken
+    }
+}
+
+/// Why one event failed the rules, and how the report names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Divergence {
+    name: String,
+    problem: String,
+}
+
+/// Checks a sequence of events, each given with its 1-based position and exact bytes.
+///
+/// Applies the reference's rules in order and stops at the first problem: the bytes must be a
+/// UTF-8 JSON object with a string `type` and (our addition) an object `data` if any; a present
+/// `seq` must equal the position, a present `id` must be `event:<position>`, and a present
+/// `prev_sha256` must be a digest equal to the sha256 of the previous event's bytes (or of
+/// nothing, first). With `spec`, the history must also walk the loop.
+pub fn verify<'a>(
+    entries: impl IntoIterator<Item = (usize, &'a [u8])>,
+    spec: Option<&LoopSpec>,
+) -> (ChainReport, Vec<LoggedEvent>) {
+    let mut events: Vec<LoggedEvent> = Vec::new();
+    let mut divergence = None;
+    for (position, bytes) in entries {
+        let prev = events.last().map_or(GENESIS_SHA256, |e| e.sha256.as_str());
+        match check_event(position, bytes, prev, events.last().map(|e| e.seq)) {
+            Ok(event) => {
+                if let Some(spec) = spec {
+                    let history = events
+                        .iter()
+                        .map(|e| e.kind.as_str())
+                        .chain([event.kind.as_str()]);
+                    if let Err(e) = spec.project(history) {
+                        divergence = Some(Divergence {
+                            name: event_id(position),
+                            problem: e.to_string(),
+                        });
+                        break;
+                    }
+                }
+                events.push(event);
+            }
+            Err(d) => {
+                divergence = Some(d);
+                break;
+            }
+        }
+    }
+    let chained = events.iter().filter(|e| e.chained).count();
+    let status = match (&divergence, events.len(), chained == events.len()) {
+        (Some(_), _, _) => ChainStatus::Broken,
+        (None, 0, _) => ChainStatus::Empty,
+        (None, _, true) => ChainStatus::Intact,
+        (None, _, false) => ChainStatus::Legacy,
+    };
+    let report = ChainReport {
+        schema: CHAIN_SCHEMA,
+        status,
+        events: events.len(),
+        chained,
+        legacy: events.len() - chained,
+        first_divergent: divergence.as_ref().map(|d| d.name.clone()),
+        problem: divergence.map(|d| d.problem),
+        head_sha256: events.last().map(|e| e.sha256.clone()),
+    };
+    (report, events)
+}
+
+fn check_event(
+    position: usize,
+    bytes: &[u8],
+    prev: &str,
+    prev_position: Option<usize>,
+) -> Result<LoggedEvent, Divergence> {
+    let line_problem = |why: &str| Divergence {
+        name: format!("line {position}"),
+        problem: format!("corrupt event log at line {position}: {why}"),
+    };
+    let value: Value = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
+    let kind = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| line_problem("event needs a type"))?;
+    let data = match obj.get("data") {
+        None => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => return Err(line_problem("event data must be a JSON object")),
+    };
+    if obj
+        .get("seq")
+        .is_some_and(|seq| seq.as_u64() != u64::try_from(position).ok())
+    {
+        return Err(line_problem("non-contiguous seq"));
+    }
+    if obj
+        .get("id")
+        .is_some_and(|id| id.as_str() != Some(event_id(position).as_str()))
+    {
+        return Err(line_problem("invalid event id"));
+    }
+    let chained = match obj.get("prev_sha256") {
+        None => false,
+        Some(link) => {
+            let link = link
+                .as_str()
+                .filter(|l| is_sha256_hex(l))
+                .ok_or_else(|| line_problem("prev_sha256 is not a sha256 digest"))?;
+            if link != prev {
+                let what = prev_position.map_or("the genesis hash".to_owned(), |p| {
+                    format!("line {p} as written")
+                });
+                return Err(Divergence {
+                    name: event_id(position),
+                    problem: format!(
+                        "corrupt event log at line {position}: hash chain broken at {} (prev_sha256 does not match {what})",
+                        event_id(position)
+                    ),
+                });
+            }
+            true
+        }
+    };
+    Ok(LoggedEvent {
+        seq: position,
+        kind: kind.to_owned(),
+        data,
+        chained,
+        sha256: sha256_hex(bytes),
+    })
+}
+
+/// Splits a JSON-lines file the reference's way: on `\n`, a trailing `\r` stripped, blank lines
+/// skipped but counted, so each entry carries its physical 1-based line number.
+pub fn split_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.strip_suffix(b"\r").unwrap_or(line)))
+        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Manifest;
+
+    fn chain(types: &[&str]) -> Vec<Vec<u8>> {
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        for (i, kind) in types.iter().enumerate() {
+            let prev = lines
+                .last()
+                .map_or(GENESIS_SHA256.to_owned(), |l| sha256_hex(l));
+            lines.push(new_event(i + 1, kind, Map::new(), &prev));
+        }
+        lines
+    }
+
+    fn entries(lines: &[Vec<u8>]) -> Vec<(usize, &[u8])> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.as_slice()))
+            .collect()
+    }
+
+    #[test]
+    fn a_built_chain_is_intact_and_anchored_at_its_last_line() {
+        let lines = chain(&["work_started", "evidence_recorded"]);
+        let (report, events) = verify(entries(&lines), Some(Manifest::built_in().loop_spec()));
+        assert_eq!(report.status, ChainStatus::Intact);
+        assert_eq!((report.events, report.chained, report.legacy), (2, 2, 0));
+        assert_eq!(
+            report.head_sha256.as_deref(),
+            Some(sha256_hex(&lines[1]).as_str())
+        );
+        assert_eq!(events[1].kind, "evidence_recorded");
+    }
+
+    #[test]
+    fn event_bytes_are_the_reference_line_format() {
+        let line = new_event(2, "evidence_recorded", Map::new(), GENESIS_SHA256);
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            format!(
+                r#"{{"data":{{}},"id":"event:2","prev_sha256":"{GENESIS_SHA256}","seq":2,"type":"evidence_recorded"}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn legacy_lines_are_tolerated_and_counted() {
+        let legacy = br#"{"type":"work_started"}"#.to_vec();
+        let next = new_event(2, "evidence_recorded", Map::new(), &sha256_hex(&legacy));
+        let (report, _) = verify([(1, legacy.as_slice()), (2, next.as_slice())], None);
+        assert_eq!(
+            (report.status, report.legacy, report.chained),
+            (ChainStatus::Legacy, 1, 1)
+        );
+    }
+
+    #[test]
+    fn control_an_edited_line_breaks_the_link_after_it() {
+        let mut lines = chain(&["work_started", "evidence_recorded", "check_passed"]);
+        lines[1] = String::from_utf8(lines[1].clone())
+            .unwrap()
+            .replace("{}", r#"{"x":1}"#)
+            .into_bytes();
+        let (report, events) = verify(entries(&lines), None);
+        assert_eq!(report.status, ChainStatus::Broken);
+        assert_eq!(report.first_divergent.as_deref(), Some("event:3"));
+        assert_eq!(events.len(), 2);
+        assert!(
+            report
+                .problem
+                .unwrap()
+                .contains("hash chain broken at event:3")
+        );
+    }
+
+    #[test]
+    fn control_each_rule_names_the_first_divergent_event() {
+        let good = chain(&["work_started"]);
+        let cases: [(&[u8], &str, &str); 6] = [
+            (b"not json", "line 1", "not a UTF-8 JSON object"),
+            (br#"{"seq":1}"#, "line 1", "event needs a type"),
+            (
+                br#"{"type":"work_started","seq":2}"#,
+                "line 1",
+                "non-contiguous seq",
+            ),
+            (
+                br#"{"type":"work_started","id":"event:9"}"#,
+                "line 1",
+                "invalid event id",
+            ),
+            (
+                br#"{"type":"work_started","prev_sha256":"abc"}"#,
+                "line 1",
+                "not a sha256 digest",
+            ),
+            (
+                br#"{"type":"work_started","data":[1]}"#,
+                "line 1",
+                "data must be a JSON object",
+            ),
+        ];
+        for (bytes, name, needle) in cases {
+            let (report, _) = verify([(1, bytes)], None);
+            assert_eq!(report.first_divergent.as_deref(), Some(name), "{needle}");
+            assert!(report.problem.unwrap().contains(needle), "{needle}");
+        }
+        let (report, _) = verify(entries(&good), None);
+        assert_eq!(report.status, ChainStatus::Intact);
+    }
+
+    #[test]
+    fn control_a_forbidden_transition_breaks_the_chain_when_a_spec_is_given() {
+        let lines = chain(&["work_started", "verified"]);
+        let (report, _) = verify(entries(&lines), Some(Manifest::built_in().loop_spec()));
+        assert_eq!(report.first_divergent.as_deref(), Some("event:2"));
+        assert_eq!(
+            report.problem.as_deref(),
+            Some("invalid transition at event 2: active --verified--> ?")
+        );
+        let (report, _) = verify(entries(&lines), None);
+        assert_eq!(
+            report.status,
+            ChainStatus::Intact,
+            "without a spec only the chain rules apply"
+        );
+    }
+
+    #[test]
+    fn split_lines_counts_blank_lines_and_strips_carriage_returns() {
+        let lines = split_lines(b"a\r\n\nb\n");
+        assert_eq!(lines, vec![(1, b"a".as_slice()), (3, b"b".as_slice())]);
+    }
+}

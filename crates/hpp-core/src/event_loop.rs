@@ -1,0 +1,330 @@
+//! The loop: the state machine every piece of work walks, and its projection.
+//!
+//! CONCEPTS.md "loop" and "gate": work advances only through a recorded event, and each
+//! transition passes a named gate (scope, fresh-evidence, read-only-checker, human, closure).
+//! The machine is data, read from the `loop` block of `hpp.manifest.json`; there is no built-in
+//! default, so a missing or invalid block is a refusal. This module is pure: it validates the
+//! block and projects a history of event types onto it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The event type that counts as recorded evidence.
+pub const EVIDENCE_EVENT: &str = "evidence_recorded";
+/// The event type that closes a loop; it requires at least one evidence event before it.
+pub const CLOSING_EVENT: &str = "verified";
+
+/// Why a loop block or a history was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The manifest's `loop` block is missing or does not describe a machine.
+    #[error("invalid loop block in the manifest: {0}")]
+    InvalidSpec(String),
+    /// An event has no transition from the state the loop is in.
+    #[error("invalid transition at event {index}: {state} --{event}--> ?")]
+    InvalidTransition {
+        /// 1-based position of the refused event.
+        index: usize,
+        /// The state the loop was in.
+        state: String,
+        /// The refused event type.
+        event: String,
+    },
+    /// A closing event came before any evidence was recorded.
+    #[error("verified requires at least one recorded evidence item")]
+    ClosingWithoutEvidence,
+}
+
+/// One allowed move of the loop: `from --event--> to`, guarded by `gate`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Transition {
+    /// The state the loop must be in.
+    pub from: String,
+    /// The event type that moves it.
+    pub event: String,
+    /// The state it moves to.
+    pub to: String,
+    /// The gate this transition passes through.
+    pub gate: String,
+}
+
+/// The loop machine: initial state, transitions and the next step to show per state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopSpec {
+    initial: String,
+    transitions: Vec<Transition>,
+    next_step: BTreeMap<String, String>,
+}
+
+/// Where a history of events leaves the loop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Projection {
+    /// The current state.
+    pub state: String,
+    /// How many events the history holds.
+    pub event_count: usize,
+    /// How many of them recorded evidence.
+    pub evidence_count: usize,
+    /// The event types, oldest first.
+    pub history: Vec<String>,
+    /// What to do next, from the manifest's `next_step` map.
+    pub next_step: String,
+}
+
+impl LoopSpec {
+    /// Reads and validates a manifest's `loop` block.
+    ///
+    /// The block is `{"initial": S, "states": [S...], "next_step": {S: text}, "transitions":
+    /// [{"from", "event", "to", "gate"}...]}`; every state it names must be declared, each
+    /// `(from, event)` pair must be unique, and every state needs a next step.
+    pub fn from_json(block: &Value) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidSpec(why.to_owned());
+        let obj = block
+            .as_object()
+            .ok_or_else(|| bad("loop must be an object"))?;
+        let text = |v: Option<&Value>, what: &str| -> Result<String, Error> {
+            match v.and_then(Value::as_str) {
+                Some(s) if !s.trim().is_empty() => Ok(s.to_owned()),
+                _ => Err(bad(&format!("{what} must be a non-empty string"))),
+            }
+        };
+        let states: BTreeSet<String> = obj
+            .get("states")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| bad("states must be a non-empty list"))?
+            .iter()
+            .map(|s| text(Some(s), "every state"))
+            .collect::<Result<_, _>>()?;
+        let initial = text(obj.get("initial"), "initial")?;
+        if !states.contains(&initial) {
+            return Err(bad(&format!(
+                "initial state {initial} is not a declared state"
+            )));
+        }
+        let raw = obj
+            .get("transitions")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| bad("transitions must be a non-empty list"))?;
+        let mut transitions = Vec::with_capacity(raw.len());
+        let mut seen = BTreeSet::new();
+        for t in raw {
+            let t = Transition {
+                from: text(t.get("from"), "transition from")?,
+                event: text(t.get("event"), "transition event")?,
+                to: text(t.get("to"), "transition to")?,
+                gate: text(t.get("gate"), "transition gate")?,
+            };
+            for state in [&t.from, &t.to] {
+                if !states.contains(state) {
+                    return Err(bad(&format!("transition names undeclared state {state}")));
+                }
+            }
+            if !seen.insert((t.from.clone(), t.event.clone())) {
+                return Err(bad(&format!(
+                    "two transitions leave {} on {}",
+                    t.from, t.event
+                )));
+            }
+            transitions.push(t);
+        }
+        let steps = obj
+            .get("next_step")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("next_step must be an object mapping each state to a step"))?;
+        let mut next_step = BTreeMap::new();
+        for state in &states {
+            next_step.insert(
+                state.clone(),
+                text(steps.get(state), &format!("next_step.{state}"))?,
+            );
+        }
+        Ok(Self {
+            initial,
+            transitions,
+            next_step,
+        })
+    }
+
+    /// Returns the initial state.
+    pub fn initial(&self) -> &str {
+        &self.initial
+    }
+
+    /// Returns the transitions, in manifest order.
+    pub fn transitions(&self) -> &[Transition] {
+        &self.transitions
+    }
+
+    /// Returns the transition `state --event-->`, if the machine has one.
+    pub fn step(&self, state: &str, event: &str) -> Option<&Transition> {
+        self.transitions
+            .iter()
+            .find(|t| t.from == state && t.event == event)
+    }
+
+    /// Projects a history of event types onto the machine, refusing the first event that has no
+    /// transition from the state before it.
+    ///
+    /// ```
+    /// # let manifest: serde_json::Value = serde_json::from_str(hpp_core::manifest::BUILT_IN).unwrap();
+    /// let spec = hpp_core::event_loop::LoopSpec::from_json(&manifest["loop"]).unwrap();
+    /// let p = spec.project(["work_started", "evidence_recorded"]).unwrap();
+    /// assert_eq!(p.state, "evidenced");
+    /// assert!(spec.project(["verified"]).is_err());
+    /// ```
+    pub fn project<'a>(
+        &self,
+        history: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Projection, Error> {
+        let mut state = self.initial.as_str();
+        let mut types = Vec::new();
+        let mut evidence_count = 0;
+        for (i, event) in history.into_iter().enumerate() {
+            let t = self
+                .step(state, event)
+                .ok_or_else(|| Error::InvalidTransition {
+                    index: i + 1,
+                    state: state.to_owned(),
+                    event: event.to_owned(),
+                })?;
+            if event == EVIDENCE_EVENT {
+                evidence_count += 1;
+            }
+            if event == CLOSING_EVENT && evidence_count == 0 {
+                return Err(Error::ClosingWithoutEvidence);
+            }
+            state = &t.to;
+            types.push(event.to_owned());
+        }
+        Ok(Projection {
+            state: state.to_owned(),
+            event_count: types.len(),
+            evidence_count,
+            next_step: self.next_step.get(state).cloned().unwrap_or_default(),
+            history: types,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> LoopSpec {
+        let manifest: Value = serde_json::from_str(crate::manifest::BUILT_IN).unwrap();
+        LoopSpec::from_json(&manifest["loop"]).unwrap()
+    }
+
+    #[test]
+    fn five_events_reach_verified_through_the_five_gates() {
+        let p = spec()
+            .project([
+                "work_started",
+                "evidence_recorded",
+                "check_passed",
+                "human_approved",
+                "verified",
+            ])
+            .unwrap();
+        assert_eq!(p.state, "verified");
+        assert_eq!(p.event_count, 5);
+        assert_eq!(p.evidence_count, 1);
+        assert_eq!(p.next_step, "no-op");
+        let gates: Vec<_> = spec()
+            .transitions()
+            .iter()
+            .map(|t| t.gate.clone())
+            .collect();
+        assert_eq!(
+            gates,
+            [
+                "scope",
+                "fresh-evidence",
+                "read-only-checker",
+                "human",
+                "closure"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_history_is_the_initial_state() {
+        let p = spec().project([]).unwrap();
+        assert_eq!(
+            (p.state.as_str(), p.next_step.as_str()),
+            ("planned", "start work")
+        );
+    }
+
+    #[test]
+    fn control_out_of_order_event_is_refused_with_the_reference_message() {
+        let err = spec().project(["verified"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid transition at event 1: planned --verified--> ?"
+        );
+        let err = spec()
+            .project(["work_started", "work_started"])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid transition at event 2: active --work_started--> ?"
+        );
+    }
+
+    #[test]
+    fn control_closing_without_evidence_is_refused_even_if_a_manifest_allows_it() {
+        let block = json!({
+            "initial": "a", "states": ["a", "b"], "next_step": {"a": "go", "b": "done"},
+            "transitions": [{"from": "a", "event": "verified", "to": "b", "gate": "closure"}]
+        });
+        let spec = LoopSpec::from_json(&block).unwrap();
+        assert_eq!(
+            spec.project(["verified"]).unwrap_err(),
+            Error::ClosingWithoutEvidence
+        );
+    }
+
+    #[test]
+    fn control_invalid_loop_blocks_are_refused() {
+        let ok = json!({
+            "initial": "a", "states": ["a"], "next_step": {"a": "go"},
+            "transitions": [{"from": "a", "event": "e", "to": "a", "gate": "g"}]
+        });
+        assert!(LoopSpec::from_json(&ok).is_ok());
+        let cases = [
+            (json!(null), "loop must be an object"),
+            (json!({"initial": "x", "states": ["a"]}), "initial state x"),
+            (json!({"initial": "a", "states": []}), "states must be"),
+            (
+                json!({"initial": "a", "states": ["a"], "transitions": []}),
+                "transitions must be",
+            ),
+            (
+                json!({"initial": "a", "states": ["a"], "next_step": {"a": "go"},
+                       "transitions": [{"from": "a", "event": "e", "to": "z", "gate": "g"}]}),
+                "undeclared state z",
+            ),
+            (
+                json!({"initial": "a", "states": ["a"], "next_step": {},
+                       "transitions": [{"from": "a", "event": "e", "to": "a", "gate": "g"}]}),
+                "next_step.a",
+            ),
+            (
+                json!({"initial": "a", "states": ["a"], "next_step": {"a": "go"},
+                       "transitions": [{"from": "a", "event": "e", "to": "a", "gate": "g"},
+                                       {"from": "a", "event": "e", "to": "a", "gate": "h"}]}),
+                "two transitions leave a on e",
+            ),
+        ];
+        for (block, needle) in cases {
+            let err = LoopSpec::from_json(&block).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err} should contain {needle}");
+        }
+    }
+}

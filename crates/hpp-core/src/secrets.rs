@@ -1,0 +1,170 @@
+//! Secret-shape detection, used by every refusal that keeps a secret out of a record.
+//!
+//! Records under `refs/hpp/` are pushed with the repository, so anything secret-shaped that
+//! reached one would be published. The detector matches *shapes* (an assignment to a key named
+//! like a credential, a PEM header, a vendor token prefix), never words: prose that mentions a
+//! secret or a password is not a match. It is the reference harness's `_SECRET_PATTERN` plus the
+//! token shapes it checks on evidence command lines.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The reference pattern: credential-named key followed by `:` or `=`, a PEM header, or an
+/// `sk-` token.
+static SECRET_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:api[_-]?key|access[_-]?token|secret|password)\s*[:=]|-----BEGIN [A-Z ]+-----|\bsk-[A-Za-z0-9_-]{8,}",
+    )
+    .expect("the secret pattern is a valid regex")
+});
+
+/// Vendor token shapes: bearer tokens, GitHub tokens, Slack tokens, AWS access key ids.
+static TOKEN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i:\bbearer\s+[A-Za-z0-9._~+/-]{16,}=*)",
+        r"|\bgh[pousr]_[A-Za-z0-9]{20,}",
+        r"|\bgithub_pat_[A-Za-z0-9_]{20,}",
+        r"|\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    ))
+    .expect("the token shapes are a valid regex")
+});
+
+/// `NAME_TOKEN=value` style environment assignments on a command line.
+static ENV_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)=(.*)$",
+    )
+    .expect("the environment assignment pattern is a valid regex")
+});
+
+/// Flags whose value is a credential.
+const SECRET_FLAGS: &[&str] = &[
+    "--password",
+    "--token",
+    "--api-key",
+    "--secret",
+    "--access-token",
+    "--client-secret",
+    "--private-key",
+];
+
+/// Values of an environment-style assignment that are settings, not secrets.
+const HARMLESS_VALUES: &[&str] = &["true", "false", "yes", "no", "on", "off"];
+
+/// Tells whether `text` has the shape of a secret.
+///
+/// ```
+/// use hpp_core::secrets::looks_secret;
+/// assert!(looks_secret("password = hunter2"));
+/// assert!(!looks_secret("our secret sauce is that no password is involved"));
+/// ```
+pub fn looks_secret(text: &str) -> bool {
+    SECRET_PATTERN.is_match(text) || TOKEN_SHAPES.is_match(text)
+}
+
+/// Tells whether a command line (an argv) carries a secret: any argument of a secret shape, a
+/// credential flag with a value (`--token X` or `--token=X`), or a `NAME_TOKEN=value` assignment
+/// whose value is not a number or a boolean word.
+pub fn command_line_carries_secret<S: AsRef<str>>(argv: &[S]) -> bool {
+    let args: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    if looks_secret(&args.join(" ")) {
+        return true;
+    }
+    args.iter().enumerate().any(|(i, arg)| {
+        let lower = arg.to_ascii_lowercase();
+        let flag_with_value = SECRET_FLAGS.iter().any(|flag| {
+            lower
+                .strip_prefix(flag)
+                .is_some_and(|rest| rest.starts_with('=') && rest.len() > 1)
+                || (lower == *flag && args.get(i + 1).is_some_and(|next| !next.is_empty()))
+        });
+        flag_with_value
+            || ENV_ASSIGNMENT.captures(arg).is_some_and(|caps| {
+                let value = caps.get(1).map_or("", |m| m.as_str());
+                !value.is_empty()
+                    && value.parse::<f64>().is_err()
+                    && !HARMLESS_VALUES.contains(&value.to_ascii_lowercase().as_str())
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_shapes_match() {
+        for text in [
+            "api_key=abc",
+            "API-KEY: abc",
+            "access_token = x",
+            "password:x",
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "use sk-abcdefgh1234 here",
+        ] {
+            assert!(looks_secret(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn vendor_token_shapes_match() {
+        for text in [
+            "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345",
+            "ghp_0123456789abcdefghijABCDEFGHIJ",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "xoxb-1234567890-abcdef",
+            "AKIAIOSFODNN7EXAMPLE",
+        ] {
+            assert!(looks_secret(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn control_prose_about_secrets_is_not_a_secret() {
+        for text in [
+            "our secret sauce is that no password is involved",
+            "rotate the api key every month",
+            "the token bucket refills",
+            "skip the sk- prefix",
+            "AKIA is a prefix",
+        ] {
+            assert!(!looks_secret(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn command_lines_with_credentials_are_caught() {
+        assert!(command_line_carries_secret(&["curl", "--token", "abc"]));
+        assert!(command_line_carries_secret(&["curl", "--api-key=abc"]));
+        assert!(command_line_carries_secret(&[
+            "env",
+            "GITHUB_TOKEN=abc123",
+            "make"
+        ]));
+        assert!(command_line_carries_secret(&["deploy", "--password", "x"]));
+    }
+
+    #[test]
+    fn control_harmless_command_lines_pass() {
+        assert!(!command_line_carries_secret(&[
+            "cargo",
+            "test",
+            "--",
+            "--nocapture"
+        ]));
+        assert!(!command_line_carries_secret(&[
+            "env",
+            "USE_TOKEN=1",
+            "make"
+        ]));
+        assert!(!command_line_carries_secret(&[
+            "env",
+            "NPM_TOKEN=false",
+            "make"
+        ]));
+        assert!(!command_line_carries_secret(&["grep", "password", "docs/"]));
+        assert!(!command_line_carries_secret(&["tool", "--token"]));
+    }
+}

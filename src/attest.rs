@@ -1,0 +1,641 @@
+//! Attestations: a checker's verdict bound to exact bytes, kept under
+//! `refs/hpp/attestations/<tree>/<id>`.
+//!
+//! CONCEPTS.md "attestation" and "maker and checker": the checker (never the maker) records
+//! approved, revise or blocked for one workspace snapshot. The record binds the repository
+//! identity (a hash of the origin URL, never the URL), HEAD as an observation, the spec (path,
+//! sha256 and blob id), the snapshot tree and the evidence it relies on. Keyed by the snapshot
+//! tree, an attestation applies to every commit with that tree, so it survives a rebase, amend
+//! or squash that does not change content, and any change to a tracked or untracked file makes
+//! the current snapshot unattested. The record commit's tree holds `attestation.json`,
+//! `attestation.sig` when signed, the `spec` blob and the `snapshot` tree, so all of it travels
+//! with a push. A note on `refs/notes/hpp` mirrors it on the commit it was made at.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+
+use crate::events;
+use crate::evidence::{self, ArtifactCheck, Signing};
+use crate::sign::{self, AllowedSigners, SignatureReport};
+use hpp_core::attestation as record;
+use hpp_core::event_loop::LoopSpec;
+use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_store::refs::{self, LoopId};
+use hpp_store::{self as store, CommitId, Content, Store, TreeId};
+
+/// The record blob.
+pub const RECORD_FILE: &str = "attestation.json";
+/// The signature blob beside it.
+pub const SIGNATURE_FILE: &str = "attestation.sig";
+/// The spec blob kept in the record's tree.
+pub const SPEC_ENTRY: &str = "spec";
+/// The snapshot tree kept in the record's tree.
+pub const SNAPSHOT_ENTRY: &str = "snapshot";
+/// The sealed release-gate session kept in the record's tree, when one raised the verdict.
+pub const DELIBERATION_ENTRY: &str = "deliberation.json";
+
+/// A sealed release-gate session given to `attest create --deliberation`: its verdict can only
+/// make the recorded verdict stricter.
+pub struct Deliberation {
+    /// The verdict, already checked (intact, release gate, judged outside the maker's family,
+    /// grounded on evidence bundles).
+    pub verdict: hpp_core::deliberation::PanelVerdict,
+    /// The sealed record, kept in the attestation's tree so it travels with it.
+    pub record: Value,
+    /// The ref it was read from, when it was read from one.
+    pub record_ref: Option<String>,
+}
+
+/// Returns the stricter of a declared verdict and a panel's (approved < revise < blocked); a
+/// panel verdict that is not a recommendation of one of the three counts as `revise`.
+///
+/// ```
+/// use git_hpp::attest::stricter;
+/// assert_eq!(stricter("approved", "recommendation", Some("blocked")), "blocked");
+/// assert_eq!(stricter("revise", "recommendation", Some("approved")), "revise");
+/// assert_eq!(stricter("approved", "abstention", None), "revise");
+/// ```
+pub fn stricter(declared: &str, status: &str, value: Option<&str>) -> String {
+    let rank = |v: &str| record::VERDICTS.iter().position(|x| *x == v);
+    let panel = match (status, value) {
+        ("recommendation", Some(v)) if rank(v).is_some() => v,
+        _ => "revise",
+    };
+    if rank(panel) > rank(declared) {
+        panel.to_owned()
+    } else {
+        declared.to_owned()
+    }
+}
+
+/// Why an attestation operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad actors, session or verdict.
+    #[error(transparent)]
+    Input(#[from] record::Error),
+    /// The spec file does not exist.
+    #[error("spec not found: {0}")]
+    SpecNotFound(String),
+    /// The spec is outside the worktree.
+    #[error("spec must be inside the repository")]
+    SpecOutside,
+    /// A bare repository has no workspace to attest.
+    #[error("attestations need a worktree: this repository is bare")]
+    Bare,
+    /// No attestation by that name.
+    #[error("attestation not found: {0}")]
+    NotFound(String),
+    /// Evidence named by `--evidence` could not be found.
+    #[error(transparent)]
+    Evidence(#[from] evidence::Error),
+    /// Signing failed.
+    #[error(transparent)]
+    Sign(#[from] sign::Error),
+    /// The loop could not be read.
+    #[error(transparent)]
+    Loop(#[from] events::Error),
+    /// The store failed or refused.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// What `attest create` needs.
+pub struct CreateRequest<'a> {
+    /// The spec file (relative to the working directory or absolute), inside the worktree.
+    pub spec: &'a Path,
+    /// Who made the work.
+    pub maker: &'a str,
+    /// Who checked it.
+    pub checker: &'a str,
+    /// The review session id.
+    pub session: &'a str,
+    /// approved, revise or blocked.
+    pub verdict: &'a str,
+    /// Evidence bundles the verdict relies on (ids or refs).
+    pub evidence: &'a [String],
+    /// The loop whose recorded evidence is bound too, if it exists.
+    pub loop_id: Option<(&'a LoopSpec, LoopId)>,
+    /// Sign the record.
+    pub signing: Option<Signing>,
+}
+
+/// What `attest create` recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct Created {
+    /// Always `recorded`.
+    pub status: &'static str,
+    /// The ref it was stored at.
+    #[serde(rename = "ref")]
+    pub attestation_ref: String,
+    /// The record.
+    pub record: Map<String, Value>,
+    /// The commits that got a note: HEAD and branch tips whose tree is the attested snapshot.
+    pub noted: Vec<CommitId>,
+}
+
+/// Hashes the repository identity: the origin URL, normalised so a clone over another
+/// protocol, or by another relative path, agrees ([`record::normalize_remote_url`]; a local path
+/// is made absolute from the worktree root), else the worktree's directory name. Never the URL.
+pub fn repo_identity(store: &Store) -> (String, String) {
+    let name = store.workdir().and_then(|p| p.file_name()).map_or_else(
+        || "repository".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let source = match store.config_string("remote.origin.url") {
+        None => name.clone(),
+        Some(url) => record::normalize_remote_url(&url).unwrap_or_else(|| {
+            let path = url.strip_prefix("file://").unwrap_or(&url);
+            let base = store
+                .workdir()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| store.common_dir().to_path_buf());
+            let resolved = base
+                .join(path)
+                .canonicalize()
+                .unwrap_or_else(|_| base.join(path));
+            let text = resolved.to_string_lossy().into_owned();
+            text.trim_end_matches('/')
+                .trim_end_matches(".git")
+                .to_owned()
+        }),
+    };
+    (name, sha256_hex(source.as_bytes()))
+}
+
+/// Records an attestation of the current workspace snapshot.
+pub fn create(store: &Store, cwd: &Path, request: CreateRequest<'_>) -> Result<Created, Error> {
+    create_with(store, cwd, request, None)
+}
+
+/// Records an attestation, with a sealed release-gate session whose verdict can only make the
+/// recorded one stricter ([`stricter`]); the record names the session and its tree keeps it.
+pub fn create_with(
+    store: &Store,
+    cwd: &Path,
+    request: CreateRequest<'_>,
+    deliberation: Option<Deliberation>,
+) -> Result<Created, Error> {
+    let (maker, checker) = record::check_actors(request.maker, request.checker)?;
+    record::check_session(request.session)?;
+    let declared = record::check_verdict(request.verdict)?;
+    let verdict = match &deliberation {
+        Some(d) => stricter(&declared, &d.verdict.status, d.verdict.value.as_deref()),
+        None => declared,
+    };
+    let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
+    let spec_path = cwd.join(request.spec);
+    let spec_abs = spec_path
+        .canonicalize()
+        .map_err(|_| Error::SpecNotFound(request.spec.display().to_string()))?;
+    let root_abs = root.canonicalize().unwrap_or(root.clone());
+    let spec_rel = spec_abs
+        .strip_prefix(&root_abs)
+        .map_err(|_| Error::SpecOutside)?;
+    if spec_rel
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == ".git")
+    {
+        return Err(Error::SpecOutside);
+    }
+    let spec_rel = spec_rel.to_string_lossy().replace('\\', "/");
+    let spec_bytes = std::fs::read(&spec_abs)
+        .map_err(|_| Error::SpecNotFound(request.spec.display().to_string()))?;
+    let mut bound = Vec::new();
+    for name in request.evidence {
+        let evidence_ref = evidence::resolve(store, name)?;
+        bound.push(evidence_ref);
+    }
+    if let Some((spec, loop_id)) = &request.loop_id {
+        let state = events::read(store, spec, loop_id)?;
+        for event in &state.events {
+            if let Some(Value::String(r)) = event.data.get("evidence")
+                && r.starts_with(refs::EVIDENCE_PREFIX)
+                && !bound.contains(r)
+            {
+                bound.push(r.clone());
+            }
+        }
+    }
+    let mut evidence_list = Vec::new();
+    for evidence_ref in &bound {
+        let bytes = store
+            .read_file(evidence_ref, evidence::RECORD_FILE)?
+            .ok_or_else(|| Error::NotFound(evidence_ref.clone()))?;
+        let sha = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
+            v.get("record_sha256")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        evidence_list.push(json!({"ref": evidence_ref, "record_sha256": sha}));
+    }
+    let snapshot = store.snapshot()?;
+    let (repo_name, repo_id) = repo_identity(store);
+    let head = store.head_commit()?;
+    let now = OffsetDateTime::now_utc();
+    let created_at = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    );
+    let mut rec = json!({
+        "schema": record::SCHEMA,
+        "repo": {"name": repo_name, "id": repo_id},
+        "base_commit": head,
+        "spec": {"path": spec_rel, "sha256": sha256_hex(&spec_bytes), "blob": store.blob_id(&spec_bytes)},
+        "actors": {"maker": maker, "checker": checker},
+        "session": request.session,
+        "verdict": verdict,
+        "snapshot": {"tree": snapshot},
+        "evidence": evidence_list,
+        "created_at": created_at,
+    })
+    .as_object()
+    .cloned()
+    .expect("a JSON object literal");
+    if let Some(signing) = &request.signing {
+        rec.insert("signer".into(), json!(signing.signer));
+    }
+    if let Some(d) = &deliberation {
+        let mut panel = json!({
+            "record_sha256": d.verdict.record_sha256, "status": d.verdict.status,
+            "value": d.verdict.value, "judge_family": d.verdict.judge_family,
+        });
+        if let Some(r) = &d.record_ref {
+            panel["ref"] = json!(r);
+        }
+        rec.insert("deliberation".into(), panel);
+    }
+    let bytes = canonical_json(&Value::Object(rec.clone()));
+    let digest = sha256_hex(&bytes);
+    let mut entries = vec![
+        (RECORD_FILE, Content::Bytes(bytes.clone())),
+        (SPEC_ENTRY, Content::Bytes(spec_bytes)),
+        (SNAPSHOT_ENTRY, Content::Tree(snapshot.clone())),
+    ];
+    if let Some(d) = &deliberation {
+        entries.push((
+            DELIBERATION_ENTRY,
+            Content::Bytes(canonical_json(&d.record)),
+        ));
+    }
+    if let Some(signing) = &request.signing {
+        entries.push((
+            SIGNATURE_FILE,
+            Content::Bytes(sign::sign(&signing.key, &bytes)?.into_bytes()),
+        ));
+    }
+    let stamp = created_at.replace(['-', ':'], "");
+    let mut attestation_ref = String::new();
+    for n in 1..=100 {
+        let id = if n == 1 {
+            format!("{stamp}-{}", &digest[..12])
+        } else {
+            format!("{stamp}-{}-{n}", &digest[..12])
+        };
+        attestation_ref = refs::attestation(snapshot.as_str(), &id);
+        match store.create_record(
+            &attestation_ref,
+            &entries,
+            &format!("hpp attestation: {verdict} by {checker}"),
+        ) {
+            Ok(_) => break,
+            Err(store::Error::Moved { .. }) if n < 100 => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // Mirror it on every commit at hand that has this tree: HEAD and the local branch tips.
+    let mut tips: Vec<CommitId> = head.into_iter().collect();
+    tips.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
+    tips.sort();
+    tips.dedup();
+    let line = format!(
+        "hpp attestation: {verdict} by {checker} (maker {maker}, session {}) {attestation_ref}\n",
+        request.session
+    );
+    let mut noted = Vec::new();
+    for commit in tips {
+        if store.commit_tree(&commit)? != snapshot {
+            continue;
+        }
+        let mut text = store
+            .note(&commit)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&line);
+        store.set_note(&commit, text.as_bytes())?;
+        noted.push(commit);
+    }
+    Ok(Created {
+        status: "recorded",
+        attestation_ref,
+        record: rec,
+        noted,
+    })
+}
+
+/// How strictly to verify.
+#[derive(Clone, Copy)]
+pub struct VerifyOptions<'a> {
+    /// The allowed-signers file, if one is configured.
+    pub allowed: Option<&'a AllowedSigners>,
+    /// Whether a verified signature is required even without a file (then nothing can pass).
+    pub require_signed: bool,
+}
+
+/// One attestation, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub attestation_ref: String,
+    /// The reference's mismatch names; empty when it holds.
+    pub mismatches: Vec<&'static str>,
+    /// The recorded verdict.
+    pub verdict: Option<String>,
+    /// The checker.
+    pub checker: Option<String>,
+    /// The signature check.
+    pub signature: SignatureReport,
+    /// Evidence bundles that did not verify, with why.
+    pub evidence_problems: Vec<String>,
+}
+
+/// The verdict on one tree: valid when at least one attestation of it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct TreeVerification {
+    /// Always [`record::VERIFICATION_SCHEMA`].
+    pub schema: &'static str,
+    /// `valid` or `blocked`.
+    pub status: &'static str,
+    /// The tree verified.
+    pub tree: TreeId,
+    /// The attestation that holds, if any.
+    pub attestation: Option<String>,
+    /// The mismatches of the best candidate (or `snapshot_digest` when there is none).
+    pub mismatches: Vec<&'static str>,
+    /// Every attestation of the tree, judged.
+    pub candidates: Vec<Judged>,
+}
+
+impl TreeVerification {
+    /// Tells whether the tree has a valid attestation.
+    pub fn is_valid(&self) -> bool {
+        self.status == "valid"
+    }
+}
+
+/// Verifies the attestations of `tree` (all of them, or only `only`).
+pub fn verify_tree(
+    store: &Store,
+    tree: &TreeId,
+    only: Option<&str>,
+    options: VerifyOptions<'_>,
+) -> Result<TreeVerification, Error> {
+    let names: Vec<String> = match only {
+        Some(name) => vec![name.to_owned()],
+        None => store
+            .list(&refs::attestations_of(tree.as_str()))?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect(),
+    };
+    let (_, repo_id) = repo_identity(store);
+    let mut candidates = Vec::new();
+    for name in names {
+        candidates.push(judge(store, tree, &name, &repo_id, options)?);
+    }
+    let best = candidates
+        .iter()
+        .find(|c| c.mismatches.is_empty())
+        .or_else(|| candidates.iter().min_by_key(|c| c.mismatches.len()));
+    let (status, attestation, mismatches) = match best {
+        Some(c) if c.mismatches.is_empty() => {
+            ("valid", Some(c.attestation_ref.clone()), Vec::new())
+        }
+        Some(c) => (
+            "blocked",
+            Some(c.attestation_ref.clone()),
+            c.mismatches.clone(),
+        ),
+        None => ("blocked", None, vec!["snapshot_digest"]),
+    };
+    Ok(TreeVerification {
+        schema: record::VERIFICATION_SCHEMA,
+        status,
+        tree: tree.clone(),
+        attestation,
+        mismatches,
+        candidates,
+    })
+}
+
+fn judge(
+    store: &Store,
+    tree: &TreeId,
+    name: &str,
+    repo_id: &str,
+    options: VerifyOptions<'_>,
+) -> Result<Judged, Error> {
+    // A ref without a record is a failed candidate, never a reason to stop judging the others.
+    let bytes = store.read_file(name, RECORD_FILE)?.unwrap_or_default();
+    let sig = store.read_file(name, SIGNATURE_FILE)?;
+    let rec = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let signature = sign::check(
+        &bytes,
+        sig.as_deref(),
+        text(rec.get("signer")).as_deref(),
+        options.allowed,
+        OffsetDateTime::now_utc(),
+    );
+    let signature_ok = match (options.allowed, options.require_signed) {
+        (Some(_), _) => signature.is_verified(),
+        (None, true) => false,
+        (None, false) => true,
+    };
+    let stored_spec = store.read_file(name, SPEC_ENTRY)?;
+    let spec_path = text(rec.get("spec").and_then(|s| s.get("path"))).unwrap_or_default();
+    let mut evidence_problems = Vec::new();
+    for item in rec
+        .get("evidence")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let evidence_ref = text(item.get("ref")).unwrap_or_default();
+        let expected = text(item.get("record_sha256"));
+        // The attestation binds each bundle by its self-hash, so its own signature covers them.
+        match evidence::verify(store, &evidence_ref, None, ArtifactCheck::RecordOnly) {
+            Ok(v) if v.status == "valid" && v.record_sha256 == expected => {}
+            Ok(v) if v.status == "valid" => evidence_problems.push(format!(
+                "{evidence_ref} is not the record that was attested"
+            )),
+            Ok(v) => evidence_problems.push(format!("{evidence_ref}: {}", v.problems.join("; "))),
+            Err(evidence::Error::NotFound(_)) => {
+                evidence_problems.push(format!("{evidence_ref} is missing"))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let observed = record::Observed {
+        tree: tree.to_string(),
+        stored_snapshot: store.entry_id(name, SNAPSHOT_ENTRY)?,
+        stored_spec_sha256: stored_spec.as_deref().map(sha256_hex),
+        stored_spec_blob: store.entry_id(name, SPEC_ENTRY)?,
+        tree_spec_blob: if spec_path.is_empty() {
+            None
+        } else {
+            store.tree_entry_id(tree, &spec_path)?
+        },
+        repo_id: repo_id.to_owned(),
+        signature_ok,
+        evidence_ok: evidence_problems.is_empty(),
+        deliberation_ok: deliberation_holds(store, name, &rec)?,
+    };
+    Ok(Judged {
+        attestation_ref: name.to_owned(),
+        mismatches: record::mismatches(&rec, &observed),
+        verdict: text(rec.get("verdict")),
+        checker: text(rec.get("actors").and_then(|a| a.get("checker"))),
+        signature,
+        evidence_problems,
+    })
+}
+
+/// Tells whether the House Session an attestation names is kept in its tree, still verifies,
+/// is the one named, and leaves the recorded verdict at least as strict as its own; true when
+/// the attestation names none.
+fn deliberation_holds(store: &Store, name: &str, rec: &Map<String, Value>) -> Result<bool, Error> {
+    let Some(named) = rec.get("deliberation") else {
+        return Ok(true);
+    };
+    let Some(bytes) = store.read_file(name, DELIBERATION_ENTRY)? else {
+        return Ok(false);
+    };
+    let Ok(sealed) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(false);
+    };
+    if !hpp_core::deliberation::verify_record(&sealed).is_intact()
+        || sealed["record_sha256"] != named["record_sha256"]
+    {
+        return Ok(false);
+    }
+    let verdict = &sealed["verdict"];
+    let recorded = rec
+        .get("verdict")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let floor = stricter(
+        recorded,
+        verdict["status"].as_str().unwrap_or_default(),
+        verdict["value"].as_str(),
+    );
+    Ok(floor == recorded)
+}
+
+/// Finds the tree an attestation ref is keyed by: `refs/hpp/attestations/<tree>/<id>` or
+/// `<tree>/<id>`.
+pub fn resolve(store: &Store, name: &str) -> Result<(TreeId, String), Error> {
+    let full = if name.starts_with("refs/") {
+        name.to_owned()
+    } else {
+        format!("{}{name}", refs::ATTESTATIONS_PREFIX)
+    };
+    let tree = full
+        .strip_prefix(refs::ATTESTATIONS_PREFIX)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(TreeId::parse)
+        .ok_or_else(|| Error::NotFound(name.to_owned()))?;
+    store
+        .tip(&full)?
+        .ok_or_else(|| Error::NotFound(name.to_owned()))?;
+    Ok((tree, full))
+}
+
+/// The verdict on one commit: its tree's attestation check.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitVerdict {
+    /// The commit.
+    pub commit: CommitId,
+    /// Whether it passes.
+    pub ok: bool,
+    /// What is missing, in a sentence, when it does not.
+    pub missing: Option<String>,
+    /// The command that would fix it, when it does not.
+    pub fix: Option<String>,
+    /// The tree's verification.
+    pub verification: TreeVerification,
+}
+
+/// Verifies each commit of a revision or range: is there an approved attestation of its tree,
+/// signed by an allowed signer when signing is required, whose evidence still verifies? Looks
+/// each tree's attestations up by ref prefix, never scanning all of them.
+pub fn verify_commits(
+    store: &Store,
+    spec: &str,
+    options: VerifyOptions<'_>,
+) -> Result<Vec<CommitVerdict>, Error> {
+    let mut out = Vec::new();
+    for commit in store.commits_in(spec)? {
+        let tree = store.commit_tree(&commit)?;
+        let verification = verify_tree(store, &tree, None, options)?;
+        let (missing, fix) = if verification.is_valid() {
+            (None, None)
+        } else if verification.candidates.is_empty() {
+            (
+                Some(format!("no attestation for its tree {tree}")),
+                Some("check out this commit, then: git hpp attest create --spec SPEC --maker MAKER --checker CHECKER --session ID --verdict approved [--sign-key KEY]".to_owned()),
+            )
+        } else {
+            let best = verification
+                .candidates
+                .iter()
+                .min_by_key(|c| c.mismatches.len())
+                .expect("not empty");
+            let mut why = format!(
+                "its attestation does not hold ({})",
+                verification.mismatches.join(", ")
+            );
+            if verification.mismatches.contains(&"signature") {
+                why.push_str(&format!(
+                    ": {}",
+                    best.signature.detail.clone().unwrap_or_else(|| {
+                        "signing is required but no allowed-signers file is configured".into()
+                    })
+                ));
+            }
+            if let Some(problem) = best.evidence_problems.first() {
+                why.push_str(&format!(": {problem}"));
+            }
+            let fix = if verification.mismatches.contains(&"signature") {
+                "configure the signers with `git config hpp.allowedSignersFile FILE`, or re-attest with --sign-key KEY"
+            } else {
+                "re-check the work and record a new attestation with `git hpp attest create ... --verdict approved`"
+            };
+            (Some(why), Some(fix.to_owned()))
+        };
+        out.push(CommitVerdict {
+            ok: verification.is_valid(),
+            commit,
+            missing,
+            fix,
+            verification,
+        });
+    }
+    Ok(out)
+}

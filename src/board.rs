@@ -1,0 +1,173 @@
+//! The board's workflow: read the log from `refs/hpp/board/log`, decide, append by
+//! compare-and-swap. A writer that loses the race re-reads the new tip, decides again against
+//! it (so no rule is checked against a stale board) and retries, up to [`MAX_ATTEMPTS`] times.
+
+use serde_json::Value;
+
+use hpp_core::board::{Event, Request, decide};
+use hpp_core::record::canonical_json;
+use hpp_store::{self as store, CommitId, NewRecord, Store, refs};
+
+/// The schema of each write's `events.json`: `{"schema": SCHEMA, "events": [...]}`.
+pub const SCHEMA: &str = "hpp.board/v1";
+
+/// The blob of each board commit: the 1..n events of one write.
+pub const FILE: &str = "events.json";
+
+/// How many times a write is tried against a moving tip before giving up.
+pub const MAX_ATTEMPTS: usize = 64;
+
+/// Why reading or writing the board failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A board rule refused the request.
+    #[error(transparent)]
+    Rule(#[from] hpp_core::board::Error),
+    /// A commit of the log does not hold a list of board events.
+    #[error("the board log is corrupt at {commit}: {detail}")]
+    Corrupt {
+        /// The commit.
+        commit: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The log holds an event no rule allows after the ones before it.
+    #[error("the board log holds an invalid event (#{}): {detail}", index + 1)]
+    Invalid {
+        /// Where, counting from 0.
+        index: usize,
+        /// Why.
+        detail: String,
+    },
+    /// Too many writers at once.
+    #[error("the board log kept moving: gave up after {0} attempts")]
+    Contended(usize),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// The board as read: its tip and every event, oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct Board {
+    /// The log's tip (`None`: the board is empty).
+    pub tip: Option<CommitId>,
+    /// Every event, in the order written.
+    pub events: Vec<Event>,
+}
+
+/// One write of the log, as stored.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Write {
+    schema: String,
+    events: Vec<Event>,
+}
+
+/// What a write appended.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The commit of the write.
+    pub commit: CommitId,
+    /// The events appended.
+    pub events: Vec<Event>,
+    /// How many attempts it took.
+    pub attempts: usize,
+}
+
+/// Reads every board event.
+pub fn read(store: &Store) -> Result<Board, Error> {
+    let chain = store.read_chain(refs::BOARD_LOG, FILE)?;
+    let mut events = Vec::new();
+    for link in &chain.links {
+        let corrupt = |detail: String| Error::Corrupt {
+            commit: link.commit.to_string(),
+            detail,
+        };
+        let bytes = link
+            .payload
+            .as_ref()
+            .ok_or_else(|| corrupt(format!("no {FILE}")))?;
+        let write: Write = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+        if write.schema != SCHEMA {
+            return Err(corrupt(format!(
+                "schema {:?}, expected {SCHEMA}",
+                write.schema
+            )));
+        }
+        let batch = write.events;
+        if batch.is_empty() {
+            return Err(corrupt("a write with no event".into()));
+        }
+        events.extend(batch);
+    }
+    // A write that did not come through the rules (by hand, by another tool) is found here,
+    // before any rule is checked against it.
+    if let Err((index, detail)) = hpp_core::board::validate(&events) {
+        return Err(Error::Invalid { index, detail });
+    }
+    Ok(Board {
+        tip: chain.tip,
+        events,
+    })
+}
+
+/// Decides `request` against the board and appends what it produced, in one commit.
+pub fn write(store: &Store, request: &Request, ts: &str) -> Result<Written, Error> {
+    for attempt in 1..=MAX_ATTEMPTS {
+        let board = read(store)?;
+        let events = decide(&board.events, request, ts)?;
+        let value = serde_json::to_value(Write {
+            schema: SCHEMA.to_owned(),
+            events: events.clone(),
+        })
+        .expect("board events serialise");
+        let bytes = canonical_json(&value);
+        let message = summary(&events);
+        let record = NewRecord {
+            file: FILE,
+            bytes: &bytes,
+            message: &message,
+        };
+        match store.append(refs::BOARD_LOG, board.tip.as_ref(), &record) {
+            Ok(commit) => {
+                return Ok(Written {
+                    commit,
+                    events,
+                    attempts: attempt,
+                });
+            }
+            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => backoff(attempt),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(Error::Contended(MAX_ATTEMPTS))
+}
+
+/// The commit message: one line per event (`hpp board: ITEM STATE`).
+fn summary(events: &[Event]) -> String {
+    let lines: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            Event::Item(e) => format!("{} {}", e.item_id, e.state),
+            Event::Competition(e) => format!("competition {} {}", e.task_id, e.state.as_str()),
+        })
+        .collect();
+    format!("hpp board: {}", lines.join(", "))
+}
+
+/// Waits a little before the next attempt, longer each time, jittered so racers spread.
+fn backoff(attempt: usize) {
+    let jitter = u64::from(std::process::id() % 13) * 37
+        + u64::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_micros() % 997),
+        );
+    let micros = 300 * (attempt.min(12) as u64) + jitter;
+    std::thread::sleep(std::time::Duration::from_micros(micros));
+}
+
+/// The events as one JSON value (for `status`).
+pub fn to_value(events: &[&Event]) -> Value {
+    serde_json::to_value(events).expect("board events serialise")
+}

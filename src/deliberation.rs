@@ -1,0 +1,235 @@
+//! Sealed House Sessions in the store (CONCEPTS.md "House Session"): a session the core's rules
+//! sealed ([`hpp_core::deliberation`]) is kept at `refs/hpp/deliberations/<id>`, created once
+//! ([`store_record`]), and read back and re-verified ([`resolve`], [`load`]).
+
+use serde_json::Value;
+
+use crate::sign::{self, AllowedSigners, SignatureReport};
+use hpp_core::deliberation::{record_id, str_of};
+use hpp_core::record::canonical_json;
+use hpp_store::refs::DELIBERATIONS_PREFIX;
+use hpp_store::{self as store, Content, Store};
+
+/// The sealed record blob in a deliberation commit's tree.
+pub const RECORD_FILE: &str = "record.json";
+/// The signature blob beside it (SSHSIG, namespace `hpp`, over the bytes of [`RECORD_FILE`]).
+pub const SIGNATURE_FILE: &str = "record.sig";
+/// The principal that signed, beside the signature (the record's own keys are fixed by its schema).
+pub const SIGNER_FILE: &str = "signer";
+/// The person's decision, outside the seal: added by `deliberate decide` in a child commit of
+/// the sealed record, `{"value": an option, "by": who, "note"?: text}`.
+pub const HUMAN_DECISION_FILE: &str = "human_decision.json";
+
+/// Why keeping or reading a sealed record at a ref failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No sealed record by that name.
+    #[error("no deliberation record named {0}")]
+    NotFound(String),
+    /// The name matches more than one record.
+    #[error("{0} names more than one deliberation record; use its full id")]
+    Ambiguous(String),
+    /// The id is taken by a different record.
+    #[error("{0} already holds a different deliberation record; a record is written once")]
+    Taken(String),
+    /// The ref holds no readable record.
+    #[error("{name}: {detail}")]
+    Unreadable {
+        /// The ref.
+        name: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Signing failed.
+    #[error(transparent)]
+    Sign(#[from] sign::Error),
+    /// The store failed or refused.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// Keeps a sealed record at `refs/hpp/deliberations/<id>`, created once: the commit's tree holds
+/// `panel.json`, `turns/<n>.json`, `judge.json` (when judged), `rationale.json` (when given),
+/// `record.json` and, when signed, `record.sig` and `signer`. Recording the same sealed record
+/// again returns the ref it already has.
+pub fn store_record(
+    store: &Store,
+    record: &Value,
+    signing: Option<&crate::evidence::Signing>,
+) -> Result<String, StoreError> {
+    let name = format!("{DELIBERATIONS_PREFIX}{}", record_id(record));
+    let bytes = canonical_json(record);
+    if store.tip(&name)?.is_some() {
+        let existing = store.read_file(&name, RECORD_FILE)?;
+        let signed = store.read_file(&name, SIGNATURE_FILE)?.is_some();
+        if existing.as_deref() == Some(bytes.as_slice()) && (signing.is_none() || signed) {
+            return Ok(name);
+        }
+        return Err(StoreError::Taken(name));
+    }
+    let mut entries: Vec<(String, Content)> = Vec::new();
+    let part = |key: &str| canonical_json(record.get(key).unwrap_or(&Value::Null));
+    entries.push(("panel.json".into(), Content::Bytes(part("panel"))));
+    for (n, turn) in record
+        .get("turns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        entries.push((
+            format!("turns/{}.json", n + 1),
+            Content::Bytes(canonical_json(turn)),
+        ));
+    }
+    if record.get("judge").is_some_and(|j| !j.is_null()) {
+        entries.push(("judge.json".into(), Content::Bytes(part("judge"))));
+    }
+    if record.get("rationale").is_some_and(|r| !r.is_null()) {
+        entries.push(("rationale.json".into(), Content::Bytes(part("rationale"))));
+    }
+    entries.push((RECORD_FILE.into(), Content::Bytes(bytes.clone())));
+    if let Some(signing) = signing {
+        let armored = sign::sign(&signing.key, &bytes)?;
+        entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
+        entries.push((
+            SIGNER_FILE.into(),
+            Content::Bytes(signing.signer.as_str().as_bytes().to_vec()),
+        ));
+    }
+    let borrowed: Vec<(&str, Content)> = entries
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.clone()))
+        .collect();
+    let verdict = record.get("verdict").cloned().unwrap_or(Value::Null);
+    let message = format!(
+        "hpp deliberation {}: {} {}",
+        record_id(record),
+        str_of(&verdict, "status"),
+        verdict.get("value").and_then(Value::as_str).unwrap_or("-")
+    );
+    store.create_record(&name, &borrowed, &message)?;
+    Ok(name)
+}
+
+/// Finds a sealed record's ref: a full `refs/hpp/deliberations/<id>`, an `<id>`, or a panel id
+/// that names exactly one record.
+pub fn resolve(store: &Store, name: &str) -> Result<String, StoreError> {
+    if name.starts_with("refs/") {
+        return match store.tip(name)? {
+            Some(_) => Ok(name.to_owned()),
+            None => Err(StoreError::NotFound(name.to_owned())),
+        };
+    }
+    let all = store.list(DELIBERATIONS_PREFIX)?;
+    if let Some((full, _)) = all
+        .iter()
+        .find(|(full, _)| full.strip_prefix(DELIBERATIONS_PREFIX) == Some(name))
+    {
+        return Ok(full.clone());
+    }
+    let matching: Vec<&String> = all
+        .iter()
+        .map(|(full, _)| full)
+        .filter(|full| {
+            full.strip_prefix(DELIBERATIONS_PREFIX)
+                .and_then(|rest| rest.strip_prefix(name))
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|rest| rest.len() == 12 && !rest.contains('-'))
+        })
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(StoreError::NotFound(name.to_owned())),
+        _ => Err(StoreError::Ambiguous(name.to_owned())),
+    }
+}
+
+/// A sealed record read from its ref, with what the ref's tree says beside it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The record, parsed.
+    pub record: Value,
+    /// The exact bytes of `record.json`.
+    pub bytes: Vec<u8>,
+    /// The signature check.
+    pub signature: SignatureReport,
+    /// Tree entries that do not match the sealed record (empty when consistent).
+    pub problems: Vec<String>,
+}
+
+/// Reads the sealed record at `name` and checks its tree's side files against it and its
+/// signature (against `allowed`, when given).
+pub fn load(
+    store: &Store,
+    name: &str,
+    allowed: Option<&AllowedSigners>,
+) -> Result<Loaded, StoreError> {
+    let unreadable = |detail: &str| StoreError::Unreadable {
+        name: name.to_owned(),
+        detail: detail.to_owned(),
+    };
+    let bytes = store
+        .read_file(name, RECORD_FILE)?
+        .ok_or_else(|| unreadable("holds no record.json"))?;
+    let record: Value =
+        serde_json::from_slice(&bytes).map_err(|_| unreadable("record.json is not JSON"))?;
+    let sig = store.read_file(name, SIGNATURE_FILE)?;
+    let signer = store
+        .read_file(name, SIGNER_FILE)?
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned());
+    let signature = sign::check(
+        &bytes,
+        sig.as_deref(),
+        signer.as_deref(),
+        allowed,
+        time::OffsetDateTime::now_utc(),
+    );
+    let mut problems = Vec::new();
+    let mut side = |path: &str, expected: Option<&Value>| -> Result<(), StoreError> {
+        let found = store.read_file(name, path)?;
+        let expected = expected.filter(|v| !v.is_null()).map(canonical_json);
+        if found != expected {
+            problems.push(format!("{path} in the ref's tree is not the sealed one"));
+        }
+        Ok(())
+    };
+    side("panel.json", record.get("panel"))?;
+    side("judge.json", record.get("judge"))?;
+    side("rationale.json", record.get("rationale"))?;
+    let turns = record
+        .get("turns")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (n, turn) in turns.iter().enumerate() {
+        side(&format!("turns/{}.json", n + 1), Some(turn))?;
+    }
+    side(&format!("turns/{}.json", turns.len() + 1), None)?;
+    if let Some(map) = record.as_object()
+        && map.contains_key("human_decision")
+        && !map["human_decision"].is_null()
+    {
+        // record.json is written once with a null decision; a person's decision is the
+        // separate HUMAN_DECISION_FILE of a later commit.
+        problems.push("a record kept in a ref carries no human_decision".into());
+    }
+    let mut record = record;
+    if let Some(human) = store.read_file(name, HUMAN_DECISION_FILE)? {
+        match (
+            serde_json::from_slice::<Value>(&human),
+            record.as_object_mut(),
+        ) {
+            (Ok(human), Some(map)) => {
+                map.insert("human_decision".into(), human);
+            }
+            _ => problems.push(format!("{HUMAN_DECISION_FILE} is not JSON")),
+        }
+    }
+    Ok(Loaded {
+        record,
+        bytes,
+        signature,
+        problems,
+    })
+}
