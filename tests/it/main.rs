@@ -32,6 +32,7 @@ mod host_hooks;
 mod init;
 mod install;
 mod lanes;
+mod layers;
 mod maps;
 mod modules;
 mod mutate;
