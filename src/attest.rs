@@ -23,6 +23,7 @@ use crate::sign::{self, AllowedSigners, SignatureReport};
 use hpp_core::attestation as record;
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_core::timestamp;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{self as store, CommitId, Content, Store, TreeId};
 
@@ -237,15 +238,7 @@ pub fn create_with(
     let (repo_name, repo_id) = repo_identity(store);
     let head = store.head_commit()?;
     let now = OffsetDateTime::now_utc();
-    let created_at = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
-    );
+    let created_at = timestamp::utc_seconds(now);
     let mut rec = json!({
         "schema": record::SCHEMA,
         "repo": {"name": repo_name, "id": repo_id},
@@ -293,7 +286,7 @@ pub fn create_with(
             Content::Bytes(sign::sign(&signing.key, &bytes)?.into_bytes()),
         ));
     }
-    let stamp = created_at.replace(['-', ':'], "");
+    let stamp = timestamp::compact(now);
     let mut attestation_ref = String::new();
     for n in 1..=100 {
         let id = if n == 1 {

@@ -219,18 +219,7 @@ pub fn render(atlas: &Atlas) -> String {
 
 /// Returns Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (UTC), or the number itself when out of range.
 pub fn iso_utc(seconds: i64) -> String {
-    match time::OffsetDateTime::from_unix_timestamp(seconds) {
-        Ok(t) => format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second()
-        ),
-        Err(_) => seconds.to_string(),
-    }
+    hpp_core::timestamp::unix_utc(seconds)
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::JsonArg;
 use super::ctx::Ctx;
@@ -215,7 +214,7 @@ fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliE
 pub fn cmd_gotcha_record(ctx: &Ctx, args: &GotchaRecordArgs) -> Result<Outcome, CliError> {
     let at = match &args.at {
         None => OffsetDateTime::now_utc(),
-        Some(text) => OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
+        Some(text) => hpp_core::timestamp::parse(text).ok_or_else(|| {
             CliError::refused(format!(
                 "--at {text:?} is not an RFC 3339 time (2026-01-02T03:04:05Z)"
             ))

@@ -557,12 +557,11 @@ impl Workspace<'_> {
     }
 }
 
+/// The record's `started_at` and the stamp its ref name carries.
 fn utc_stamp(now: OffsetDateTime) -> (String, String) {
-    let (y, mo, d) = (now.year(), u8::from(now.month()), now.day());
-    let (h, mi, s) = (now.hour(), now.minute(), now.second());
     (
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"),
-        format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z"),
+        hpp_core::timestamp::utc_seconds(now),
+        hpp_core::timestamp::compact(now),
     )
 }
 

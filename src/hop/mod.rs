@@ -196,9 +196,7 @@ fn refuse_bad_command(argv: &[String]) -> Result<(), Error> {
 }
 
 fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    hpp_core::timestamp::rfc3339(time::OffsetDateTime::now_utc())
 }
 
 fn moved(e: store::Error) -> Error {

@@ -257,17 +257,7 @@ struct Utc(OffsetDateTime);
 
 impl fmt::Display for Utc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let t = self.0.to_offset(time::UtcOffset::UTC);
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second()
-        )
+        f.write_str(&hpp_core::timestamp::utc_seconds(self.0))
     }
 }
 

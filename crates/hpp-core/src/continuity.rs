@@ -15,7 +15,6 @@
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 /// The record's schema name.
 pub const SCHEMA: &str = "hpp.handoff/v2";
@@ -264,11 +263,7 @@ pub fn check_lane(lane: &str) -> Result<(), Error> {
 }
 
 fn rfc3339(t: OffsetDateTime) -> String {
-    t.to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .expect("zero nanoseconds is valid")
-        .format(&Rfc3339)
-        .expect("a UTC time formats as RFC 3339")
+    crate::timestamp::utc_seconds(t)
 }
 
 fn slug(text: &str) -> String {
@@ -443,8 +438,8 @@ pub fn parse(bytes: &[u8]) -> Result<Handoff, Error> {
     }
     check_lane(&handoff.session.lane_id)?;
     for field in [&handoff.created_at, &handoff.valid_until] {
-        OffsetDateTime::parse(field, &Rfc3339)
-            .map_err(|_| Error::Invalid(format!("{field:?} is not an RFC 3339 time")))?;
+        crate::timestamp::parse(field)
+            .ok_or_else(|| Error::Invalid(format!("{field:?} is not an RFC 3339 time")))?;
     }
     if handoff
         .next_step
@@ -484,9 +479,9 @@ pub struct View {
 /// Computes what changed since the handoff was written.
 pub fn view(handoff: Handoff, current_head: Option<String>, now: OffsetDateTime) -> View {
     let head_moved = handoff.git.head != current_head;
-    let created = OffsetDateTime::parse(&handoff.created_at, &Rfc3339).ok();
+    let created = crate::timestamp::parse(&handoff.created_at);
     let old = created.is_some_and(|c| now - c > time::Duration::days(handoff.stale_when.days));
-    let expired = OffsetDateTime::parse(&handoff.valid_until, &Rfc3339).is_ok_and(|v| now > v);
+    let expired = crate::timestamp::parse(&handoff.valid_until).is_some_and(|v| now > v);
     View {
         stale: old || (handoff.stale_when.head_moved && head_moved),
         head_moved,
@@ -559,7 +554,7 @@ mod tests {
     use super::*;
 
     fn now() -> OffsetDateTime {
-        OffsetDateTime::parse("2026-03-04T05:06:07Z", &Rfc3339).unwrap()
+        crate::timestamp::parse("2026-03-04T05:06:07Z").unwrap()
     }
 
     fn request() -> Request {

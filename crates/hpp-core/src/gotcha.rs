@@ -18,7 +18,6 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 /// The failure record's schema.
 pub const FAILURE_SCHEMA: &str = "hpp.failure/v1";
@@ -362,15 +361,11 @@ pub struct Gotcha {
 }
 
 fn rfc3339(t: OffsetDateTime) -> String {
-    t.to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .expect("zero nanoseconds is valid")
-        .format(&Rfc3339)
-        .expect("a UTC time formats as RFC 3339")
+    crate::timestamp::utc_seconds(t)
 }
 
 fn parse_time(text: &str) -> Option<OffsetDateTime> {
-    OffsetDateTime::parse(text, &Rfc3339).ok()
+    crate::timestamp::parse(text)
 }
 
 /// Builds a failure record: checks the task key, classifies and redacts the message.
@@ -580,7 +575,7 @@ mod tests {
     use super::*;
 
     fn at(text: &str) -> OffsetDateTime {
-        OffsetDateTime::parse(text, &Rfc3339).unwrap()
+        crate::timestamp::parse(text).unwrap()
     }
 
     #[test]

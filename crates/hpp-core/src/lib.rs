@@ -8,7 +8,8 @@
 //! configuration refuses `std::fs`, `std::process`, the environment and the clock.
 //!
 //! - **Records**: [`record`] (canonical JSON, ids, hashes), [`evidence`] (the evidence bundle),
-//!   [`attestation`], [`secrets`] (the secret-shape detector), [`run`] (a finished command).
+//!   [`attestation`], [`secrets`] (the secret-shape detector), [`run`] (a finished command),
+//!   [`timestamp`] (RFC 3339 in UTC).
 //! - **The loop**: [`event_loop`] (states, transitions, gates), [`event_log`] (the hash-chained
 //!   log), [`gate`] (the pre-push gate's rule), [`manifest`] (the protocol manifest).
 //! - **The rulers**: [`policy`], [`workgraph`] (waves), [`coverage`], [`context`], [`citations`],
@@ -50,4 +51,5 @@ pub mod review_guard;
 pub mod routing;
 pub mod run;
 pub mod secrets;
+pub mod timestamp;
 pub mod workgraph;

@@ -449,16 +449,7 @@ fn lanes(ctx: &Ctx) -> Result<LaneRegistry, CliError> {
 
 /// The current time as the board records it: UTC, ISO-8601, to the second.
 fn utc_now() -> String {
-    let now = OffsetDateTime::now_utc();
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
-    )
+    hpp_core::timestamp::utc_seconds(OffsetDateTime::now_utc())
 }
 
 /// Success prints the event as one JSON line; a write of several events prints the first
