@@ -39,6 +39,12 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
+    /// A ref under `refs/hpp/loops/` whose name is not a loop name (written by another tool).
+    #[error("{name}: is not a valid loop name")]
+    BadLoopRef {
+        /// The ref.
+        name: String,
+    },
     /// The event type is empty.
     #[error("event type must be a non-empty string")]
     EmptyType,
@@ -368,10 +374,9 @@ pub fn list(store: &Store, spec: &LoopSpec) -> Result<Vec<LoopState>, Error> {
     let mut out = Vec::new();
     for (name, _) in store.list(refs::LOOPS_PREFIX)? {
         let short = name.strip_prefix(refs::LOOPS_PREFIX).unwrap_or(&name);
-        let id: LoopId = short.parse().map_err(|_| store::Error::Corrupt {
-            name: name.clone(),
-            detail: "is not a valid loop name".into(),
-        })?;
+        let id: LoopId = short
+            .parse()
+            .map_err(|_| Error::BadLoopRef { name: name.clone() })?;
         out.push(read(store, spec, &id)?);
     }
     Ok(out)

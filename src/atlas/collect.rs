@@ -29,6 +29,9 @@ pub enum Error {
     /// The evidence could not be listed.
     #[error(transparent)]
     Evidence(#[from] evidence::Error),
+    /// The lanes could not be read.
+    #[error(transparent)]
+    Lanes(#[from] lanes::Error),
 }
 
 fn sha(value: &Value) -> String {

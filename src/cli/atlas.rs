@@ -37,16 +37,6 @@ pub struct AtlasArgs {
     format: JsonArg,
 }
 
-impl From<atlas::collect::Error> for CliError {
-    fn from(e: atlas::collect::Error) -> Self {
-        match e {
-            atlas::collect::Error::Store(inner) => inner.into(),
-            atlas::collect::Error::Loops(inner) => inner.into(),
-            atlas::collect::Error::Evidence(inner) => inner.into(),
-        }
-    }
-}
-
 /// Runs `git hpp atlas`.
 pub fn dispatch(ctx: &Ctx, args: AtlasArgs) -> Result<Outcome, CliError> {
     let target = ctx.cwd().join(&args.html);

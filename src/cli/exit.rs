@@ -100,20 +100,83 @@ impl CliError {
     }
 }
 
+// The store: what the repository holds, or does not, is the user's input (exit 2); a git that
+// cannot run, a disk that cannot flush and gix failing are ours to report (exit 3).
 impl From<store::Error> for CliError {
     fn from(e: store::Error) -> Self {
+        use store::Error as E;
         match e {
-            store::Error::NotARepository { .. } => CliError::refused(&e)
+            E::NotARepository { .. } => CliError::refused(&e)
                 .hint("run it inside a git repository, or create one with `git init`"),
-            store::Error::Moved { .. }
-            | store::Error::Busy { .. }
-            | store::Error::Corrupt { .. } => CliError::refused(e),
-            store::Error::Clash { .. } => CliError::refused(e)
+            E::Clash { .. } => CliError::refused(e)
                 .hint("loop names nest like branch names: `a` and `a/b` cannot both exist"),
-            store::Error::Git { ref context, .. } => {
+            E::Moved { .. }
+            | E::Busy { .. }
+            | E::NotACommit { .. }
+            | E::NotCommitish { .. }
+            | E::NoSuchRevision { .. }
+            | E::NotATree { .. }
+            | E::MissingFile { .. }
+            | E::Symbolic { .. }
+            | E::InvalidRefName { .. }
+            | E::Bare { .. }
+            | E::Unmerged { .. }
+            | E::UnstorableMode { .. }
+            | E::GitFailed { .. } => CliError::refused(e),
+            E::GitUnavailable { ref what, .. } => {
+                let context = what.clone();
+                CliError::internal(&context, &e)
+                    .hint("install git and put it on PATH (git 2.36 or newer)")
+            }
+            E::Git { ref context, .. } => {
                 let context = context.clone();
                 CliError::internal(&context, &e)
             }
+            E::Flush { .. } | E::NothingToWrite { .. } => {
+                CliError::internal("writing to the repository", &e)
+            }
+        }
+    }
+}
+
+impl From<crate::lanes::Error> for CliError {
+    fn from(e: crate::lanes::Error) -> Self {
+        use crate::lanes::Error as E;
+        match e {
+            E::Store(inner) => inner.into(),
+            E::Collision { .. } => CliError::refused(&e)
+                .hint("pick a disjoint territory, start a shared lane (--shared), or wait until the other lane is closed or dead"),
+            E::Unsaved { ref id, .. } => {
+                let hint = format!(
+                    "commit and merge the work, or close the claim only with `git hpp lane close {id} --keep-worktree`"
+                );
+                CliError::refused(&e).hint(hint)
+            }
+            E::NoLaneHere { .. } => {
+                CliError::refused(&e).hint("list the lanes with `git hpp lane list`")
+            }
+            other => CliError::refused(other),
+        }
+    }
+}
+
+impl From<crate::atlas::collect::Error> for CliError {
+    fn from(e: crate::atlas::collect::Error) -> Self {
+        use crate::atlas::collect::Error as E;
+        match e {
+            E::Store(inner) => inner.into(),
+            E::Loops(inner) => inner.into(),
+            E::Evidence(inner) => inner.into(),
+            E::Lanes(inner) => inner.into(),
+        }
+    }
+}
+
+impl From<crate::deliberation::StoreError> for CliError {
+    fn from(e: crate::deliberation::StoreError) -> Self {
+        match e {
+            crate::deliberation::StoreError::Store(inner) => inner.into(),
+            other => CliError::refused(other),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::{
     Proposed, Role, RunOutput, StateId, Store, TreeId, now_rfc3339, stamp,
 };
 use crate::process;
-use hpp_store::{self as store, Checkout, refs};
+use hpp_store::{Checkout, refs};
 
 impl Hop<'_> {
     /// Checks that `launch` is the agent launch of `id` and returns the state.
@@ -89,10 +89,8 @@ impl Hop<'_> {
             "passed": run.passed,
             "created_at": now_rfc3339(),
         });
-        let tree = TreeId::parse(&tested.state.tree).ok_or_else(|| store::Error::Corrupt {
-            name: tested.state.id.to_string(),
-            detail: "has no valid tree id".into(),
-        })?;
+        let tree = TreeId::parse(&tested.state.tree)
+            .ok_or_else(|| Error::BadTree(tested.state.id.to_string()))?;
         self.store.create_blobs(
             &Self::check_ref(id),
             &[

@@ -11,12 +11,7 @@ use hpp_store::{self as store, refs};
 
 impl Hop<'_> {
     fn tree_of(loaded: &Loaded) -> Result<TreeId, Error> {
-        TreeId::parse(&loaded.state.tree).ok_or_else(|| {
-            Error::Store(store::Error::Corrupt {
-                name: loaded.state.id.to_string(),
-                detail: "has no valid tree id".into(),
-            })
-        })
+        TreeId::parse(&loaded.state.tree).ok_or_else(|| Error::BadTree(loaded.state.id.to_string()))
     }
 
     /// Refuses a `--branch` the accepted commit would not fast-forward, or one checked out.

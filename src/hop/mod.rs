@@ -49,6 +49,9 @@ pub enum Error {
     /// A command could not be run.
     #[error(transparent)]
     Process(#[from] process::Error),
+    /// A state names no valid tree id (its commit was written by something else).
+    #[error("{0}: has no valid tree id")]
+    BadTree(String),
     /// `hop init` has not run in this repository.
     #[error("hop is not initialised in this repository: run `hop init`")]
     NotInitialised,
@@ -292,10 +295,8 @@ impl<'a> Hop<'a> {
 
     /// Writes `state` as a commit on `git_parents` (no ref moved yet).
     fn write(&self, state: &State, git_parents: &[CommitId]) -> Result<Loaded, Error> {
-        let tree = TreeId::parse(&state.tree).ok_or_else(|| store::Error::Corrupt {
-            name: state.id.to_string(),
-            detail: "has no valid tree id".into(),
-        })?;
+        let tree =
+            TreeId::parse(&state.tree).ok_or_else(|| Error::BadTree(state.id.to_string()))?;
         let mut parents: Vec<CommitId> = Vec::new();
         for p in git_parents {
             if !parents.contains(p) {

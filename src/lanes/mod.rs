@@ -211,14 +211,8 @@ pub fn read_all(store: &Store) -> Result<Vec<LaneRecord>, Error> {
 /// (heartbeat in Unix seconds), one entry per `refs/hpp/lanes/<id>`, sorted by id. `status` is
 /// `open`, `closed` or `aborted` (the map counts the last two as dead).
 /// `git hpp map lane` without a SOURCE projects this.
-pub fn live_lane_source(store: &Store) -> Result<Value, store::Error> {
-    let lanes = read_all(store).map_err(|e| match e {
-        Error::Store(inner) => inner,
-        other => store::Error::Corrupt {
-            name: LANES_PREFIX.to_owned(),
-            detail: other.to_string(),
-        },
-    })?;
+pub fn live_lane_source(store: &Store) -> Result<Value, Error> {
+    let lanes = read_all(store)?;
     Ok(Value::Array(
         lanes
             .iter()

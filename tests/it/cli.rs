@@ -156,3 +156,31 @@ fn the_demo_tours_the_whole_story_and_cleans_up() {
     let left: Vec<_> = std::fs::read_dir(&tmp).expect("readable").collect();
     assert!(left.is_empty(), "the tour left {left:?} behind");
 }
+
+/// Runs `git hpp push origin` in a repository whose remote does not exist, with `PATH` holding
+/// only an empty directory (no `git`) or the real one.
+fn push_to_a_missing_remote(git_on_path: bool) -> crate::harness::Run {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["remote", "add", "origin", "/nonexistent/remote.git"]);
+    let empty = sandbox.path("empty-bin");
+    std::fs::create_dir_all(&empty).expect("the sandbox is writable");
+    let mut cmd = sandbox.hpp_command(&sandbox.root, &["push", "origin"]);
+    if !git_on_path {
+        cmd.env("PATH", &empty);
+    }
+    crate::harness::Run::from_output(&cmd.output().expect("the binary runs"))
+}
+
+#[test]
+fn a_missing_git_is_the_tools_failure_exit_3_not_refused_input() {
+    let run = push_to_a_missing_remote(false).exit(3);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(run.stderr.contains("cannot run git"), "{run}");
+    assert!(run.stderr.contains("hint: install git"), "{run}");
+}
+
+#[test]
+fn control_with_git_on_path_a_missing_remote_is_refused_input() {
+    let run = push_to_a_missing_remote(true).exit(2);
+    assert!(!run.stderr.contains("cannot run git"), "{run}");
+}

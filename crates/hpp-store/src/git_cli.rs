@@ -37,9 +37,9 @@ pub(super) fn in_repo(git_dir: &Path, work_tree: Option<&Path>) -> Command {
 /// Runs `cmd` and returns its output whatever its exit status; only a git that cannot start is
 /// an error. `what` names the operation in that error.
 pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
-    cmd.output().map_err(|e| Error::Corrupt {
-        name: what.to_owned(),
-        detail: format!("cannot run git: {e}"),
+    cmd.output().map_err(|source| Error::GitUnavailable {
+        what: what.to_owned(),
+        source,
     })
 }
 
@@ -47,9 +47,9 @@ pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
 pub(super) fn stdout(cmd: &mut Command, what: &str) -> Result<Vec<u8>, Error> {
     let out = output(cmd, what)?;
     if !out.status.success() {
-        return Err(Error::Corrupt {
-            name: what.to_owned(),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        return Err(Error::GitFailed {
+            what: what.to_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
         });
     }
     Ok(out.stdout)

@@ -67,13 +67,107 @@ pub enum Error {
         /// The ref.
         name: String,
     },
-    /// A ref or object does not have the shape a record needs.
-    #[error("{name}: {detail}")]
-    Corrupt {
-        /// The ref or object id involved.
+    /// A ref, or a revision, names an object that is not a commit in this repository.
+    #[error("{name}: {} is not a commit in this repository", id.as_deref().unwrap_or(""))]
+    NotACommit {
+        /// The ref or revision.
         name: String,
-        /// What is wrong with it.
-        detail: String,
+        /// The id it names, when that differs from `name`.
+        id: Option<String>,
+    },
+    /// A revision resolves to an object that does not peel to a commit (a tree, a blob).
+    #[error("{spec}: does not name a commit")]
+    NotCommitish {
+        /// The revision as given.
+        spec: String,
+    },
+    /// A revision (a ref name, `HEAD`, an id) names nothing in this repository.
+    #[error("{spec}: names no commit")]
+    NoSuchRevision {
+        /// The revision as given.
+        spec: String,
+    },
+    /// An id names no tree in this repository.
+    #[error("{id}: is not a tree in this repository")]
+    NotATree {
+        /// The id.
+        id: String,
+    },
+    /// A commit of a log lacks the blob every commit of that log holds.
+    #[error("{name}: {commit} has no {file}")]
+    MissingFile {
+        /// The log's ref.
+        name: String,
+        /// The commit.
+        commit: CommitId,
+        /// The blob's name.
+        file: String,
+    },
+    /// A ref that should name a record is symbolic.
+    #[error("{name}: is a symbolic ref, not a record")]
+    Symbolic {
+        /// The ref.
+        name: String,
+    },
+    /// A name is not a valid git ref name.
+    #[error("{name}: {reason}")]
+    InvalidRefName {
+        /// The name.
+        name: String,
+        /// git's reason.
+        reason: String,
+    },
+    /// The operation needs a worktree and the repository is bare.
+    #[error("{what}: a bare repository has no {needs}")]
+    Bare {
+        /// What was asked.
+        what: String,
+        /// What a bare repository lacks (`workspace to snapshot`, `worktree`).
+        needs: &'static str,
+    },
+    /// The index holds a conflict, so the workspace has no one content to snapshot.
+    #[error("{path}: is unmerged: resolve the conflict before taking a snapshot")]
+    Unmerged {
+        /// The conflicting path.
+        path: String,
+    },
+    /// The index holds an entry whose mode git cannot store in a tree.
+    #[error("{path}: has an index mode git cannot store")]
+    UnstorableMode {
+        /// The path.
+        path: String,
+    },
+    /// A `git` command ran and failed; its stderr says why.
+    #[error("{what}: {stderr}")]
+    GitFailed {
+        /// The operation, as the user would name it (`git push origin`).
+        what: String,
+        /// What git printed on stderr (its last line for remote operations).
+        stderr: String,
+    },
+    /// The `git` program could not be started: not installed, or not on `PATH`.
+    #[error("cannot run git")]
+    GitUnavailable {
+        /// The operation.
+        what: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A new object could not be flushed to disk, so no ref was moved to name it.
+    #[error("{id}: cannot flush to disk")]
+    Flush {
+        /// The object.
+        id: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A write was asked for with nothing to write (a caller's bug).
+    #[error("{name}: no records to write")]
+    NothingToWrite {
+        /// The ref.
+        name: String,
     },
     /// The ref name clashes with an existing ref (a loop `a` blocks a loop `a/b`, as in git).
     #[error("{name} cannot be created: it clashes with an existing ref")]
@@ -289,9 +383,9 @@ impl Store {
         let mut links = Vec::new();
         let mut next = Some(tip);
         while let Some(id) = next {
-            let commit = self.repo.find_commit(id).map_err(|_| Error::Corrupt {
+            let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
                 name: name.to_owned(),
-                detail: format!("{id} is not a commit in this repository"),
+                id: Some(id.to_string()),
             })?;
             let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
             let tree = commit
@@ -360,9 +454,10 @@ impl Store {
             .into_iter()
             .map(|link| match link.payload {
                 Some(bytes) => Ok((link.commit, bytes)),
-                None => Err(Error::Corrupt {
+                None => Err(Error::MissingFile {
                     name: name.to_owned(),
-                    detail: format!("{} has no {file}", link.commit),
+                    commit: link.commit,
+                    file: file.to_owned(),
                 }),
             })
             .collect::<Result<_, _>>()?;
@@ -380,9 +475,8 @@ impl Store {
         for record in records {
             parent = Some(self.write_record(parent, record, &mut written)?);
         }
-        let tip = parent.ok_or_else(|| Error::Corrupt {
+        let tip = parent.ok_or_else(|| Error::NothingToWrite {
             name: name.to_owned(),
-            detail: "no records to write".into(),
         })?;
         self.sync_objects(&written)?;
         self.cas(name, None, tip)?;
@@ -397,9 +491,9 @@ impl Store {
             .map_err(git(format!("listing {prefix}")))?;
         let mut out = Vec::new();
         for reference in iter {
-            let reference = reference.map_err(|e| Error::Corrupt {
-                name: prefix.to_owned(),
-                detail: e.to_string(),
+            let reference = reference.map_err(|e| Error::Git {
+                context: format!("listing {prefix}"),
+                source: e,
             })?;
             if let Some(id) = reference.target().try_id() {
                 out.push((reference.name().as_bstr().to_string(), id.to_owned().into()));
@@ -425,9 +519,8 @@ impl Store {
                 .target()
                 .try_id()
                 .map(|id| Some(id.to_owned()))
-                .ok_or_else(|| Error::Corrupt {
+                .ok_or_else(|| Error::Symbolic {
                     name: name.to_owned(),
-                    detail: "is a symbolic ref, not a record".into(),
                 }),
         }
     }
@@ -519,9 +612,9 @@ impl Store {
             let dir = objects.join(&hex[..2]);
             let path = dir.join(&hex[2..]);
             if let Ok(file) = std::fs::File::open(&path) {
-                file.sync_all().map_err(|e| Error::Corrupt {
-                    name: hex.clone(),
-                    detail: format!("cannot flush to disk: {e}"),
+                file.sync_all().map_err(|source| Error::Flush {
+                    id: hex.clone(),
+                    source,
                 })?;
                 dirs.insert(dir);
                 synced += 1;
@@ -540,10 +633,12 @@ impl Store {
     fn cas(&self, name: &str, expected: Option<ObjectId>, new: ObjectId) -> Result<(), Error> {
         let full: gix::refs::FullName =
             name.try_into()
-                .map_err(|e: gix::validate::reference::name::Error| Error::Corrupt {
-                    name: name.to_owned(),
-                    detail: e.to_string(),
-                })?;
+                .map_err(
+                    |e: gix::validate::reference::name::Error| Error::InvalidRefName {
+                        name: name.to_owned(),
+                        reason: e.to_string(),
+                    },
+                )?;
         let edit = RefEdit {
             change: Change::Update {
                 log: LogChange {

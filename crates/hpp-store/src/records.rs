@@ -155,9 +155,8 @@ impl Store {
         let tree = self
             .repo
             .find_tree(tree.oid())
-            .map_err(|_| Error::Corrupt {
-                name: tree.to_string(),
-                detail: "is not a tree in this repository".into(),
+            .map_err(|_| Error::NotATree {
+                id: tree.to_string(),
             })?;
         Ok(tree
             .lookup_entry_by_path(path)
@@ -195,9 +194,8 @@ impl Store {
         match self.repo.rev_parse_single(spec.as_bytes().as_bstr()) {
             Ok(id) => {
                 let object = id.object().map_err(git(format!("reading {spec}")))?;
-                let commit = object.peel_to_commit().map_err(|_| Error::Corrupt {
-                    name: spec.to_owned(),
-                    detail: "does not name a commit".into(),
+                let commit = object.peel_to_commit().map_err(|_| Error::NotCommitish {
+                    spec: spec.to_owned(),
                 })?;
                 Ok(Some(commit.id))
             }
@@ -211,14 +209,16 @@ impl Store {
         if let Some((from, to)) = spec.split_once("..") {
             let to = if to.is_empty() { "HEAD" } else { to };
             let from = if from.is_empty() { "HEAD" } else { from };
-            let tip = self.resolve_commit(to)?.ok_or_else(|| Error::Corrupt {
-                name: to.to_owned(),
-                detail: "names no commit".into(),
-            })?;
-            let base = self.resolve_commit(from)?.ok_or_else(|| Error::Corrupt {
-                name: from.to_owned(),
-                detail: "names no commit".into(),
-            })?;
+            let tip = self
+                .resolve_commit(to)?
+                .ok_or_else(|| Error::NoSuchRevision {
+                    spec: to.to_owned(),
+                })?;
+            let base = self
+                .resolve_commit(from)?
+                .ok_or_else(|| Error::NoSuchRevision {
+                    spec: from.to_owned(),
+                })?;
             let walk = self
                 .repo
                 .rev_walk([tip])
@@ -231,10 +231,11 @@ impl Store {
             }
             return Ok(out);
         }
-        let id = self.resolve_commit(spec)?.ok_or_else(|| Error::Corrupt {
-            name: spec.to_owned(),
-            detail: "names no commit".into(),
-        })?;
+        let id = self
+            .resolve_commit(spec)?
+            .ok_or_else(|| Error::NoSuchRevision {
+                spec: spec.to_owned(),
+            })?;
         Ok(vec![id.into()])
     }
 

@@ -24,9 +24,9 @@ impl Store {
     pub fn snapshot(&self) -> Result<TreeId, Error> {
         let repo = &self.repo;
         if repo.workdir().is_none() {
-            return Err(Error::Corrupt {
-                name: "snapshot".into(),
-                detail: "a bare repository has no workspace to snapshot".into(),
+            return Err(Error::Bare {
+                what: "snapshot".into(),
+                needs: "workspace to snapshot",
             });
         }
         let index = repo.index_or_empty().map_err(git("reading the index"))?;
@@ -56,10 +56,8 @@ impl Store {
                     // The stat changed but the content did not: the index's blob id is right.
                     EntryStatus::NeedsUpdate(_) => {}
                     EntryStatus::Conflict { .. } => {
-                        return Err(Error::Corrupt {
-                            name: rela_path.to_string(),
-                            detail: "is unmerged: resolve the conflict before taking a snapshot"
-                                .into(),
+                        return Err(Error::Unmerged {
+                            path: rela_path.to_string(),
                         });
                     }
                 },
@@ -109,9 +107,8 @@ impl Store {
             let kind = entry
                 .mode
                 .to_tree_entry_mode()
-                .ok_or_else(|| Error::Corrupt {
-                    name: path.to_string(),
-                    detail: "has an index mode git cannot store".into(),
+                .ok_or_else(|| Error::UnstorableMode {
+                    path: path.to_string(),
                 })?
                 .kind();
             let covered = is_covered(path);

@@ -44,7 +44,7 @@ impl StatusEntry {
 
 /// Runs `git` with `args` in `dir`, ignoring the caller's `GIT_DIR`/`GIT_WORK_TREE`/
 /// `GIT_INDEX_FILE` (so a hook's environment does not redirect it) and without optional locks
-/// (so reading status never rewrites the index). Returns stdout; a failure is [`Error::Corrupt`].
+/// (so reading status never rewrites the index). Returns stdout; a failure is [`Error::GitFailed`].
 pub(super) fn git_in(dir: &Path, args: &[&OsStr], what: &str) -> Result<Vec<u8>, Error> {
     git_cli::stdout(git_cli::in_dir(dir).args(args), what)
 }
@@ -152,10 +152,12 @@ impl Store {
     pub fn delete_ref(&self, name: &str, expected: &CommitId) -> Result<(), Error> {
         let full: gix::refs::FullName =
             name.try_into()
-                .map_err(|e: gix::validate::reference::name::Error| Error::Corrupt {
-                    name: name.to_owned(),
-                    detail: e.to_string(),
-                })?;
+                .map_err(
+                    |e: gix::validate::reference::name::Error| Error::InvalidRefName {
+                        name: name.to_owned(),
+                        reason: e.to_string(),
+                    },
+                )?;
         let edit = RefEdit {
             change: Change::Delete {
                 expected: PreviousValue::MustExistAndMatch(Target::Object(expected.oid())),

@@ -94,9 +94,9 @@ impl Store {
             }
         }
         if !ok && report.rejected.is_empty() {
-            return Err(Error::Corrupt {
-                name: format!("git push {remote}"),
-                detail: last_line(&stderr),
+            return Err(Error::GitFailed {
+                what: format!("git push {remote}"),
+                stderr: last_line(&stderr),
             });
         }
         Ok(report)
@@ -112,9 +112,9 @@ impl Store {
             &format!("git ls-remote {remote}"),
         )?;
         if !ok {
-            return Err(Error::Corrupt {
-                name: format!("git ls-remote {remote}"),
-                detail: last_line(&stderr),
+            return Err(Error::GitFailed {
+                what: format!("git ls-remote {remote}"),
+                stderr: last_line(&stderr),
             });
         }
         let before: std::collections::BTreeMap<String, super::CommitId> =
@@ -154,9 +154,9 @@ impl Store {
             }
         }
         if !ok && report.rejected.is_empty() {
-            return Err(Error::Corrupt {
-                name: format!("git fetch {remote}"),
-                detail: last_line(&stderr),
+            return Err(Error::GitFailed {
+                what: format!("git fetch {remote}"),
+                stderr: last_line(&stderr),
             });
         }
         if self.merge_notes(remote)? {
@@ -220,14 +220,11 @@ impl Store {
                         cmd.env(k, v);
                     }
                 }
-                let out = cmd.output().map_err(|e| Error::Corrupt {
-                    name: super::NOTES_REF.into(),
-                    detail: format!("cannot run git notes merge: {e}"),
-                })?;
+                let out = super::git_cli::output(&mut cmd, super::NOTES_REF)?;
                 if !out.status.success() {
-                    return Err(Error::Corrupt {
-                        name: super::NOTES_REF.into(),
-                        detail: last_line(&String::from_utf8_lossy(&out.stderr)),
+                    return Err(Error::GitFailed {
+                        what: super::NOTES_REF.into(),
+                        stderr: last_line(&String::from_utf8_lossy(&out.stderr)),
                     });
                 }
                 Ok(true)
@@ -247,9 +244,9 @@ impl Store {
         if ok {
             Ok(())
         } else {
-            Err(Error::Corrupt {
-                name: key.to_owned(),
-                detail: last_line(&stderr),
+            Err(Error::GitFailed {
+                what: key.to_owned(),
+                stderr: last_line(&stderr),
             })
         }
     }

@@ -54,9 +54,9 @@ impl Store {
         let c = self
             .repo
             .find_commit(commit.oid())
-            .map_err(|_| Error::Corrupt {
+            .map_err(|_| Error::NotACommit {
                 name: commit.to_string(),
-                detail: "is not a commit in this repository".into(),
+                id: None,
             })?;
         let tree = c
             .tree_id()

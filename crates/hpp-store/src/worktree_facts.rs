@@ -61,9 +61,9 @@ impl Store {
     /// Reads git's view of this repository's worktree (see the module documentation). A bare
     /// repository has no worktree to read.
     pub fn worktree_facts(&self) -> Result<WorktreeFacts, Error> {
-        let root = self.workdir().ok_or_else(|| Error::Corrupt {
-            name: "the worktree fingerprint".into(),
-            detail: "a bare repository has no worktree".into(),
+        let root = self.workdir().ok_or_else(|| Error::Bare {
+            what: "the worktree fingerprint".into(),
+            needs: "worktree",
         })?;
         let head = git_try(root, &["rev-parse", "--verify", "-q", "HEAD"])?.map(|b| text(&b));
         let symbolic_head = git_try(root, &["symbolic-ref", "-q", "HEAD"])?.map(|b| text(&b));

@@ -17,7 +17,6 @@ use super::ctx::Ctx;
 use super::exit::CliError;
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::deliberation::StoreError;
 use hpp_core::deliberation;
 
 /// The verbs of `git hpp deliberate`.
@@ -52,15 +51,6 @@ pub fn dispatch(ctx: &Ctx, cmd: DeliberateCommand) -> Result<Outcome, CliError> 
 /// A refusal from the concept module.
 pub(crate) fn refused(error: deliberation::Error) -> CliError {
     CliError::refused(error)
-}
-
-impl From<StoreError> for CliError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Store(inner) => inner.into(),
-            other => CliError::refused(other),
-        }
-    }
 }
 
 /// Reads a sealed record named by a file path, a `refs/hpp/deliberations/<id>` ref or an id:

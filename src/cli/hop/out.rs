@@ -136,6 +136,7 @@ impl From<service::Error> for HopError {
             | E::NotInitialised
             | E::UnknownState(_)
             | E::WorkspaceMissing { .. }
+            | E::BadTree(_)
             | E::Bare => HopExit::Error,
         };
         let mut error = HopError::new(exit, &e);

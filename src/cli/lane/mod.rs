@@ -90,19 +90,5 @@ pub fn now() -> i64 {
 /// What a lane failure means to the user: a store failure keeps its own mapping, everything
 /// else is a refusal (exit 2) with a hint where one helps.
 pub fn refuse(e: lanes::Error) -> CliError {
-    match e {
-        lanes::Error::Store(inner) => inner.into(),
-        lanes::Error::Collision { .. } => CliError::refused(&e)
-            .hint("pick a disjoint territory, start a shared lane (--shared), or wait until the other lane is closed or dead"),
-        lanes::Error::Unsaved { ref id, .. } => {
-            let hint = format!(
-                "commit and merge the work, or close the claim only with `git hpp lane close {id} --keep-worktree`"
-            );
-            CliError::refused(&e).hint(hint)
-        }
-        lanes::Error::NoLaneHere { .. } => {
-            CliError::refused(&e).hint("list the lanes with `git hpp lane list`")
-        }
-        other => CliError::refused(other),
-    }
+    CliError::from(e)
 }
