@@ -1,11 +1,12 @@
 //! The board's workflow: read the log from `refs/hpp/board/log`, decide, append by
 //! compare-and-swap. A writer that loses the race re-reads the new tip, decides again against
-//! it (so no rule is checked against a stale board) and retries, up to [`MAX_ATTEMPTS`] times.
+//! it (so no rule is checked against a stale board) and retries, by the store's one retry rule ([`retry::retry`]).
 
 use serde_json::Value;
 
 use hpp_core::board::{Event, Request, decide};
 use hpp_core::record::canonical_json;
+use hpp_store::retry::{self, Attempt};
 use hpp_store::{self as store, CommitId, NewRecord, Store, refs};
 
 /// The schema of each write's `events.json`: `{"schema": SCHEMA, "events": [...]}`.
@@ -13,9 +14,6 @@ pub const SCHEMA: &str = "hpp.board/v1";
 
 /// The blob of each board commit: the 1..n events of one write.
 pub const FILE: &str = "events.json";
-
-/// How many times a write is tried against a moving tip before giving up.
-pub const MAX_ATTEMPTS: usize = 64;
 
 /// Why reading or writing the board failed.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +111,7 @@ pub fn read(store: &Store) -> Result<Board, Error> {
 
 /// Decides `request` against the board and appends what it produced, in one commit.
 pub fn write(store: &Store, request: &Request, ts: &str) -> Result<Written, Error> {
-    for attempt in 1..=MAX_ATTEMPTS {
+    let written = retry::retry(|attempt| {
         let board = read(store)?;
         let events = decide(&board.events, request, ts)?;
         let value = serde_json::to_value(Write {
@@ -128,19 +126,14 @@ pub fn write(store: &Store, request: &Request, ts: &str) -> Result<Written, Erro
             bytes: &bytes,
             message: &message,
         };
-        match store.append(refs::BOARD_LOG, board.tip.as_ref(), &record) {
-            Ok(commit) => {
-                return Ok(Written {
-                    commit,
-                    events,
-                    attempts: attempt,
-                });
-            }
-            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => backoff(attempt),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(Error::Contended(MAX_ATTEMPTS))
+        let appended = Attempt::of(store.append(refs::BOARD_LOG, board.tip.as_ref(), &record))?;
+        Ok::<_, Error>(appended.map(|commit| Written {
+            commit,
+            events,
+            attempts: attempt,
+        }))
+    })?;
+    written.ok_or(Error::Contended(retry::ATTEMPTS))
 }
 
 /// The commit message: one line per event (`hpp board: ITEM STATE`).
@@ -153,18 +146,6 @@ fn summary(events: &[Event]) -> String {
         })
         .collect();
     format!("hpp board: {}", lines.join(", "))
-}
-
-/// Waits a little before the next attempt, longer each time, jittered so racers spread.
-fn backoff(attempt: usize) {
-    let jitter = u64::from(std::process::id() % 13) * 37
-        + u64::from(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_micros() % 997),
-        );
-    let micros = 300 * (attempt.min(12) as u64) + jitter;
-    std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
 /// The events as one JSON value (for `status`).

@@ -15,13 +15,11 @@ use hpp_core::event_loop::{self, LoopSpec, Projection};
 use hpp_core::record::GENESIS_SHA256;
 use hpp_core::secrets;
 use hpp_store::refs::{self, LoopId};
+use hpp_store::retry::{self, Attempt};
 use hpp_store::{self as store, Chain, CommitId, NewRecord, Store};
 
 /// The blob that holds an event in its commit's tree.
 pub const EVENT_FILE: &str = "event.json";
-
-/// How many times an append re-reads the tip after losing a race before it gives up.
-pub const MAX_ATTEMPTS: usize = 32;
 
 /// Why a loop operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -221,7 +219,7 @@ fn check_chain(chain: &Chain, spec: &LoopSpec) -> (ChainReport, Vec<LoggedEvent>
 
 /// Appends one event to a loop, refusing it unless the whole history plus the event walks the
 /// loop. Concurrent writers never lose an event: a writer whose compare-and-swap fails re-reads
-/// the tip, re-checks the transition against it and tries again, up to [`MAX_ATTEMPTS`] times.
+/// the tip, re-checks the transition against it and tries again, by the store's one retry rule ([`retry::retry`]).
 pub fn append(
     store: &Store,
     spec: &LoopSpec,
@@ -239,7 +237,7 @@ pub fn append(
     if secrets::looks_secret(&data_text) || secrets::looks_secret(kind) {
         return Err(Error::Secret);
     }
-    for attempt in 1..=MAX_ATTEMPTS {
+    let appended = retry::retry(|attempt| {
         let state = read(store, spec, id)?;
         state.require_intact()?;
         let history = state.events.iter().map(|e| e.kind.as_str()).chain([kind]);
@@ -253,36 +251,19 @@ pub fn append(
             bytes: &bytes,
             message: &message,
         };
-        match store.append(&state.ref_name, state.head.as_ref(), &record) {
-            Ok(commit) => {
-                return Ok(Appended {
-                    id: id.clone(),
-                    commit,
-                    event: event_log::event_id(seq),
-                    projection,
-                    attempts: attempt,
-                });
-            }
-            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => backoff(attempt),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(Error::Contended {
+        let written = Attempt::of(store.append(&state.ref_name, state.head.as_ref(), &record))?;
+        Ok::<_, Error>(written.map(|commit| Appended {
+            id: id.clone(),
+            commit,
+            event: event_log::event_id(seq),
+            projection,
+            attempts: attempt,
+        }))
+    })?;
+    appended.ok_or_else(|| Error::Contended {
         id: id.clone(),
-        attempts: MAX_ATTEMPTS,
+        attempts: retry::ATTEMPTS,
     })
-}
-
-/// Waits a little before the next attempt, longer each time, jittered so racing writers spread.
-fn backoff(attempt: usize) {
-    let jitter = u64::from(std::process::id() % 7)
-        + u64::from(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_micros() % 500),
-        );
-    let micros = 200 * (attempt.min(10) as u64) + jitter;
-    std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
 /// Returns the loop's events as the reference's `events.jsonl`: each event's exact bytes and

@@ -112,6 +112,7 @@ impl From<store::Error> for CliError {
                 .hint("loop names nest like branch names: `a` and `a/b` cannot both exist"),
             E::Moved { .. }
             | E::Busy { .. }
+            | E::Contended { .. }
             | E::NotACommit { .. }
             | E::NotCommitish { .. }
             | E::NoSuchRevision { .. }

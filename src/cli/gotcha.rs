@@ -12,7 +12,8 @@ use super::handoff::{additional_context, read_hook_input};
 use super::output::Outcome;
 use super::policy::Host;
 use hpp_core::gotcha::{self, Failure, Gotcha, Recurrence};
-use hpp_store::{Error as StoreError, NewRecord, Store, refs};
+use hpp_store::retry::{self, Attempt};
+use hpp_store::{NewRecord, Store, refs};
 
 /// The verbs of `git hpp gotcha`.
 #[derive(Debug, Subcommand)]
@@ -182,11 +183,11 @@ fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliE
             message: &message,
         },
     )?;
-    for _ in 0..8 {
+    let promoted = retry::retry(|_| {
         let failures = read_failures(store)?;
         let (tip, gotchas) = read_gotchas(store)?;
         let Some(promoted) = gotcha::promote(&failures, &gotchas, failure, rule) else {
-            return Ok((commit.to_string(), None));
+            return Ok(Attempt::Done(None));
         };
         let message = format!(
             "hpp gotcha {} ({})\n",
@@ -199,15 +200,15 @@ fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliE
             bytes: &bytes_of_gotcha,
             message: &message,
         };
-        match store.append(refs::GOTCHA_PROMOTED, tip.as_ref(), &record) {
-            Ok(_) => return Ok((commit.to_string(), Some(promoted))),
-            Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
+        let written = Attempt::of(store.append(refs::GOTCHA_PROMOTED, tip.as_ref(), &record))?;
+        Ok::<_, CliError>(written.map(|_| Some(promoted)))
+    })?;
+    match promoted {
+        Some(promoted) => Ok((commit.to_string(), promoted)),
+        None => Err(CliError::refused(
+            "refs/hpp/gotchas/promoted kept moving under other writers; the failure is recorded, run it again to promote",
+        )),
     }
-    Err(CliError::refused(
-        "refs/hpp/gotchas/promoted kept moving under other writers; the failure is recorded, run it again to promote",
-    ))
 }
 
 /// Records a failure.

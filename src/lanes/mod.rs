@@ -29,6 +29,7 @@ use hpp_core::lane::liveness::{Liveness, Thresholds};
 use hpp_core::lane::{claim, guard, liveness};
 use hpp_core::record::canonical_json;
 use hpp_store::refs::{self, LANES_PREFIX};
+use hpp_store::retry::{self, Attempt};
 use hpp_store::{self as store, Checkout, CommitId, NewRecord, Store};
 
 /// The blob of every commit in a lane's log.
@@ -39,10 +40,6 @@ pub const STARTS_REF: &str = refs::LANE_STARTS;
 
 /// The blob of every commit on [`STARTS_REF`].
 pub const STARTS_FILE: &str = "start.json";
-
-/// How many times a start retries after losing the race on [`STARTS_REF`], and a heartbeat or
-/// close after losing the race on its lane's log.
-const ATTEMPTS: usize = 32;
 
 /// Why a lane operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -395,7 +392,7 @@ pub fn start(store: &Store, req: &StartRequest) -> Result<LaneRecord, Error> {
     let record = start_record(req, &path, territory);
     let name = refs::lane(req.id.as_str());
     let mut claimed: Option<CommitId> = None;
-    for _ in 0..ATTEMPTS {
+    let started = retry::retry(|_| {
         let turn = store.tip(STARTS_REF)?;
         if req.exclusive
             && let Some(err) = collision(store, &record, req.now, req.thresholds)?
@@ -438,20 +435,23 @@ pub fn start(store: &Store, req: &StartRequest) -> Result<LaneRecord, Error> {
             bytes: &bytes,
             message: &message("start", &req.id),
         };
-        match store.append(STARTS_REF, turn.as_ref(), &turn_record) {
-            Ok(_) => {
+        match Attempt::of(store.append(STARTS_REF, turn.as_ref(), &turn_record)) {
+            Ok(Attempt::Done(_)) => {
                 if let Err(e) = store.add_worktree(&path, Checkout::NewBranch(&branch, &head)) {
                     abort(store, &record, &tip, req.now);
                     return Err(e.into());
                 }
-                return Ok(record);
+                Ok(Attempt::Done(()))
             }
-            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {}
+            Ok(Attempt::Lost) => Ok(Attempt::Lost),
             Err(other) => {
                 abort(store, &record, &tip, req.now);
-                return Err(other.into());
+                Err(other.into())
             }
         }
+    })?;
+    if started.is_some() {
+        return Ok(record);
     }
     if let Some(tip) = &claimed {
         abort(store, &record, tip, req.now);
@@ -518,14 +518,14 @@ fn append_to_lane(
     event: &str,
     mut next: impl FnMut(&LaneRecord) -> Result<Option<LaneRecord>, Error>,
 ) -> Result<(LaneRecord, bool), Error> {
-    for _ in 0..ATTEMPTS {
+    let appended = retry::retry(|_| {
         let (tip, current) =
             read_lane(store, id)?.ok_or_else(|| Error::NotFound { id: id.clone() })?;
         if current.is_closed() {
             return Err(Error::Closed { id: id.clone() });
         }
         let Some(record) = next(&current)? else {
-            return Ok((current, false));
+            return Ok(Attempt::Done((current, false)));
         };
         let bytes = canonical_json(&record.to_value());
         let new = NewRecord {
@@ -533,13 +533,10 @@ fn append_to_lane(
             bytes: &bytes,
             message: &message(event, id),
         };
-        match store.append(&refs::lane(id.as_str()), Some(&tip), &new) {
-            Ok(_) => return Ok((record, true)),
-            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {}
-            Err(other) => return Err(other.into()),
-        }
-    }
-    Err(Error::Raced { id: id.clone() })
+        let written = Attempt::of(store.append(&refs::lane(id.as_str()), Some(&tip), &new))?;
+        Ok(written.map(|_| (record, true)))
+    })?;
+    appended.ok_or_else(|| Error::Raced { id: id.clone() })
 }
 
 /// Records a heartbeat at `now`, unless the last one is less than `min_interval` seconds old.

@@ -13,6 +13,7 @@
 mod git_cli;
 mod records;
 pub mod refs;
+pub mod retry;
 mod snapshot;
 mod status;
 mod sync;
@@ -169,6 +170,14 @@ pub enum Error {
         /// The ref.
         name: String,
     },
+    /// Other writers kept moving the ref through every attempt of the retry rule.
+    #[error("{name} kept moving: gave up after {attempts} attempts")]
+    Contended {
+        /// The ref.
+        name: String,
+        /// How many attempts were made.
+        attempts: usize,
+    },
     /// The ref name clashes with an existing ref (a loop `a` blocks a loop `a/b`, as in git).
     #[error("{name} cannot be created: it clashes with an existing ref")]
     Clash {
@@ -284,9 +293,6 @@ pub struct Log {
     /// Each commit and the bytes of its blob, from the root to the tip.
     pub entries: Vec<(CommitId, Vec<u8>)>,
 }
-
-/// How many times [`Store::append_retrying`] tries against a moving tip.
-const APPEND_ATTEMPTS: usize = 8;
 
 /// One new record to write as a commit: the blob's file name and bytes, and the commit message.
 #[derive(Debug, Clone)]
@@ -432,18 +438,17 @@ impl Store {
     }
 
     /// Appends `record` to the log `name` on whatever its tip is, retrying a lost
-    /// compare-and-swap race a few times. For logs whose entries do not depend on the entry
-    /// before them (a retry writes the same record on the new tip).
+    /// compare-and-swap race by [`retry::retry`]'s rule. For logs whose entries do not depend on
+    /// the entry before them (a retry writes the same record on the new tip).
     pub fn append_retrying(&self, name: &str, record: &NewRecord<'_>) -> Result<CommitId, Error> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
+        let written = retry::retry(|_| {
             let tip = self.tip(name)?;
-            match self.append(name, tip.as_ref(), record) {
-                Err(Error::Moved { .. } | Error::Busy { .. }) if attempt < APPEND_ATTEMPTS => {}
-                other => return other,
-            }
-        }
+            retry::Attempt::of(self.append(name, tip.as_ref(), record))
+        })?;
+        written.ok_or_else(|| Error::Contended {
+            name: name.to_owned(),
+            attempts: retry::ATTEMPTS,
+        })
     }
 
     /// Reads the log at `name` whose every commit must hold the blob `file`.
