@@ -55,7 +55,7 @@ impl clap::ValueEnum for TierArg {
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.0.as_str()))
+        Some(clap::builder::PossibleValue::new(self.0.as_str()).help(self.0.about()))
     }
 }
 

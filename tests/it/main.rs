@@ -27,6 +27,7 @@ mod gate;
 mod gotcha;
 mod graph;
 mod handoff;
+mod help;
 mod hop;
 mod host_hooks;
 mod init;

@@ -79,6 +79,15 @@ impl Tier {
     /// Every tier, cheapest first.
     pub const ALL: [Tier; 3] = [Tier::Economy, Tier::Balanced, Tier::Frontier];
 
+    /// Returns one line that describes the tier.
+    pub fn about(self) -> &'static str {
+        match self {
+            Tier::Economy => "The cheapest tier",
+            Tier::Balanced => "The middle tier",
+            Tier::Frontier => "The strongest tier",
+        }
+    }
+
     /// Returns the tier's name.
     pub fn as_str(self) -> &'static str {
         match self {
