@@ -198,6 +198,22 @@ mod tests {
     }
 
     #[test]
+    fn every_record_kind_has_its_prefix() {
+        assert_eq!(lane("ui"), "refs/hpp/lanes/ui");
+        assert_eq!(handoffs("ui"), "refs/hpp/handoffs/ui");
+        assert_eq!(deliberation("s-1"), "refs/hpp/deliberations/s-1");
+        assert_eq!(hop_state("P_1"), "refs/hpp/hop/states/P_1");
+        assert_eq!(hop_attempt("AT_1"), "refs/hpp/hop/attempts/AT_1");
+        assert_eq!(hop_prompt("P_1"), "refs/hpp/hop/prompts/P_1");
+        assert_eq!(hop_check("E_1"), "refs/hpp/hop/checks/E_1");
+        assert_eq!(branch("main"), "refs/heads/main");
+        for name in [BOARD_LOG, GOTCHA_FAILURES, GOTCHA_PROMOTED, HOP_ACCEPTED] {
+            assert!(name.starts_with(PREFIX), "{name}");
+        }
+        assert!(!LANE_STARTS.starts_with(PREFIX), "the start lock is never pushed");
+    }
+
+    #[test]
     fn control_names_git_would_refuse_are_refused() {
         for name in [
             "", "a..b", ".hidden", "x.lock", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b",

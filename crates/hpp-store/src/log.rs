@@ -1,0 +1,263 @@
+//! Logs: a chain of record commits reached from one ref, read oldest first, and moved forward
+//! only by compare-and-swap against the tip the writer read.
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use super::{Chain, CommitId, Error, Link, Log, NewRecord, Store, git, retry};
+
+impl Store {
+    /// Reads the log at `name`: the tip and the first-parent chain from the root, with the
+    /// blob `file` of each commit's tree.
+    pub fn read_chain(&self, name: &str, file: &str) -> Result<Chain, Error> {
+        let Some(tip) = self.tip_oid(name)? else {
+            return Ok(Chain::default());
+        };
+        let mut links = Vec::new();
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
+                name: name.to_owned(),
+                id: Some(id.to_string()),
+            })?;
+            let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+            let tree = commit
+                .tree()
+                .map_err(git(format!("reading the tree of {id}")))?;
+            let payload = match tree.find_entry(file) {
+                Some(entry) if entry.mode().is_blob() => {
+                    let blob = self
+                        .repo
+                        .find_blob(entry.object_id())
+                        .map_err(git(format!("reading {file} of {id}")))?;
+                    Some(blob.data.clone())
+                }
+                _ => None,
+            };
+            next = parents.first().copied();
+            links.push(Link {
+                commit: id.into(),
+                parents: parents.into_iter().map(Into::into).collect(),
+                payload,
+            });
+        }
+        links.reverse();
+        Ok(Chain {
+            tip: Some(tip.into()),
+            links,
+        })
+    }
+
+    /// Writes `record` as a commit on top of `expected` and moves `name` to it, but only if
+    /// `name` still points at `expected` (`None`: the ref must not exist). On a lost race returns
+    /// [`Error::Moved`] with the tip now in place; nothing is overwritten.
+    pub fn append(
+        &self,
+        name: &str,
+        expected: Option<&CommitId>,
+        record: &NewRecord<'_>,
+    ) -> Result<CommitId, Error> {
+        let mut written = Vec::new();
+        let id = self.write_record(expected.map(CommitId::oid), record, &mut written)?;
+        self.sync_objects(&written)?;
+        self.cas(name, expected.map(CommitId::oid), id)?;
+        Ok(id.into())
+    }
+
+    /// Appends `record` to the log `name` on whatever its tip is, retrying a lost
+    /// compare-and-swap race by [`retry::retry`]'s rule. For logs whose entries do not depend on
+    /// the entry before them (a retry writes the same record on the new tip).
+    pub fn append_retrying(&self, name: &str, record: &NewRecord<'_>) -> Result<CommitId, Error> {
+        let written = retry::retry(|_| {
+            let tip = self.tip(name)?;
+            retry::Attempt::of(self.append(name, tip.as_ref(), record))
+        })?;
+        written.ok_or_else(|| Error::Contended {
+            name: name.to_owned(),
+            attempts: retry::ATTEMPTS,
+        })
+    }
+
+    /// Reads the log at `name` whose every commit must hold the blob `file`.
+    pub fn read_log(&self, name: &str, file: &str) -> Result<Log, Error> {
+        let chain = self.read_chain(name, file)?;
+        let entries = chain
+            .links
+            .into_iter()
+            .map(|link| match link.payload {
+                Some(bytes) => Ok((link.commit, bytes)),
+                None => Err(Error::MissingFile {
+                    name: name.to_owned(),
+                    commit: link.commit,
+                    file: file.to_owned(),
+                }),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Log {
+            tip: chain.tip,
+            entries,
+        })
+    }
+
+    /// Writes a whole chain of records and creates `name` pointing at its last commit, only if
+    /// `name` does not exist yet. Either every record lands or none does.
+    pub fn create_chain(&self, name: &str, records: &[NewRecord<'_>]) -> Result<CommitId, Error> {
+        let mut written = Vec::new();
+        let mut parent = None;
+        for record in records {
+            parent = Some(self.write_record(parent, record, &mut written)?);
+        }
+        let tip = parent.ok_or_else(|| Error::NothingToWrite {
+            name: name.to_owned(),
+        })?;
+        self.sync_objects(&written)?;
+        self.cas(name, None, tip)?;
+        Ok(tip.into())
+    }
+
+    /// Lists the refs under `prefix` with their tips, sorted by name.
+    pub fn list(&self, prefix: &str) -> Result<Vec<(String, CommitId)>, Error> {
+        let platform = self.repo.references().map_err(git("listing refs"))?;
+        let iter = platform
+            .prefixed(prefix.as_bytes().as_bstr())
+            .map_err(git(format!("listing {prefix}")))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let reference = reference.map_err(|e| Error::Git {
+                context: format!("listing {prefix}"),
+                source: e,
+            })?;
+            if let Some(id) = reference.target().try_id() {
+                out.push((reference.name().as_bstr().to_string(), id.to_owned().into()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Returns the commit `name` points at, or `None` if the ref does not exist.
+    pub fn tip(&self, name: &str) -> Result<Option<CommitId>, Error> {
+        Ok(self.tip_oid(name)?.map(CommitId::from))
+    }
+
+    pub(crate) fn tip_oid(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+        let reference = self
+            .repo
+            .try_find_reference(name)
+            .map_err(git(format!("reading {name}")))?;
+        match reference {
+            None => Ok(None),
+            Some(r) => r
+                .target()
+                .try_id()
+                .map(|id| Some(id.to_owned()))
+                .ok_or_else(|| Error::Symbolic {
+                    name: name.to_owned(),
+                }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        (dir, store)
+    }
+
+    fn record(bytes: &[u8]) -> NewRecord<'_> {
+        NewRecord {
+            file: "event.json",
+            bytes,
+            message: "test",
+        }
+    }
+
+    #[test]
+    fn append_then_read_returns_the_chain_oldest_first() {
+        let (_dir, store) = repo();
+        let a = store
+            .append("refs/hpp/loops/t", None, &record(b"1"))
+            .unwrap();
+        let b = store
+            .append("refs/hpp/loops/t", Some(&a), &record(b"2"))
+            .unwrap();
+        let chain = store.read_chain("refs/hpp/loops/t", "event.json").unwrap();
+        assert_eq!(chain.tip.as_ref(), Some(&b));
+        let payloads: Vec<_> = chain
+            .links
+            .iter()
+            .map(|l| l.payload.clone().unwrap())
+            .collect();
+        assert_eq!(payloads, [b"1".to_vec(), b"2".to_vec()]);
+        assert_eq!(chain.links[1].parents, [a]);
+    }
+
+    #[test]
+    fn control_append_against_a_stale_tip_is_refused_and_the_winner_stays() {
+        let (_dir, store) = repo();
+        let a = store
+            .append("refs/hpp/loops/t", None, &record(b"1"))
+            .unwrap();
+        let lost = store
+            .append("refs/hpp/loops/t", None, &record(b"1"))
+            .unwrap_err();
+        assert!(
+            matches!(&lost, Error::Moved { actual: Some(actual), .. } if *actual == a),
+            "{lost}"
+        );
+        let b = store
+            .append("refs/hpp/loops/t", Some(&a), &record(b"2"))
+            .unwrap();
+        let stale = store
+            .append("refs/hpp/loops/t", Some(&a), &record(b"3"))
+            .unwrap_err();
+        assert!(
+            matches!(&stale, Error::Moved { actual: Some(actual), .. } if *actual == b),
+            "{stale}"
+        );
+        assert_eq!(store.tip("refs/hpp/loops/t").unwrap(), Some(b));
+    }
+
+    #[test]
+    fn identical_payloads_make_distinct_commits() {
+        let (_dir, store) = repo();
+        let mut written = Vec::new();
+        let one = store
+            .write_record(None, &record(b"same"), &mut written)
+            .unwrap();
+        let two = store
+            .write_record(None, &record(b"same"), &mut written)
+            .unwrap();
+        assert_ne!(one, two);
+    }
+
+    #[test]
+    fn new_objects_are_flushed_before_the_ref_moves() {
+        let (_dir, store) = repo();
+        let mut written = Vec::new();
+        store
+            .write_record(None, &record(b"flush me"), &mut written)
+            .unwrap();
+        assert_eq!(
+            store.sync_objects(&written).unwrap(),
+            3,
+            "blob, tree and commit are loose files"
+        );
+    }
+
+    #[test]
+    fn control_a_loop_name_that_clashes_with_an_existing_one_is_reported_as_a_clash() {
+        let (_dir, store) = repo();
+        store
+            .append("refs/hpp/loops/a", None, &record(b"1"))
+            .unwrap();
+        let err = store
+            .append("refs/hpp/loops/a/b", None, &record(b"1"))
+            .unwrap_err();
+        assert!(matches!(err, Error::Clash { .. }), "{err}");
+    }
+}

@@ -1,0 +1,211 @@
+//! The one write path: objects written, flushed to disk with their directories, then the ref
+//! moved by compare-and-swap. gix does not fsync; this does, so a crash can lose the last write
+//! but never leave a ref naming an object that did not reach the disk.
+
+use std::sync::atomic::Ordering;
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+use gix::refs::Target;
+use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+use super::{Error, FALLBACK_EMAIL, FALLBACK_NAME, NewRecord, Store, WRITES, git};
+
+impl Store {
+    pub(crate) fn signature(&self) -> gix::actor::Signature {
+        let now = gix::date::Time::now_local_or_utc();
+        match self.repo.committer() {
+            Some(Ok(sig)) => gix::actor::Signature {
+                name: sig.name.into(),
+                email: sig.email.into(),
+                time: now,
+            },
+            _ => gix::actor::Signature {
+                name: FALLBACK_NAME.into(),
+                email: FALLBACK_EMAIL.into(),
+                time: now,
+            },
+        }
+    }
+
+    pub(crate) fn write_record(
+        &self,
+        parent: Option<ObjectId>,
+        record: &NewRecord<'_>,
+        written: &mut Vec<ObjectId>,
+    ) -> Result<ObjectId, Error> {
+        let blob = self
+            .repo
+            .write_blob(record.bytes)
+            .map_err(git("writing a record blob"))?
+            .detach();
+        let mut editor = self
+            .repo
+            .edit_tree(ObjectId::empty_tree(self.repo.object_hash()))
+            .map_err(git("editing a tree"))?;
+        editor
+            .upsert(record.file, EntryKind::Blob, blob)
+            .map_err(git("editing a tree"))?;
+        let tree = editor
+            .write()
+            .map_err(git("writing a record tree"))?
+            .detach();
+        let id = self.new_commit(tree, parent, record.message)?;
+        written.extend([blob, tree, id]);
+        Ok(id)
+    }
+
+    /// Writes a commit of `tree` on `parent` with the store's identity and a writer trailer.
+    pub(crate) fn new_commit(
+        &self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        message: &str,
+    ) -> Result<ObjectId, Error> {
+        // A writer trailer makes every commit unique: two writers recording identical payloads
+        // on the same parent in the same second would otherwise make one commit and both "win".
+        let writer = format!(
+            "{}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+            WRITES.fetch_add(1, Ordering::Relaxed)
+        );
+        let sig = self.signature();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: format!("{}\n\nHpp-Writer: {writer}\n", message.trim_end()).into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .map_err(git("writing a record commit"))?
+            .detach())
+    }
+
+    /// Flushes the loose object files of `ids` (those that exist loose) and their directories.
+    pub(crate) fn sync_objects(&self, ids: &[ObjectId]) -> Result<usize, Error> {
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        let mut dirs = std::collections::BTreeSet::new();
+        let mut synced = 0;
+        for id in ids {
+            let hex = id.to_hex().to_string();
+            let dir = objects.join(&hex[..2]);
+            let path = dir.join(&hex[2..]);
+            if let Ok(file) = std::fs::File::open(&path) {
+                file.sync_all().map_err(|source| Error::Flush {
+                    id: hex.clone(),
+                    source,
+                })?;
+                dirs.insert(dir);
+                synced += 1;
+            }
+        }
+        for dir in dirs {
+            // Directory fsync makes the new entries durable; not every platform allows opening a
+            // directory, and there it is skipped.
+            if let Ok(handle) = std::fs::File::open(&dir) {
+                let _ = handle.sync_all();
+            }
+        }
+        Ok(synced)
+    }
+
+    pub(crate) fn cas(
+        &self,
+        name: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+    ) -> Result<(), Error> {
+        let full: gix::refs::FullName =
+            name.try_into()
+                .map_err(
+                    |e: gix::validate::reference::name::Error| Error::InvalidRefName {
+                        name: name.to_owned(),
+                        reason: e.to_string(),
+                    },
+                )?;
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "hpp: append".into(),
+                },
+                expected: match expected {
+                    Some(old) => PreviousValue::MustExistAndMatch(Target::Object(old)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: Target::Object(new),
+            },
+            name: full,
+            deref: false,
+        };
+        let who = self.signature();
+        let mut buf = gix::date::parse::TimeBuf::default();
+        match self
+            .repo
+            .edit_references_as([edit], Some(who.to_ref(&mut buf)))
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                if let Some(out) = e.downcast_any_ref::<ReferenceOutOfDate>() {
+                    return Err(Error::Moved {
+                        name: name.to_owned(),
+                        expected: expected.map(Into::into),
+                        actual: out.actual.try_id().map(|id| id.to_owned().into()),
+                    });
+                }
+                if let Some(exists) = e.downcast_any_ref::<MustNotExist>() {
+                    return Err(Error::Moved {
+                        name: name.to_owned(),
+                        expected: None,
+                        actual: exists.actual.try_id().map(|id| id.to_owned().into()),
+                    });
+                }
+                if e.is_retryable() {
+                    return Err(Error::Busy {
+                        name: name.to_owned(),
+                    });
+                }
+                // A loop `a` exists as a file where `a/b` needs a directory, or the reverse.
+                if expected.is_none() && self.clashes(name) {
+                    return Err(Error::Clash {
+                        name: name.to_owned(),
+                    });
+                }
+                // The ref may have vanished or appeared between our read and the lock.
+                match self.tip_oid(name) {
+                    Ok(actual) if actual != expected => Err(Error::Moved {
+                        name: name.to_owned(),
+                        expected: expected.map(Into::into),
+                        actual: actual.map(Into::into),
+                    }),
+                    _ => Err(git(format!("updating {name}"))(e)),
+                }
+            }
+        }
+    }
+
+    fn clashes(&self, name: &str) -> bool {
+        let mut prefix = String::new();
+        for part in name.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            if prefix != name && matches!(self.tip_oid(&prefix), Ok(Some(_))) {
+                return true;
+            }
+        }
+        self.list(&format!("{name}/"))
+            .is_ok_and(|refs| !refs.is_empty())
+    }
+}
