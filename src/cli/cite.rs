@@ -60,8 +60,7 @@ pub fn cmd_cite_check(ctx: &Ctx, args: &CiteCheckArgs) -> Result<Outcome, CliErr
         .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
         .map_err(|e| CliError::refused(format!("invalid context JSON: {e}")))?;
     let marker = args.marker.as_deref().unwrap_or(citations::DEFAULT_MARKER);
-    let report = citations::check(&text, &context, args.max_per_sentence, marker)
-        .map_err(CliError::refused)?;
+    let report = citations::check(&text, &context, args.max_per_sentence, marker)?;
     let exit = match report.verdict {
         Verdict::Ok => Exit::Ok,
         Verdict::Warn => Exit::Warn,

@@ -45,6 +45,6 @@ pub fn dispatch(ctx: &Ctx, command: ContextCommand) -> Result<Outcome, CliError>
 /// Compiles the inputs and prints `hpp.context/v1`.
 pub fn cmd_context_compile(ctx: &Ctx, args: &ContextCompileArgs) -> Result<Outcome, CliError> {
     let inputs = read_json(ctx, &args.inputs, JsonRoot::Array)?;
-    let compiled = context::compile(&inputs, args.budget).map_err(CliError::refused)?;
+    let compiled = context::compile(&inputs, args.budget)?;
     Ok(Outcome::json(&compiled, Exit::Ok))
 }

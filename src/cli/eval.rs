@@ -82,9 +82,8 @@ pub fn cmd_eval_run(ctx: &Ctx, args: &EvalRunArgs) -> Result<Outcome, CliError> 
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let suite = Suite::parse(&value, &stem).map_err(CliError::refused)?;
-    let report = crate::evals::runner::run_suite(&suite, args.k, args.gate.into(), ctx.cwd())
-        .map_err(CliError::refused)?;
+    let suite = Suite::parse(&value, &stem)?;
+    let report = crate::evals::runner::run_suite(&suite, args.k, args.gate.into(), ctx.cwd())?;
     Ok(Outcome::json(&report, gate_exit(&report)))
 }
 

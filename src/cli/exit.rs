@@ -195,9 +195,82 @@ impl From<events::Error> for CliError {
     }
 }
 
-impl From<manifest::Error> for CliError {
-    fn from(e: manifest::Error) -> Self {
-        CliError::refused(e)
+/// Each type listed maps every error to a refusal (exit 2) whose message is the error's own
+/// sentence: the core's rules refuse the input they were handed, and nothing else.
+macro_rules! refusals {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for CliError {
+            fn from(e: $error) -> Self {
+                CliError::refused(e)
+            }
+        })*
+    };
+}
+
+// The pure protocol: every error is a refused input.
+refusals!(
+    manifest::Error,
+    hpp_core::attestation::Error,
+    hpp_core::board::Error,
+    hpp_core::board::checker::UnknownProvider,
+    hpp_core::citations::Error,
+    hpp_core::context::Error,
+    hpp_core::continuity::Error,
+    hpp_core::coverage::Error,
+    hpp_core::decision::Error,
+    hpp_core::deliberation::Error,
+    hpp_core::evals::Error,
+    hpp_core::event_loop::Error,
+    hpp_core::findings::Error,
+    hpp_core::gate::Error,
+    hpp_core::gotcha::Error,
+    hpp_core::graph::Error,
+    hpp_core::hop::Error,
+    hpp_core::lane::claim::Error,
+    hpp_core::lane::liveness::Error,
+    hpp_core::maps::Error,
+    hpp_core::mutation::Error,
+    hpp_core::policy::Error,
+    hpp_core::retrieval::Error,
+    hpp_core::routing::Error,
+    hpp_core::run::BadTimeout,
+    hpp_core::workgraph::Error,
+);
+
+// The application's side effects whose every failure is about what the user handed in: a key
+// file, an allowed-signers file, a module tree, a hook path, an artifact pattern, a profile.
+refusals!(
+    crate::sign::Error,
+    crate::modules::Error,
+    crate::modules::files::Error,
+    crate::modules::install::Error,
+    crate::hooks::Error,
+    crate::init::run::Error,
+    crate::init::UnknownPolicyMode,
+    crate::evidence::artifacts::Error,
+);
+
+// The bounded runner: a command that cannot be run as given is refused input; the operating
+// system failing us midway is ours.
+impl From<crate::process::Error> for CliError {
+    fn from(e: crate::process::Error) -> Self {
+        use crate::process::Error as E;
+        match e {
+            E::EmptyCommand | E::BadTimeout | E::CouldNotStart { .. } => CliError::refused(e),
+            E::Thread { .. } | E::Wait { .. } | E::Kill { .. } => {
+                CliError::internal("running a command", &e)
+            }
+        }
+    }
+}
+
+// The board's log: the store's failures are the store's; everything else is refused.
+impl From<crate::board::Error> for CliError {
+    fn from(e: crate::board::Error) -> Self {
+        match e {
+            crate::board::Error::Store(inner) => inner.into(),
+            other => CliError::refused(other),
+        }
     }
 }
 

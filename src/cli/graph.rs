@@ -57,18 +57,14 @@ pub fn render(
 ) -> Result<Outcome, CliError> {
     Ok(match format {
         Format::Json => Outcome::json(json, Exit::Ok),
-        Format::Mermaid => Outcome::raw(
-            graph::to_mermaid(graph, &[])
-                .map_err(CliError::refused)?
-                .into_bytes(),
-        ),
+        Format::Mermaid => Outcome::raw(graph::to_mermaid(graph, &[])?.into_bytes()),
     })
 }
 
 /// Runs `git hpp graph`.
 pub fn dispatch(ctx: &Ctx, args: GraphArgs) -> Result<Outcome, CliError> {
     let manifest = manifest_anywhere(ctx)?;
-    graph::require_declared(manifest.value(), args.view.as_str()).map_err(CliError::refused)?;
-    let built = graph::build(manifest.value(), args.view).map_err(CliError::refused)?;
+    graph::require_declared(manifest.value(), args.view.as_str())?;
+    let built = graph::build(manifest.value(), args.view)?;
     render(args.format, &built, &built.graph)
 }

@@ -80,11 +80,11 @@ pub fn dispatch(ctx: &Ctx, args: InitArgs) -> Result<Outcome, CliError> {
         modules,
         policy_mode: args.policy_mode.clone(),
     };
-    let choices = init::choose(&flags, &file_answers).map_err(CliError::refused)?;
+    let choices = init::choose(&flags, &file_answers)?;
     let manifest = ctx.manifest()?;
     let validated = manifest::validate(manifest.value()).map_err(|e| e.to_string());
     if let Ok(v) = &validated {
-        run::check_names(v, &choices).map_err(CliError::refused)?;
+        run::check_names(v, &choices)?;
     }
     let root = ctx.manifest_file()?.map(|f| {
         ctx.cwd()
@@ -99,7 +99,7 @@ pub fn dispatch(ctx: &Ctx, args: InitArgs) -> Result<Outcome, CliError> {
         choices: &choices,
         apply: args.apply,
     };
-    let (report, code) = run::run(&request).map_err(CliError::refused)?;
+    let (report, code) = run::run(&request)?;
     let exit = match code {
         0 => Exit::Ok,
         1 => Exit::Warn,

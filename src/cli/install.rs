@@ -68,11 +68,10 @@ pub fn dispatch(ctx: &Ctx, args: InstallArgs) -> Result<Outcome, CliError> {
         source_root.as_deref(),
         &ctx.cwd().join(&args.target),
         &shown,
-    )
-    .map_err(CliError::refused)?;
+    )?;
     let (create, unchanged, conflict) = plan.counts();
     let written = if args.apply {
-        Some(install::apply(&plan).map_err(CliError::refused)?)
+        Some(install::apply(&plan)?)
     } else {
         None
     };

@@ -143,7 +143,7 @@ pub fn cmd_map_lane(ctx: &Ctx, args: &MapLaneArgs) -> Result<Outcome, CliError> 
         suspect_after: args.suspect_after,
         dead_after: args.dead_after,
     };
-    let map = maps::lane_map(&source, &clock).map_err(CliError::refused)?;
+    let map = maps::lane_map(&source, &clock)?;
     render(args.format, &map, &map.drawing())
 }
 
@@ -155,7 +155,7 @@ pub fn cmd_map_agent(ctx: &Ctx, args: &MapAgentArgs) -> Result<Outcome, CliError
         .map(|p| read_json(ctx, p, JsonRoot::Array))
         .transpose()?;
     let manifest = manifest_anywhere(ctx)?;
-    let map = maps::agent_map(manifest.value(), events.as_ref()).map_err(CliError::refused)?;
+    let map = maps::agent_map(manifest.value(), events.as_ref())?;
     render(args.format, &map, &map.graph)
 }
 
@@ -175,13 +175,13 @@ pub fn cmd_map_monitor(ctx: &Ctx, args: &MapMonitorArgs) -> Result<Outcome, CliE
             .cloned()
             .unwrap_or_default(),
     };
-    let map = maps::monitor_map(&source, now, args.skew_tolerance).map_err(CliError::refused)?;
+    let map = maps::monitor_map(&source, now, args.skew_tolerance)?;
     render(args.format, &map, &map.drawing())
 }
 
 /// Projects the context map.
 pub fn cmd_map_context(ctx: &Ctx, args: &MapContextArgs) -> Result<Outcome, CliError> {
     let inputs = read_json(ctx, &args.source, JsonRoot::Array)?;
-    let map = maps::context_map(&inputs, args.budget).map_err(CliError::refused)?;
+    let map = maps::context_map(&inputs, args.budget)?;
     render(args.format, &map, &map.graph)
 }

@@ -97,7 +97,7 @@ pub fn cmd_module_checksums(ctx: &Ctx, args: &ModuleChecksumsArgs) -> Result<Out
         if !dir.is_dir() {
             return Err(CliError::refused(format!("not a directory: {shown}")));
         }
-        let present = files::scan(dir).map_err(CliError::refused)?;
+        let present = files::scan(dir)?;
         if present.is_empty() {
             return Err(CliError::refused(format!(
                 "{shown} has no file to list: an empty inventory cannot verify anything"

@@ -69,8 +69,8 @@ impl std::fmt::Display for TierArg {
 pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
     let request = read_json(ctx, &args.request, JsonRoot::Object)?;
     let providers = read_json(ctx, &args.providers, JsonRoot::Array)?;
-    let mut request = routing::parse_request(&request).map_err(CliError::refused)?;
-    let providers = routing::parse_providers(&providers).map_err(CliError::refused)?;
+    let mut request = routing::parse_request(&request)?;
+    let providers = routing::parse_providers(&providers)?;
     let mut applied = None;
     if let Some(name) = &args.deliberation {
         let family = args
@@ -78,9 +78,13 @@ pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
             .as_deref()
             .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
         let (record, _) = read_sealed(ctx, name)?;
-        let verdict =
-            deliberation::panel_verdict(&record, "plan", &["low", "medium", "high"], family, false)
-                .map_err(CliError::refused)?;
+        let verdict = deliberation::panel_verdict(
+            &record,
+            "plan",
+            &["low", "medium", "high"],
+            family,
+            false,
+        )?;
         applied = Some(routing::raise_risk(
             &mut request,
             &verdict.record_sha256,
@@ -88,8 +92,7 @@ pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
             verdict.value.as_deref(),
         ));
     }
-    let mut chosen =
-        routing::route(&request, args.policy.0, &providers).map_err(CliError::refused)?;
+    let mut chosen = routing::route(&request, args.policy.0, &providers)?;
     chosen.deliberation = applied;
     Ok(Outcome::json(&chosen, Exit::Ok))
 }

@@ -210,7 +210,10 @@ mod tests {
         for name in [BOARD_LOG, GOTCHA_FAILURES, GOTCHA_PROMOTED, HOP_ACCEPTED] {
             assert!(name.starts_with(PREFIX), "{name}");
         }
-        assert!(!LANE_STARTS.starts_with(PREFIX), "the start lock is never pushed");
+        assert!(
+            !LANE_STARTS.starts_with(PREFIX),
+            "the start lock is never pushed"
+        );
     }
 
     #[test]

@@ -17,7 +17,6 @@ use super::ctx::Ctx;
 use super::exit::CliError;
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use hpp_core::deliberation;
 
 /// The verbs of `git hpp deliberate`.
 #[derive(Debug, Subcommand)]
@@ -46,11 +45,6 @@ pub fn dispatch(ctx: &Ctx, cmd: DeliberateCommand) -> Result<Outcome, CliError> 
         DeliberateCommand::Verify(args) => verify::cmd_deliberate_verify(ctx, &args),
         DeliberateCommand::Decide(args) => decide::cmd_deliberate_decide(ctx, &args),
     }
-}
-
-/// A refusal from the concept module.
-pub(crate) fn refused(error: deliberation::Error) -> CliError {
-    CliError::refused(error)
 }
 
 /// Reads a sealed record named by a file path, a `refs/hpp/deliberations/<id>` ref or an id:

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::{refused, verify};
+use super::verify;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
@@ -70,11 +70,11 @@ pub fn cmd_deliberate_plan(ctx: &Ctx, args: &DeliberatePlanArgs) -> Result<Outco
     check_schema(&document)?;
     let document = if args.context.is_some() || !args.evidence.is_empty() {
         let (ids, sources) = declared_evidence(ctx, args)?;
-        panel::with_evidence(&document, &ids, &sources).map_err(refused)?
+        panel::with_evidence(&document, &ids, &sources)?
     } else {
         document
     };
-    let normalised = normalise_panel(&document).map_err(refused)?;
+    let normalised = normalise_panel(&document)?;
     if let Some(out) = &args.out {
         write_file(ctx, out, &normalised)?;
     }
@@ -102,10 +102,9 @@ pub fn cmd_deliberate_validate(
             let panel_path = args
                 .panel
                 .as_ref()
-                .ok_or_else(|| refused(Error::TurnNeedsPanel))?;
-            let panel =
-                normalise_panel(&read_json(ctx, panel_path, JsonRoot::Object)?).map_err(refused)?;
-            let turn = deliberation::normalise_turn(&document, &panel).map_err(refused)?;
+                .ok_or_else(|| CliError::from(Error::TurnNeedsPanel))?;
+            let panel = normalise_panel(&read_json(ctx, panel_path, JsonRoot::Object)?)?;
+            let turn = deliberation::normalise_turn(&document, &panel)?;
             Ok(Outcome::json(
                 &json!({"status": "valid", "turn": turn}),
                 Exit::Ok,
@@ -113,7 +112,7 @@ pub fn cmd_deliberate_validate(
         }
         _ => {
             check_schema(&document)?;
-            let panel = normalise_panel(&document).map_err(refused)?;
+            let panel = normalise_panel(&document)?;
             Ok(Outcome::json(
                 &json!({"status": "valid", "panel": panel}),
                 Exit::Ok,
@@ -126,7 +125,7 @@ fn check_schema(document: &Value) -> Result<(), CliError> {
     if document.get("schema").and_then(Value::as_str) == Some(PANEL_SCHEMA) {
         return Ok(());
     }
-    Err(refused(Error::ExpectedSchema(
+    Err(CliError::from(Error::ExpectedSchema(
         hpp_core::instrument::py_repr(document.get("schema").unwrap_or(&Value::Null)),
     )))
 }
@@ -151,7 +150,7 @@ fn declared_evidence(
     let mut sources = Vec::new();
     if let Some(path) = &args.context {
         let context = read_json(ctx, path, JsonRoot::Array)?;
-        ids.extend(citations::context_ids(&context).map_err(CliError::refused)?);
+        ids.extend(citations::context_ids(&context)?);
         sources.push(json!({"kind": "context", "sha256": sha256_hex(&canonical_json(&context))}));
     }
     for name in &args.evidence {
@@ -172,7 +171,7 @@ fn declared_evidence(
             (report.status, record)
         };
         if status != "valid" {
-            return Err(refused(Error::EvidenceNotValid {
+            return Err(CliError::from(Error::EvidenceNotValid {
                 name: name.clone(),
                 status: status.to_owned(),
             }));

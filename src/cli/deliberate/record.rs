@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::plan::write_file;
-use super::refused;
 use super::session::{DeliberateTallyArgs, inputs};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
@@ -63,8 +62,7 @@ pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<O
         .as_ref()
         .map(|p| read_json(ctx, p, JsonRoot::Object))
         .transpose()?;
-    let record = deliberation::build_record(&panel, &turns, judge.as_ref(), rationale.as_ref())
-        .map_err(refused)?;
+    let record = deliberation::build_record(&panel, &turns, judge.as_ref(), rationale.as_ref())?;
     let signing = match (&args.sign_key, &args.signer) {
         (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
         _ => None,

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::refused;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
@@ -55,7 +54,7 @@ pub(super) fn inputs(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<(Value, Va
 /// `git hpp deliberate tally`.
 pub fn cmd_deliberate_tally(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<Outcome, CliError> {
     let (panel, turns) = inputs(ctx, args)?;
-    let rounds = deliberation::tally(&panel, &turns).map_err(refused)?;
+    let rounds = deliberation::tally(&panel, &turns)?;
     Ok(Outcome::json(
         &json!({"schema": TALLY_SCHEMA, "rounds": rounds}),
         Exit::Ok,
@@ -65,6 +64,6 @@ pub fn cmd_deliberate_tally(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<Out
 /// `git hpp deliberate stop`.
 pub fn cmd_deliberate_stop(ctx: &Ctx, args: &DeliberateTallyArgs) -> Result<Outcome, CliError> {
     let (panel, turns) = inputs(ctx, args)?;
-    let stop = deliberation::decide_stop(&panel, &turns).map_err(refused)?;
+    let stop = deliberation::decide_stop(&panel, &turns)?;
     Ok(Outcome::json(&stop, Exit::Ok))
 }

@@ -46,9 +46,7 @@ fn broken(reason: String) -> Value {
 pub fn cmd_deliberate_verify(ctx: &Ctx, args: &DeliberateVerifyArgs) -> Result<Outcome, CliError> {
     let explicit = args.allowed_signers.as_deref();
     let allowed = match explicit {
-        Some(path) => {
-            Some(sign::AllowedSigners::load(&ctx.cwd().join(path)).map_err(CliError::refused)?)
-        }
+        Some(path) => Some(sign::AllowedSigners::load(&ctx.cwd().join(path))?),
         None => None,
     };
     if ctx.cwd().join(&args.record).is_file() {

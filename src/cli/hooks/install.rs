@@ -22,9 +22,9 @@ pub struct HooksInstallArgs {
 
 /// Plans or installs the hook.
 pub fn cmd_hooks_install(ctx: &Ctx, args: &HooksInstallArgs) -> Result<Outcome, CliError> {
-    let plan = hooks::plan(ctx.store()?).map_err(CliError::refused)?;
+    let plan = hooks::plan(ctx.store()?)?;
     if args.apply {
-        hooks::apply(&plan).map_err(CliError::refused)?;
+        hooks::apply(&plan)?;
     }
     let mut human = String::new();
     if plan.steps.is_empty() {

@@ -18,7 +18,7 @@ pub struct HooksStatusArgs {
 
 /// Inspects the hook.
 pub fn cmd_hooks_status(ctx: &Ctx, args: &HooksStatusArgs) -> Result<Outcome, CliError> {
-    let status = hooks::status(ctx.store()?, &ctx.path_dirs()).map_err(CliError::refused)?;
+    let status = hooks::status(ctx.store()?, &ctx.path_dirs())?;
     let mut human = if status.wired {
         format!(
             "the pre-push gate is wired: {}{}",
