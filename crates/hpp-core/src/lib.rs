@@ -18,7 +18,7 @@
 //! - **Many agents**: [`deliberation`] (House Sessions), [`board`] (the lane board), [`lane`]
 //!   (claims, liveness, territory), [`review_guard`] (maker and checker), [`family`] (model
 //!   families), [`hop`] (the Hop protocol's states), [`continuity`] (handoffs), [`gotcha`]
-//!   (failure memory).
+//!   (failure memory), [`host`] (the agent hosts' hook input and answers).
 //! - **Views**: [`maps`] (lane, agent, monitor and context maps), [`graph`].
 
 pub mod attestation;
@@ -39,6 +39,7 @@ pub mod gate;
 pub mod gotcha;
 pub mod graph;
 pub mod hop;
+pub mod host;
 pub mod instrument;
 pub mod lane;
 pub mod manifest;
