@@ -66,24 +66,6 @@ pub fn read_named_file(ctx: &Ctx, path: &Path, what: &str) -> Result<(Vec<u8>, S
     Ok((bytes, stem))
 }
 
-/// Runs a declared instrument (a retriever, a decider) once, in the working directory, with
-/// `stdin` as its input: an argv through the bounded runner, never a shell.
-pub fn run_instrument(
-    ctx: &Ctx,
-    argv: &[String],
-    timeout: std::time::Duration,
-    stdin: &[u8],
-) -> Result<hpp_core::run::Finished, hpp_core::run::NotFinished> {
-    crate::process::run_bounded(&crate::process::Request {
-        argv,
-        cwd: ctx.cwd(),
-        timeout,
-        stdin: Some(stdin),
-        env: &[],
-    })
-    .map_err(|e| e.not_finished())
-}
-
 /// How a hook command names its stdin in refusals. The lane verbs say "payload" and word a JSON
 /// error their own way, as their tests and the lane-kit scripts' users have read it since they
 /// shipped; the policy, handoff and gotcha hooks say "input".

@@ -41,6 +41,7 @@ pub mod retrieval;
 pub mod route;
 pub mod snapshot;
 pub mod status;
+pub mod suite_eval;
 pub mod sync;
 pub mod verify;
 pub mod work;
