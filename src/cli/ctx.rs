@@ -2,6 +2,7 @@
 //! on first use), the manifest and the default loop.
 
 use std::cell::OnceCell;
+use std::io::Read;
 use std::path::PathBuf;
 
 use super::exit::CliError;
@@ -127,9 +128,12 @@ impl Ctx {
             .unwrap_or_default()
     }
 
-    /// Returns standard input (for hooks, which git feeds on stdin).
-    pub fn stdin(&self) -> std::io::Stdin {
-        std::io::stdin()
+    /// Reads standard input to its end, as text: the one reader of stdin, for the hooks that
+    /// git (pre-push lines) and the agent hosts (one JSON object) feed there.
+    pub fn read_stdin(&self) -> std::io::Result<String> {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        Ok(text)
     }
 
     /// Returns the loop to act on: `--loop`, else the current branch's name.

@@ -4,17 +4,18 @@
 //! through the bounded runner; the rules and the measuring are [`hpp_core::decision`]. Opens no
 //! repository and touches no refs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Subcommand;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
-use super::input::{JsonRoot, read_json, read_named_file, run_instrument};
+use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use crate::process;
+use super::suite_eval::{self, Command, Instrument};
 use hpp_core::decision::{self, Decider, Settings, Suite};
+use hpp_core::run::{Finished, NotFinished};
 
 /// The `decide` verbs.
 #[derive(Debug, Subcommand)]
@@ -115,46 +116,63 @@ pub fn cmd_decide_validate(ctx: &Ctx, args: &DecideValidateArgs) -> Result<Outco
 
 /// `git hpp decide eval`.
 pub fn cmd_decide_eval(ctx: &Ctx, args: &DecideEvalArgs) -> Result<Outcome, CliError> {
-    let argv = args
-        .decider_command
-        .as_deref()
-        .map(decision::parse_command)
-        .transpose()
-        .map_err(CliError::refused)?;
     let settings = Settings {
         timeout_s: args.timeout,
         min_selective_accuracy: args.min_selective_accuracy,
         max_confident_errors: args.max_confident_errors,
         max_failures: args.max_failures,
     };
-    settings.check().map_err(CliError::refused)?;
-    let suite = read_suite(ctx, &args.suite)?;
-    let timeout = process::valid_timeout(settings.timeout_s).map_err(CliError::refused)?;
-    let report = match &argv {
-        None => decision::evaluate(&suite, &settings, Decider::Replay),
-        Some(argv) => {
-            let mut ask = |stdin: &[u8]| {
-                let run = run_instrument(ctx, argv, timeout, stdin);
-                decision::answer_of_run(run.as_ref(), settings.timeout_s)
-            };
-            let decider = Decider::Command {
-                argv,
-                ask: &mut ask,
-            };
-            decision::evaluate(&suite, &settings, decider)
-        }
-    }
-    .map_err(CliError::refused)?;
-    let exit = if report.gate.passed {
-        Exit::Ok
-    } else {
-        Exit::Warn
-    };
-    Ok(Outcome::json(&report, exit))
+    suite_eval::measure::<DeciderEval>(ctx, args.decider_command.as_deref(), &settings, &args.suite)
 }
 
-/// Reads and validates the suite; its name defaults to the file's stem.
-fn read_suite(ctx: &Ctx, path: &Path) -> Result<Suite, CliError> {
-    let (bytes, stem) = read_named_file(ctx, path, "decision suite")?;
-    Suite::parse(&bytes, &stem).map_err(CliError::refused)
+/// A decider measured against a hpp.decision-suite/v1 ([`hpp_core::decision`]).
+struct DeciderEval;
+
+impl Instrument for DeciderEval {
+    type Settings = Settings;
+    type Suite = Suite;
+    type Report = decision::Report;
+    type Failure = decision::Failure;
+    type Error = decision::Error;
+
+    const SUITE: &'static str = "decision suite";
+
+    fn parse_command(text: &str) -> Result<Vec<String>, Self::Error> {
+        decision::parse_command(text)
+    }
+
+    fn check(settings: &Settings) -> Result<(), Self::Error> {
+        settings.check()
+    }
+
+    fn timeout_s(settings: &Settings) -> f64 {
+        settings.timeout_s
+    }
+
+    fn parse_suite(bytes: &[u8], stem: &str) -> Result<Suite, Self::Error> {
+        Suite::parse(bytes, stem)
+    }
+
+    fn answer_of_run(
+        run: Result<&Finished, &NotFinished>,
+        timeout_s: f64,
+    ) -> Result<Value, Self::Failure> {
+        decision::answer_of_run(run, timeout_s)
+    }
+
+    fn evaluate(
+        suite: &Suite,
+        settings: &Settings,
+        command: Option<Command<'_, Self::Failure>>,
+    ) -> Result<Self::Report, Self::Error> {
+        let decider = match command {
+            None => Decider::Replay,
+            Some(Command { argv, ask }) => Decider::Command { argv, ask },
+        };
+        decision::evaluate(suite, settings, decider)
+    }
+
+    fn passed(report: &Self::Report) -> bool {
+        report.gate.passed
+    }
 }

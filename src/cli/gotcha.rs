@@ -2,16 +2,16 @@
 //! recurrence (gotcha-memory; see [`hpp_core::gotcha`]), kept at `refs/hpp/gotchas/`.
 
 use clap::{Subcommand, ValueEnum};
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use time::OffsetDateTime;
 
-use super::JsonArg;
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
-use super::handoff::{additional_context, read_hook_input};
+use super::input::{HookNoun, read_hook_input};
 use super::output::Outcome;
-use super::policy::Host;
+use super::{HostArg, JsonArg};
 use hpp_core::gotcha::{self, Failure, Gotcha, Recurrence};
+use hpp_core::host::{Answer, Blank, Event, HookInput};
 use hpp_store::retry::{self, Attempt};
 use hpp_store::{NewRecord, Store, refs};
 
@@ -102,7 +102,7 @@ pub enum HookEvent {
 pub struct GotchaHookArgs {
     /// The host whose hook protocol to answer in
     #[arg(long, value_enum)]
-    host: Host,
+    host: HostArg,
     /// The hook event (the input's hook_event_name wins when it names a failure event)
     #[arg(long, value_enum)]
     event: HookEvent,
@@ -300,6 +300,7 @@ pub fn cmd_gotcha_preamble(ctx: &Ctx, args: &GotchaPreambleArgs) -> Result<Outco
 
 /// Answers a host hook; never blocks.
 pub fn cmd_gotcha_hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
+    // Both hosts read the same hookSpecificOutput, so the answer does not depend on the host.
     let _host = args.host;
     match hook(ctx, args) {
         Ok(outcome) => Ok(outcome),
@@ -308,32 +309,35 @@ pub fn cmd_gotcha_hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliE
 }
 
 fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
-    let input = read_hook_input(ctx)?;
+    let input = read_hook_input(ctx, Blank::Empty, HookNoun::Input)?;
     if args.event == HookEvent::SessionStart {
         let text = preamble_text(ctx, None, gotcha::PREAMBLE_LIMIT)?;
         if text.is_empty() {
-            return Ok(Outcome::raw(Vec::new()));
+            return Outcome::answer(Answer::Silent);
         }
-        return Ok(additional_context("SessionStart", &text));
+        return Outcome::answer(Answer::additional_context(Event::SessionStart, &text));
     }
-    let event = match input.get("hook_event_name").and_then(Value::as_str) {
-        Some("PostToolUseFailure") => "PostToolUseFailure",
-        _ if args.event == HookEvent::PostToolUseFailure => "PostToolUseFailure",
-        _ => "PostToolUse",
+    let event = if input.event.is(Event::PostToolUseFailure)
+        || args.event == HookEvent::PostToolUseFailure
+    {
+        Event::PostToolUseFailure
+    } else {
+        Event::PostToolUse
     };
-    let Some(message) = failure_message(&input, event == "PostToolUseFailure") else {
-        return Ok(Outcome::raw(Vec::new()));
+    let Some(message) = input.failure_message(event) else {
+        return Outcome::answer(Answer::Silent);
     };
-    let tool_use_id = input
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    // Errors are at the end of the output.
+    let chars: Vec<char> = message.chars().collect();
+    let keep = chars.len().saturating_sub(gotcha::MAX_MESSAGE_CHARS);
+    let message: String = chars[keep..].iter().collect();
+    let tool_use_id = input.tool_use_id.clone();
     if let Some(id) = &tool_use_id
         && read_failures(ctx.store()?)?
             .iter()
             .any(|f| f.tool_use_id.as_deref() == Some(id))
     {
-        return Ok(Outcome::raw(Vec::new()));
+        return Outcome::answer(Answer::Silent);
     }
     let (task, fallback) = task_key(&input);
     let now = OffsetDateTime::now_utc();
@@ -346,58 +350,19 @@ fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
     .map_err(refused)?;
     let (_, promoted) = record(ctx, &failure)?;
     match promoted {
-        None => Ok(Outcome::raw(Vec::new())),
+        None => Outcome::answer(Answer::Silent),
         Some(_) => {
             let text = preamble_text(ctx, Some(&failure.task_key), 1)?;
-            Ok(additional_context(event, &text))
+            Outcome::answer(Answer::additional_context(event, &text))
         }
     }
-}
-
-/// Returns the failure's message, or `None` when the tool call did not fail.
-fn failure_message(input: &Map<String, Value>, failed_event: bool) -> Option<String> {
-    let response = input.get("tool_response");
-    let failed = failed_event
-        || response.is_some_and(|r| {
-            r.get("is_error").and_then(Value::as_bool) == Some(true)
-                || ["exit_code", "exitCode", "returnCode"]
-                    .iter()
-                    .any(|k| r.get(*k).and_then(Value::as_i64).is_some_and(|c| c != 0))
-        });
-    if !failed {
-        return None;
-    }
-    let text = |v: Option<&Value>| -> Option<String> {
-        match v {
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-            _ => None,
-        }
-    };
-    let message = text(input.get("error"))
-        .or_else(|| text(response.and_then(|r| r.get("stderr"))))
-        .or_else(|| text(response.and_then(|r| r.get("error"))))
-        .or_else(|| text(response.and_then(|r| r.get("stdout"))))
-        .or_else(|| text(response))
-        .unwrap_or_else(|| "the tool call failed without a message".to_owned());
-    // Errors are at the end of the output.
-    let chars: Vec<char> = message.chars().collect();
-    let keep = chars.len().saturating_sub(gotcha::MAX_MESSAGE_CHARS);
-    Some(chars[keep..].iter().collect())
 }
 
 /// Returns the task key `<tool>:<first two words of the command or the file>` and the bare tool
 /// name as a fallback.
-fn task_key(input: &Map<String, Value>) -> (String, String) {
-    let tool = input
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .unwrap_or("tool")
-        .to_owned();
-    let tool_input = input.get("tool_input");
-    let detail = if let Some(command) = tool_input
-        .and_then(|i| i.get("command"))
-        .and_then(Value::as_str)
-    {
+fn task_key(input: &HookInput) -> (String, String) {
+    let tool = input.tool_name.as_deref().unwrap_or("tool").to_owned();
+    let detail = if let Some(command) = input.tool_input_str("command") {
         command
             .split_whitespace()
             .filter(|w| !w.contains('='))
@@ -405,9 +370,8 @@ fn task_key(input: &Map<String, Value>) -> (String, String) {
             .collect::<Vec<_>>()
             .join(" ")
     } else {
-        tool_input
-            .and_then(|i| i.get("file_path"))
-            .and_then(Value::as_str)
+        input
+            .tool_input_str("file_path")
             .unwrap_or_default()
             .to_owned()
     };

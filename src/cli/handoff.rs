@@ -1,19 +1,18 @@
 //! `git hpp handoff write|show|hook`: the handoff a session leaves for the next one
 //! (continuity-kit; see [`hpp_core::continuity`]), kept at `refs/hpp/handoffs/<lane>`.
 
-use std::io::Read;
-
 use clap::{Subcommand, ValueEnum};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
+use super::input::{HookNoun, read_hook_input};
 use super::output::Outcome;
-use super::policy::Host;
-use super::{JsonArg, LoopArg};
+use super::{HostArg, JsonArg, LoopArg};
 use crate::events;
 use hpp_core::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
+use hpp_core::host::{Answer, Blank, Event};
 use hpp_store::NewRecord;
 use hpp_store::refs::{self, HANDOFFS_PREFIX, LoopId};
 
@@ -106,7 +105,7 @@ pub enum HookEvent {
 pub struct HandoffHookArgs {
     /// The host whose hook protocol to answer in
     #[arg(long, value_enum)]
-    host: Host,
+    host: HostArg,
     /// The hook event
     #[arg(long, value_enum)]
     event: HookEvent,
@@ -309,37 +308,9 @@ pub fn cmd_handoff_show(ctx: &Ctx, args: &HandoffShowArgs) -> Result<Outcome, Cl
     ))
 }
 
-/// Reads a hook's JSON object on stdin.
-pub(crate) fn read_hook_input(ctx: &Ctx) -> Result<Map<String, Value>, CliError> {
-    let mut input = String::new();
-    ctx.stdin()
-        .lock()
-        .read_to_string(&mut input)
-        .map_err(|e| CliError::refused(format!("cannot read the hook input on stdin: {e}")))?;
-    if input.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str(&input) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(CliError::refused(
-            "the hook input on stdin must be a JSON object",
-        )),
-        Err(e) => Err(CliError::refused(format!(
-            "invalid JSON in the hook input on stdin: {e}"
-        ))),
-    }
-}
-
-/// The answer that adds context at an event (Claude Code and Codex read the same shape).
-pub(crate) fn additional_context(event: &str, text: &str) -> Outcome {
-    Outcome::json(
-        &json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}),
-        Exit::Ok,
-    )
-}
-
 /// Answers a host hook; never blocks.
 pub fn cmd_handoff_hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
+    // Both hosts read the same hookSpecificOutput, so the answer does not depend on the host.
     let _host = args.host;
     match hook(ctx, args) {
         Ok(outcome) => Ok(outcome),
@@ -348,11 +319,11 @@ pub fn cmd_handoff_hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, Cl
 }
 
 fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
-    let input = read_hook_input(ctx)?;
+    let input = read_hook_input(ctx, Blank::Empty, HookNoun::Input)?;
     match args.event {
         HookEvent::SessionStart => {
             let Some((lane, _, handoff)) = latest(ctx, &args.lane)? else {
-                return Ok(Outcome::raw(Vec::new()));
+                return Outcome::answer(Answer::Silent);
             };
             let head = ctx.store()?.head_commit()?.map(|c| c.as_str().to_owned());
             let view = continuity::view(handoff, head, OffsetDateTime::now_utc());
@@ -360,7 +331,7 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
                 "git hpp continuity: the last handoff of lane {lane} follows. Run its verify-first command before acting on it.\n{}",
                 continuity::render(&view)
             );
-            Ok(additional_context("SessionStart", &text))
+            Outcome::answer(Answer::additional_context(Event::SessionStart, &text))
         }
         HookEvent::Stop | HookEvent::PreCompact => {
             let (lane, _) = lane(&args.lane)?;
@@ -374,20 +345,16 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
                 && let Ok(last) = continuity::parse(&bytes)
                 && continuity::unchanged(&last, &git, loop_state.as_ref())
             {
-                return Ok(Outcome::raw(Vec::new()));
+                return Outcome::answer(Answer::Silent);
             }
             let trigger = if args.event == HookEvent::Stop {
                 Trigger::Stop
             } else {
                 Trigger::Precompact
             };
-            let session_id = input
-                .get("session_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
             let handoff = continuity::build(Request {
                 lane: lane.clone(),
-                session_id,
+                session_id: input.session_id,
                 trigger,
                 summary: None,
                 next: None,
@@ -397,7 +364,7 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
             })
             .map_err(refused)?;
             write(ctx, &lane, &handoff)?;
-            Ok(Outcome::raw(Vec::new()))
+            Outcome::answer(Answer::Silent)
         }
     }
 }

@@ -1,7 +1,5 @@
 //! `git hpp hook pre-push`: what the installed hook calls.
 
-use std::io::Read;
-
 use clap::Subcommand;
 
 use crate::attest::{self, VerifyOptions};
@@ -43,9 +41,8 @@ pub fn dispatch(ctx: &Ctx, command: HookCommand) -> Result<Outcome, CliError> {
 
 /// Checks the push.
 pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliError> {
-    let mut input = String::new();
-    ctx.stdin()
-        .read_to_string(&mut input)
+    let input = ctx
+        .read_stdin()
         .map_err(|e| CliError::refused(format!("cannot read the pre-push input: {e}")))?;
     let updates = gate::parse(&input).map_err(CliError::refused)?;
     let store = ctx.store()?;

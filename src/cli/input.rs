@@ -1,4 +1,5 @@
-//! Reading the JSON files commands take as input, with the reference's refusal sentences.
+//! Reading what commands take as input, with the reference's refusal sentences: JSON files, the
+//! files a command names, and an agent host's hook input on stdin.
 
 use std::path::Path;
 
@@ -6,6 +7,7 @@ use serde_json::Value;
 
 use super::ctx::Ctx;
 use super::exit::CliError;
+use hpp_core::host::{self, Blank, HookInput};
 
 /// The JSON root a command expects in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,20 +66,38 @@ pub fn read_named_file(ctx: &Ctx, path: &Path, what: &str) -> Result<(Vec<u8>, S
     Ok((bytes, stem))
 }
 
-/// Runs a declared instrument (a retriever, a decider) once, in the working directory, with
-/// `stdin` as its input: an argv through the bounded runner, never a shell.
-pub fn run_instrument(
-    ctx: &Ctx,
-    argv: &[String],
-    timeout: std::time::Duration,
-    stdin: &[u8],
-) -> Result<hpp_core::run::Finished, hpp_core::run::NotFinished> {
-    crate::process::run_bounded(&crate::process::Request {
-        argv,
-        cwd: ctx.cwd(),
-        timeout,
-        stdin: Some(stdin),
-        env: &[],
+/// How a hook command names its stdin in refusals. The lane verbs say "payload" and word a JSON
+/// error their own way, as their tests and the lane-kit scripts' users have read it since they
+/// shipped; the policy, handoff and gotcha hooks say "input".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookNoun {
+    /// `the hook input on stdin`
+    Input,
+    /// `the hook payload on stdin`
+    Payload,
+}
+
+/// Reads an agent host's hook input on stdin ([`HookInput::parse`], with `blank` for blank
+/// input), refusing with `cannot read the hook <noun> on stdin: why`, the JSON error of `noun`
+/// and `the hook <noun> on stdin must be a JSON object`.
+pub fn read_hook_input(ctx: &Ctx, blank: Blank, noun: HookNoun) -> Result<HookInput, CliError> {
+    let word = match noun {
+        HookNoun::Input => "input",
+        HookNoun::Payload => "payload",
+    };
+    let text = ctx
+        .read_stdin()
+        .map_err(|e| CliError::refused(format!("cannot read the hook {word} on stdin: {e}")))?;
+    HookInput::parse(text.as_bytes(), blank).map_err(|e| match (e, noun) {
+        (host::Error::NotJson(why), HookNoun::Input) => {
+            CliError::refused(format!("invalid JSON in the hook input on stdin: {why}"))
+        }
+        (host::Error::NotJson(why), HookNoun::Payload) => {
+            CliError::refused(format!("the hook payload on stdin is not JSON: {why}"))
+        }
+        (host::Error::NotAnObject, _) => {
+            CliError::refused(format!("the hook {word} on stdin must be a JSON object"))
+        }
+        (other, _) => CliError::refused(other),
     })
-    .map_err(|e| e.not_finished())
 }

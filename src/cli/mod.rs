@@ -41,6 +41,7 @@ pub mod retrieval;
 pub mod route;
 pub mod snapshot;
 pub mod status;
+pub mod suite_eval;
 pub mod sync;
 pub mod verify;
 pub mod work;
@@ -54,6 +55,7 @@ use clap::{Parser, Subcommand};
 use self::ctx::Ctx;
 use self::exit::{CliError, Exit};
 use self::output::Outcome;
+use hpp_core::host::Host;
 use hpp_store::refs::LoopId;
 
 /// House Party Protocol harness, git-native: records under refs/hpp
@@ -176,6 +178,25 @@ pub struct JsonArg {
     /// Print one pretty, sorted-key JSON document instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+/// An agent host as a command-line value (`--host claude-code|codex`; the core knows no clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostArg(pub Host);
+
+impl clap::ValueEnum for HostArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [HostArg; 2] = [HostArg(Host::ALL[0]), HostArg(Host::ALL[1])];
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self.0 {
+            Host::ClaudeCode => "Claude Code",
+            Host::Codex => "Codex CLI (its PreToolUse hook cannot ask)",
+        };
+        Some(clap::builder::PossibleValue::new(self.0.as_str()).help(help))
+    }
 }
 
 /// Runs `git hpp` with `argv` (the program name first) and returns the exit code. An argv that is

@@ -8,6 +8,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::exit::{CliError, Exit};
+use hpp_core::host::Answer;
 use hpp_core::record::pretty_json;
 
 /// What a command produced: the bytes for stdout, warnings for stderr, and the exit code.
@@ -50,6 +51,17 @@ impl Outcome {
     /// Always JSON, whatever the flags (for commands whose contract is JSON, like `resume`).
     pub fn json(value: &impl Serialize, exit: Exit) -> Self {
         Self::document(true, value, "", exit)
+    }
+
+    /// An agent host's hook answer: nothing, its JSON or its text on stdout with exit 0; a block
+    /// is a refusal (exit 2, the reason on stderr), which the hosts read as "do not run it".
+    pub fn answer(answer: Answer) -> Result<Self, CliError> {
+        match answer {
+            Answer::Silent => Ok(Self::raw(Vec::new())),
+            Answer::Output(output) => Ok(Self::json(&output, Exit::Ok)),
+            Answer::Text(text) => Ok(Self::raw(text.into_bytes())),
+            Answer::Block(reason) => Err(CliError::refused(reason)),
+        }
     }
 
     /// Raw bytes, written as they are (for `event export`).

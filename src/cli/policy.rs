@@ -4,16 +4,17 @@
 //! Neither verb opens a repository: they read `--policy FILE` or `./.hpp/policy.json` from the
 //! working directory, and work outside any git repository.
 
-use std::io::Read;
 use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::HostArg;
 use super::ctx::Ctx;
 use super::exit::{CliError, Exit};
-use super::input::{JsonRoot, read_json};
+use super::input::{HookNoun, JsonRoot, read_hook_input, read_json};
 use super::output::Outcome;
+use hpp_core::host::{Answer, Blank, Event, EventName, Permission};
 use hpp_core::policy::{self, Action, Policy, Verdict};
 
 /// The `policy` verbs.
@@ -48,15 +49,6 @@ pub enum Mode {
     Enforce,
 }
 
-/// The agent host whose hook protocol to answer in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Host {
-    /// Claude Code: `hookSpecificOutput.permissionDecision` allow, ask or deny.
-    ClaudeCode,
-    /// Codex CLI: the same shape; deny only, since its PreToolUse hook cannot ask.
-    Codex,
-}
-
 /// The arguments of `git hpp policy check`.
 #[derive(Debug, clap::Args)]
 pub struct PolicyCheckArgs {
@@ -76,7 +68,7 @@ pub struct PolicyCheckArgs {
 pub struct PolicyHookArgs {
     /// The host whose hook protocol to answer in
     #[arg(long, value_enum)]
-    host: Host,
+    host: HostArg,
     /// enforce answers deny or ask; audit only warns on stderr
     #[arg(long, value_enum, default_value = "enforce")]
     mode: Mode,
@@ -116,11 +108,20 @@ pub fn cmd_policy_check(ctx: &Ctx, args: &PolicyCheckArgs) -> Result<Outcome, Cl
 /// Answers one PreToolUse hook call.
 pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliError> {
     let (policy, _) = load_policy(ctx, args.policy.as_deref())?;
-    let input = read_stdin(ctx)?;
-    let Some(command) = hook_command(&input)? else {
-        return Ok(Outcome::raw(Vec::new()));
+    let input = read_hook_input(ctx, Blank::Refused, HookNoun::Input)?;
+    match &input.event {
+        EventName::Absent => {}
+        name if name.is(Event::PreToolUse) => {}
+        other => {
+            return Err(CliError::refused(format!(
+                "the policy hook answers PreToolUse only, not hook_event_name {other}"
+            )));
+        }
+    }
+    let Some(command) = input.bash_command().map_err(CliError::refused)? else {
+        return Outcome::answer(Answer::Silent);
     };
-    let verdict = policy.classify(&command);
+    let verdict = policy.classify(command);
     let said = format!(
         "{} by git hpp policy (rule {}, {}): {}",
         verdict.action,
@@ -128,75 +129,21 @@ pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliE
         source_name(&verdict),
         verdict.reason
     );
-    let decision = match (args.mode, args.host, verdict.action) {
-        (_, _, Action::Allow) => None,
-        (Mode::Audit, _, _) => {
-            return Ok(Outcome::raw(Vec::new()).warn(format!("audit: {said}")));
+    let answer = match (args.mode, verdict.action) {
+        (_, Action::Allow) => Answer::Silent,
+        (Mode::Audit, _) => {
+            return Ok(Outcome::answer(Answer::Silent)?.warn(format!("audit: {said}")));
         }
-        (Mode::Enforce, _, Action::Block) => Some(("deny", said)),
-        (Mode::Enforce, Host::ClaudeCode, Action::Manual) => Some(("ask", said)),
-        (Mode::Enforce, Host::Codex, Action::Manual) => Some((
-            "deny",
-            format!("{said}; Codex hooks cannot ask, so a person has to run this command"),
-        )),
+        (Mode::Enforce, Action::Block) => Answer::permission(Permission::Deny, said),
+        (Mode::Enforce, Action::Manual) => args.host.0.ask(said),
     };
-    let Some((decision, reason)) = decision else {
-        return Ok(Outcome::raw(Vec::new()));
-    };
-    let answer = json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": decision,
-        "permissionDecisionReason": reason,
-    }});
-    Ok(Outcome::json(&answer, Exit::Ok))
+    Outcome::answer(answer)
 }
 
 fn source_name(verdict: &Verdict) -> &'static str {
     match verdict.source {
         policy::Source::BuiltIn => "built-in",
         policy::Source::Policy => "policy",
-    }
-}
-
-/// Reads the hook input; the host writes one JSON document and closes stdin.
-fn read_stdin(ctx: &Ctx) -> Result<String, CliError> {
-    let mut input = String::new();
-    ctx.stdin()
-        .lock()
-        .read_to_string(&mut input)
-        .map_err(|e| CliError::refused(format!("cannot read the hook input on stdin: {e}")))?;
-    Ok(input)
-}
-
-/// Returns the shell command of a Bash tool call, `None` for any other tool.
-fn hook_command(input: &str) -> Result<Option<String>, CliError> {
-    let value: Value = serde_json::from_str(input)
-        .map_err(|e| CliError::refused(format!("invalid JSON in the hook input on stdin: {e}")))?;
-    let Value::Object(map) = value else {
-        return Err(CliError::refused(
-            "the hook input on stdin must be a JSON object",
-        ));
-    };
-    match map.get("hook_event_name") {
-        None => {}
-        Some(Value::String(event)) if event == "PreToolUse" => {}
-        Some(other) => {
-            return Err(CliError::refused(format!(
-                "the policy hook answers PreToolUse only, not hook_event_name {other}"
-            )));
-        }
-    }
-    let Some(tool) = map.get("tool_name").and_then(Value::as_str) else {
-        return Err(CliError::refused("the hook input has no tool_name string"));
-    };
-    if tool != "Bash" {
-        return Ok(None);
-    }
-    match map.get("tool_input").and_then(|input| input.get("command")) {
-        Some(Value::String(command)) => Ok(Some(command.clone())),
-        _ => Err(CliError::refused(
-            "the hook input for Bash has no tool_input.command string",
-        )),
     }
 }
 

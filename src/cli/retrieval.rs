@@ -4,16 +4,17 @@
 //! the bounded runner; the scoring is [`hpp_core::retrieval`]. Opens no repository and touches no
 //! refs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Subcommand;
+use serde_json::Value;
 
 use super::ctx::Ctx;
-use super::exit::{CliError, Exit};
-use super::input::{read_named_file, run_instrument};
+use super::exit::CliError;
 use super::output::Outcome;
-use crate::process;
+use super::suite_eval::{self, Command, Instrument};
 use hpp_core::retrieval::{self, Retriever, Settings, Suite};
+use hpp_core::run::{Finished, NotFinished};
 
 /// The `retrieval` verbs.
 #[derive(Debug, Subcommand)]
@@ -80,46 +81,68 @@ pub fn dispatch(ctx: &Ctx, command: RetrievalCommand) -> Result<Outcome, CliErro
 
 /// `git hpp retrieval eval`.
 pub fn cmd_retrieval_eval(ctx: &Ctx, args: &RetrievalEvalArgs) -> Result<Outcome, CliError> {
-    let argv = args
-        .retriever_command
-        .as_deref()
-        .map(retrieval::parse_command)
-        .transpose()
-        .map_err(CliError::refused)?;
     let settings = Settings {
         k: args.k,
         timeout_s: args.timeout,
         min_recall: args.min_recall,
         max_failures: args.max_failures,
     };
-    settings.check().map_err(CliError::refused)?;
-    let suite = read_suite(ctx, &args.suite)?;
-    let timeout = process::valid_timeout(settings.timeout_s).map_err(CliError::refused)?;
-    let report = match &argv {
-        None => retrieval::evaluate(&suite, &settings, Retriever::Replay),
-        Some(argv) => {
-            let mut ask = |stdin: &[u8]| {
-                let run = run_instrument(ctx, argv, timeout, stdin);
-                retrieval::answer_of_run(run.as_ref(), settings.timeout_s)
-            };
-            let retriever = Retriever::Command {
-                argv,
-                ask: &mut ask,
-            };
-            retrieval::evaluate(&suite, &settings, retriever)
-        }
-    }
-    .map_err(CliError::refused)?;
-    let exit = if report.gate.passed {
-        Exit::Ok
-    } else {
-        Exit::Warn
-    };
-    Ok(Outcome::json(&report, exit))
+    suite_eval::measure::<RetrieverEval>(
+        ctx,
+        args.retriever_command.as_deref(),
+        &settings,
+        &args.suite,
+    )
 }
 
-/// Reads and validates the suite; its name defaults to the file's stem.
-fn read_suite(ctx: &Ctx, path: &Path) -> Result<Suite, CliError> {
-    let (bytes, stem) = read_named_file(ctx, path, "retrieval suite")?;
-    Suite::parse(&bytes, &stem).map_err(CliError::refused)
+/// A retriever measured against a hpp.retrieval-suite/v1 ([`hpp_core::retrieval`]).
+struct RetrieverEval;
+
+impl Instrument for RetrieverEval {
+    type Settings = Settings;
+    type Suite = Suite;
+    type Report = retrieval::Report;
+    type Failure = retrieval::Failure;
+    type Error = retrieval::Error;
+
+    const SUITE: &'static str = "retrieval suite";
+
+    fn parse_command(text: &str) -> Result<Vec<String>, Self::Error> {
+        retrieval::parse_command(text)
+    }
+
+    fn check(settings: &Settings) -> Result<(), Self::Error> {
+        settings.check()
+    }
+
+    fn timeout_s(settings: &Settings) -> f64 {
+        settings.timeout_s
+    }
+
+    fn parse_suite(bytes: &[u8], stem: &str) -> Result<Suite, Self::Error> {
+        Suite::parse(bytes, stem)
+    }
+
+    fn answer_of_run(
+        run: Result<&Finished, &NotFinished>,
+        timeout_s: f64,
+    ) -> Result<Value, Self::Failure> {
+        retrieval::answer_of_run(run, timeout_s)
+    }
+
+    fn evaluate(
+        suite: &Suite,
+        settings: &Settings,
+        command: Option<Command<'_, Self::Failure>>,
+    ) -> Result<Self::Report, Self::Error> {
+        let retriever = match command {
+            None => Retriever::Replay,
+            Some(Command { argv, ask }) => Retriever::Command { argv, ask },
+        };
+        retrieval::evaluate(suite, settings, retriever)
+    }
+
+    fn passed(report: &Self::Report) -> bool {
+        report.gate.passed
+    }
 }

@@ -1,6 +1,7 @@
 //! `git hpp cite check`: unknown ids, ranges and empty markers block; uncited numbers and
 //! overloaded sentences warn; unusable input is refused. No repository needed.
 
+use assert_fs::prelude::*;
 use serde_json::Value;
 
 use crate::harness::Sandbox;
@@ -30,7 +31,10 @@ fn edited(sandbox: &Sandbox, from: &str, to: &str) -> &'static str {
 }
 
 fn write(sandbox: &Sandbox, name: &str, text: &str) {
-    std::fs::write(sandbox.root.join(name), text).expect("the sandbox is writable");
+    sandbox
+        .child(name)
+        .write_str(text)
+        .expect("the sandbox is writable");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use assert_fs::prelude::*;
 use serde_json::{Value, json};
 
 use crate::harness::Sandbox;
@@ -27,9 +28,10 @@ fn example_record() -> Value {
 
 /// Writes `value` into the sandbox as `name` and returns its path.
 fn write(sandbox: &Sandbox, name: &str, value: &Value) -> String {
-    let path = sandbox.root.join(name);
-    std::fs::write(&path, value.to_string()).expect("the sandbox is writable");
-    path.display().to_string()
+    let file = sandbox.child(name);
+    file.write_str(&value.to_string())
+        .expect("the sandbox is writable");
+    file.display().to_string()
 }
 
 fn case<'a>(report: &'a Value, id: &str) -> &'a Value {

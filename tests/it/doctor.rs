@@ -4,6 +4,7 @@
 //! deleted attestation note; good records of every newer namespace pass, and a corrupted one
 //! of each kind, forged with plain git plumbing, is reported with exit 2 and nothing written.
 
+use assert_fs::prelude::*;
 use serde_json::Value;
 
 use crate::harness::Sandbox;
@@ -17,9 +18,10 @@ fn manifest_value() -> Value {
 
 /// Writes `value` as a manifest beside the sandbox and returns its path.
 fn write_manifest(sandbox: &Sandbox, value: &Value) -> String {
-    let path = sandbox.path("mutated.manifest.json");
-    std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
-    path.display().to_string()
+    let file = sandbox.beside("mutated.manifest.json");
+    file.write_str(&serde_json::to_string_pretty(value).expect("a manifest serialises"))
+        .expect("the sandbox is writable");
+    file.display().to_string()
 }
 
 #[test]

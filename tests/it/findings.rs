@@ -1,6 +1,7 @@
 //! `git hpp findings check`: the hpp.findings/v1 shape, derived verdicts, and one refused
 //! document refusing the whole command. No repository needed.
 
+use assert_fs::prelude::*;
 use serde_json::Value;
 
 use crate::harness::Sandbox;
@@ -24,7 +25,10 @@ fn example(path: &str) -> Value {
 }
 
 fn write(sandbox: &Sandbox, name: &str, value: &Value) {
-    std::fs::write(sandbox.root.join(name), value.to_string()).expect("the sandbox is writable");
+    sandbox
+        .child(name)
+        .write_str(&value.to_string())
+        .expect("the sandbox is writable");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `git hpp graph --view ...`: views of the manifest, sorted and deduplicated, the same sha256
 //! for a permuted manifest, Mermaid escaping, and refusals with exit 2.
 
+use assert_fs::prelude::*;
 use hpp_core::record::sha256_hex;
 use serde_json::{Value, json};
 
@@ -14,9 +15,10 @@ fn manifest() -> Value {
 }
 
 fn write(sandbox: &Sandbox, name: &str, value: &Value) -> String {
-    let path = sandbox.path(name);
-    std::fs::write(&path, value.to_string()).expect("the sandbox is writable");
-    path.display().to_string()
+    let file = sandbox.beside(name);
+    file.write_str(&value.to_string())
+        .expect("the sandbox is writable");
+    file.display().to_string()
 }
 
 #[test]

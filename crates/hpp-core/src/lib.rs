@@ -14,11 +14,12 @@
 //!   log), [`gate`] (the pre-push gate's rule), [`manifest`] (the protocol manifest).
 //! - **The rulers**: [`policy`], [`workgraph`] (waves), [`coverage`], [`context`], [`citations`],
 //!   [`retrieval`], [`decision`], [`findings`], [`routing`], [`evals`] (pass@k), [`mutation`],
-//!   [`instrument`] (reading a declared instrument's answer).
+//!   [`instrument`] (reading a declared instrument's answer), [`language`] (the source
+//!   languages coverage and mutation read).
 //! - **Many agents**: [`deliberation`] (House Sessions), [`board`] (the lane board), [`lane`]
 //!   (claims, liveness, territory), [`review_guard`] (maker and checker), [`family`] (model
 //!   families), [`hop`] (the Hop protocol's states), [`continuity`] (handoffs), [`gotcha`]
-//!   (failure memory).
+//!   (failure memory), [`host`] (the agent hosts' hook input and answers).
 //! - **Views**: [`maps`] (lane, agent, monitor and context maps), [`graph`].
 
 pub mod attestation;
@@ -39,8 +40,10 @@ pub mod gate;
 pub mod gotcha;
 pub mod graph;
 pub mod hop;
+pub mod host;
 pub mod instrument;
 pub mod lane;
+pub mod language;
 pub mod manifest;
 pub mod maps;
 pub mod mutation;

@@ -1,20 +1,15 @@
 //! `git hpp lane guard`: the territory guard an agent host runs before every file edit.
 
-use std::path::PathBuf;
-
-use serde_json::{Value, json};
-
-use super::heartbeat::{Host, payload_cwd, read_payload};
 use super::{ThresholdArgs, now, refuse};
+use crate::cli::HostArg;
 use crate::cli::ctx::Ctx;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::CliError;
+use crate::cli::input::{HookNoun, read_hook_input};
 use crate::cli::output::Outcome;
 use crate::lanes;
+use hpp_core::host::{Answer, Blank};
 use hpp_core::lane::guard::Decision;
 use hpp_store::Store;
-
-/// The tools that edit files by path.
-const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
 /// Check a file edit against the lanes (a PreToolUse hook)
 ///
@@ -29,59 +24,20 @@ const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
 pub struct LaneGuardArgs {
     /// The agent host whose payload is on stdin
     #[arg(long, value_name = "HOST")]
-    host: Host,
+    host: HostArg,
     #[command(flatten)]
     thresholds: ThresholdArgs,
 }
 
-/// The paths a tool call would write, relative to the payload's cwd or absolute.
-fn edited_paths(payload: &Value) -> Vec<PathBuf> {
-    let tool = payload
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let input = payload.get("tool_input").cloned().unwrap_or(Value::Null);
-    if EDIT_TOOLS.contains(&tool) {
-        return ["file_path", "notebook_path", "path"]
-            .iter()
-            .find_map(|k| input.get(*k).and_then(Value::as_str))
-            .map(PathBuf::from)
-            .into_iter()
-            .collect();
-    }
-    if tool.eq_ignore_ascii_case("apply_patch") {
-        let patch = ["command", "input", "patch"]
-            .iter()
-            .find_map(|k| input.get(*k).and_then(Value::as_str))
-            .or_else(|| input.as_str())
-            .unwrap_or_default();
-        return patch
-            .lines()
-            .filter_map(|line| {
-                [
-                    "*** Add File: ",
-                    "*** Update File: ",
-                    "*** Delete File: ",
-                    "*** Move to: ",
-                ]
-                .iter()
-                .find_map(|p| line.strip_prefix(p))
-            })
-            .map(|p| PathBuf::from(p.trim()))
-            .collect();
-    }
-    Vec::new()
-}
-
 /// Decides the edit.
 pub fn cmd_lane_guard(ctx: &Ctx, args: &LaneGuardArgs) -> Result<Outcome, CliError> {
-    let payload = read_payload(ctx)?;
-    let allow = || Ok(Outcome::raw(Vec::new()));
-    let paths = edited_paths(&payload);
+    let input = read_hook_input(ctx, Blank::Refused, HookNoun::Payload)?;
+    let allow = || Outcome::answer(Answer::Silent);
+    let paths = input.edited_paths();
     if paths.is_empty() {
         return allow();
     }
-    let cwd = payload_cwd(ctx, &payload);
+    let cwd = input.dir(ctx.cwd());
     let Ok(store) = Store::discover(&cwd) else {
         return allow();
     };
@@ -89,18 +45,7 @@ pub fn cmd_lane_guard(ctx: &Ctx, args: &LaneGuardArgs) -> Result<Outcome, CliErr
     for path in paths {
         let decision = lanes::guard_edit(&store, &cwd, &path, now(), thresholds).map_err(refuse)?;
         if let Decision::Deny(reason) = decision {
-            let reason = format!("lane territory guard: {reason}");
-            return match args.host {
-                Host::ClaudeCode => Ok(Outcome::json(
-                    &json!({"hookSpecificOutput": {
-                        "hookEventName": "PreToolUse",
-                        "permissionDecision": "deny",
-                        "permissionDecisionReason": reason,
-                    }}),
-                    Exit::Ok,
-                )),
-                Host::Codex => Err(CliError::refused(reason)),
-            };
+            return Outcome::answer(args.host.0.deny(format!("lane territory guard: {reason}")));
         }
     }
     allow()

@@ -1,27 +1,17 @@
 //! `git hpp lane heartbeat`: a lane's sign of life, also run by the lane-kit session hooks.
 
-use std::io::Read;
-use std::path::PathBuf;
-
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{now, refuse};
-use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
+use crate::cli::input::{HookNoun, read_hook_input};
 use crate::cli::output::Outcome;
+use crate::cli::{HostArg, JsonArg};
 use crate::lanes;
+use hpp_core::host::{Answer, Blank, Event, Host};
 use hpp_core::lane::claim::LaneId;
 use hpp_store::Store;
-
-/// The agent hosts whose hook payloads the lane verbs read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Host {
-    /// Claude Code: JSON on stdin, `hookSpecificOutput` JSON on stdout.
-    ClaudeCode,
-    /// Codex CLI: JSON on stdin; a denial is exit 2 with the reason on stderr.
-    Codex,
-}
 
 /// Record a heartbeat for a lane
 ///
@@ -29,7 +19,9 @@ pub enum Host {
 /// contains the working directory. --min-interval skips the write when the last heartbeat is
 /// younger (the session hook passes 60). With --hook HOST it reads the agent host's hook JSON on
 /// stdin (its `cwd` picks the lane), is silent outside a lane, and on SessionStart always writes
-/// (no --min-interval) and prints the lane's claim as context for the agent. Exit 0, 2 refused (no such lane, closed), 3 usage.
+/// (no --min-interval) and prints the lane's claim as context for the agent (Claude Code reads it
+/// as hookSpecificOutput.additionalContext, Codex as plain text). Exit 0, 2 refused (no such lane,
+/// closed), 3 usage.
 #[derive(Debug, clap::Args)]
 pub struct LaneHeartbeatArgs {
     /// The lane [default: the open lane whose worktree contains the working directory]
@@ -39,38 +31,14 @@ pub struct LaneHeartbeatArgs {
     min_interval: i64,
     /// Read a hook payload of this agent host on stdin (SessionStart or PostToolUse)
     #[arg(long, value_name = "HOST")]
-    hook: Option<Host>,
+    hook: Option<HostArg>,
     #[command(flatten)]
     format: JsonArg,
 }
 
-/// Reads a hook payload from stdin: a JSON object, or a refusal.
-pub fn read_payload(ctx: &Ctx) -> Result<Value, CliError> {
-    let mut text = String::new();
-    ctx.stdin()
-        .read_to_string(&mut text)
-        .map_err(|e| CliError::refused(format!("cannot read the hook payload on stdin: {e}")))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::refused(format!("the hook payload on stdin is not JSON: {e}")))?;
-    if !value.is_object() {
-        return Err(CliError::refused(
-            "the hook payload on stdin must be a JSON object",
-        ));
-    }
-    Ok(value)
-}
-
-/// The directory a hook payload names (`cwd`), else the working directory.
-pub fn payload_cwd(ctx: &Ctx, payload: &Value) -> PathBuf {
-    payload
-        .get("cwd")
-        .and_then(Value::as_str)
-        .map_or_else(|| ctx.cwd().to_owned(), |c| ctx.cwd().join(c))
-}
-
 /// Records the heartbeat.
 pub fn cmd_lane_heartbeat(ctx: &Ctx, args: &LaneHeartbeatArgs) -> Result<Outcome, CliError> {
-    if let Some(host) = args.hook {
+    if let Some(HostArg(host)) = args.hook {
         return from_hook(ctx, args, host);
     }
     let store = ctx.store()?;
@@ -104,11 +72,11 @@ pub fn cmd_lane_heartbeat(ctx: &Ctx, args: &LaneHeartbeatArgs) -> Result<Outcome
 /// The hook form: never in the agent's way. Outside a repository or a lane it is silent; on
 /// SessionStart it tells the agent its lane.
 fn from_hook(ctx: &Ctx, args: &LaneHeartbeatArgs, host: Host) -> Result<Outcome, CliError> {
-    let payload = read_payload(ctx)?;
-    let cwd = payload_cwd(ctx, &payload);
-    let silent = || Outcome::raw(Vec::new());
+    let input = read_hook_input(ctx, Blank::Refused, HookNoun::Payload)?;
+    let cwd = input.dir(ctx.cwd());
+    let silent = || Outcome::answer(Answer::Silent);
     let Ok(store) = Store::discover(&cwd) else {
-        return Ok(silent());
+        return silent();
     };
     let lane = match &args.id {
         Some(id) => lanes::read_lane(&store, id)
@@ -118,21 +86,14 @@ fn from_hook(ctx: &Ctx, args: &LaneHeartbeatArgs, host: Host) -> Result<Outcome,
         None => lanes::lane_of_dir(&store, &cwd).map_err(refuse)?,
     };
     let Some(lane) = lane else {
-        return Ok(silent());
+        return silent();
     };
-    let event = payload
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let session_start = input.event.is(Event::SessionStart);
     // A new session always shows its sign of life; tool calls are throttled.
-    let min_interval = if event == "SessionStart" {
-        0
-    } else {
-        args.min_interval
-    };
+    let min_interval = if session_start { 0 } else { args.min_interval };
     let (record, _) = lanes::heartbeat(&store, &lane.id, now(), min_interval).map_err(refuse)?;
-    if event != "SessionStart" {
-        return Ok(silent());
+    if !session_start {
+        return silent();
     }
     let context = format!(
         "You work in lane {} (role {}, model {}), worktree {}, branch {}. Edit only inside its {} territory: {}. \
@@ -150,11 +111,5 @@ fn from_hook(ctx: &Ctx, args: &LaneHeartbeatArgs, host: Host) -> Result<Outcome,
         record.territory.join(", "),
         record.id,
     );
-    Ok(match host {
-        Host::ClaudeCode => Outcome::json(
-            &json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}),
-            Exit::Ok,
-        ),
-        Host::Codex => Outcome::raw(format!("{context}\n").into_bytes()),
-    })
+    Outcome::answer(host.session_context(&context))
 }

@@ -97,7 +97,7 @@ fn read_sources(
         if full.is_dir() {
             walk(&full, &name, &mut files)?;
         } else if full.is_file() {
-            let language = Language::of(&name).ok_or_else(|| {
+            let language = Language::of_path(&name).ok_or_else(|| {
                 CliError::refused(format!(
                     "only Python or Rust test sources are read: {}",
                     raw.display()
@@ -153,7 +153,7 @@ fn walk(
                 walk(&path, &child, files)?;
             }
         } else if path.is_file()
-            && let Some(language) = Language::of(&file_name)
+            && let Some(language) = Language::of_path(&file_name)
         {
             files.insert(child, (language, path));
         }

@@ -7,7 +7,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tempfile::TempDir;
+use assert_fs::TempDir;
+use assert_fs::fixture::ChildPath;
+use assert_fs::prelude::*;
 
 /// Returns `attest create` for SPEC.md by maker-a, checked by checker-b in `session`, with
 /// `verdict`: the attestation most tests record.
@@ -36,7 +38,7 @@ pub const HOP: &str = env!("CARGO_BIN_EXE_hop");
 
 /// A sandbox: a temporary directory with its own HOME and an empty global git config.
 pub struct Sandbox {
-    _tmp: TempDir,
+    tmp: TempDir,
     /// The repository the commands run in (a plain directory for `Sandbox::empty`).
     pub root: PathBuf,
     home: PathBuf,
@@ -53,7 +55,10 @@ impl Sandbox {
     pub fn repo() -> Self {
         let sandbox = Self::empty();
         sandbox.git(["init", "-q", "-b", "main"]);
-        std::fs::write(sandbox.root.join("README"), "hello\n").expect("the sandbox is writable");
+        sandbox
+            .child("README")
+            .write_str("hello\n")
+            .expect("the sandbox is writable");
         sandbox.git(["add", "README"]);
         sandbox.git(["commit", "-q", "-m", "initial"]);
         sandbox
@@ -61,16 +66,17 @@ impl Sandbox {
 
     /// Returns a sandbox whose `root` is an empty directory that is not a repository.
     pub fn empty() -> Self {
-        let tmp = tempfile::tempdir().expect("a temporary directory can be created");
-        let root = tmp.path().join("work");
-        let home = tmp.path().join("home");
-        std::fs::create_dir_all(&root).expect("the sandbox is writable");
-        std::fs::create_dir_all(&home).expect("the sandbox is writable");
-        std::fs::write(home.join(".gitconfig"), "").expect("the sandbox is writable");
+        let tmp = TempDir::new().expect("a temporary directory can be created");
+        let root = tmp.child("work");
+        root.create_dir_all().expect("the sandbox is writable");
+        let home = tmp.child("home");
+        home.child(".gitconfig")
+            .touch()
+            .expect("the sandbox is writable");
         Self {
-            _tmp: tmp,
-            root,
-            home,
+            root: root.to_path_buf(),
+            home: home.to_path_buf(),
+            tmp,
             tick: Cell::new(0),
             env: BTreeMap::new(),
             identity: false,
@@ -79,7 +85,19 @@ impl Sandbox {
 
     /// Returns a path inside the sandbox's temporary directory, next to `root`.
     pub fn path(&self, name: &str) -> PathBuf {
-        self.root.parent().expect("root has a parent").join(name)
+        self.beside(name).to_path_buf()
+    }
+
+    /// Returns `rel` under `root` (in the repository), to write with assert_fs (`write_str`,
+    /// `touch`, `create_dir_all`, missing parents made) or to check with `assert`.
+    pub fn child(&self, rel: &str) -> ChildPath {
+        ChildPath::new(self.root.join(rel))
+    }
+
+    /// Returns `name` in the sandbox's temporary directory next to `root`: outside the
+    /// repository, so writing it leaves the worktree clean.
+    pub fn beside(&self, name: &str) -> ChildPath {
+        self.tmp.child(name)
     }
 
     /// Returns `program` in the hermetic environment, run in `cwd`.
@@ -314,9 +332,9 @@ pub fn write_reversed(sandbox: &Sandbox, name: &str, value: &serde_json::Value) 
     }
     let mut text = String::new();
     render(value, &mut text);
-    let path = sandbox.path(name);
-    std::fs::write(&path, text).expect("the sandbox is writable");
-    path.display().to_string()
+    let file = sandbox.beside(name);
+    file.write_str(&text).expect("the sandbox is writable");
+    file.display().to_string()
 }
 
 /// Runs `git hpp deliberate record` on the example session `examples/house-session/<session>/`

@@ -35,6 +35,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
+pub use crate::language::Language;
 use crate::workgraph::{self, WorkGraph};
 
 mod junit;
@@ -88,28 +89,6 @@ pub enum Error {
     /// A `testcase` has no `name`.
     #[error("a JUnit testcase has no name")]
     JunitNameless,
-}
-
-/// The language of a test source, by its file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
-    /// A `.py` file: citations in docstrings.
-    Python,
-    /// A `.rs` file: citations in the comments above `#[test]` functions.
-    Rust,
-}
-
-impl Language {
-    /// Returns the language of `path` by its extension, or `None` for any other file.
-    pub fn of(path: &str) -> Option<Self> {
-        if path.ends_with(".py") {
-            Some(Self::Python)
-        } else if path.ends_with(".rs") {
-            Some(Self::Rust)
-        } else {
-            None
-        }
-    }
 }
 
 /// What carries a citation.
@@ -544,7 +523,7 @@ fn case_module(test: &str, case: &TestCase) -> Option<String> {
         return None;
     }
     let name = case.name.split('[').next().unwrap_or_default();
-    match Language::of(path) {
+    match Language::of_path(path) {
         Some(Language::Rust) => rust_case_module(path, &qualified, name, &case.classname),
         _ => python_case_module(path, &qualified, name, &case.classname),
     }

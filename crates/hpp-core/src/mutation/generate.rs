@@ -23,28 +23,7 @@
 //! and it applies at exactly that position.
 
 use super::{Error, Locator, Mutant, TokenProblem};
-
-/// A language [`generate`] has a tokenizer and an operator table for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
-    /// Python 3 (`.py`).
-    Python,
-    /// Rust (`.rs`).
-    Rust,
-}
-
-impl Language {
-    /// Returns the language of a file by its extension.
-    pub fn of_path(path: &str) -> Option<Self> {
-        if path.ends_with(".py") {
-            Some(Self::Python)
-        } else if path.ends_with(".rs") {
-            Some(Self::Rust)
-        } else {
-            None
-        }
-    }
-}
+pub use crate::language::Language;
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
