@@ -12,18 +12,21 @@
 //!   exit codes; [`process`] and [`sign`] are the side effects the core takes as values.
 //!
 //! The workflows: [`events`] (a loop's event log), [`evidence`], [`attest`], [`deliberation`]
-//! (sealed House Sessions), [`lanes`], [`board`], [`hop`], [`doctor`], [`init`], [`modules`]
+//! (sealed House Sessions), [`lanes`], [`board`], [`continuity`] (handoffs), [`gotcha`] (the failure memory), [`hop`],
+//! [`doctor`], [`init`], [`modules`]
 //! (install), [`hooks`] (git hooks), [`atlas`], [`evals`] (controls and command cases).
 
 pub mod atlas;
 pub mod attest;
 pub mod board;
 pub mod cli;
+pub mod continuity;
 pub mod deliberation;
 pub mod doctor;
 pub mod evals;
 pub mod events;
 pub mod evidence;
+pub mod gotcha;
 pub mod hooks;
 pub mod hop;
 pub mod init;

@@ -85,10 +85,9 @@ impl Ctx {
     /// Loads a signing key and pairs it with its principal; the passphrase of an encrypted key
     /// comes from the environment variable [`sign::PASSPHRASE_ENV`].
     pub fn signing(&self, key: &std::path::Path, signer: &str) -> Result<Signing, CliError> {
-        let signer: SignerId = signer.parse().map_err(CliError::refused)?;
+        let signer: SignerId = signer.parse()?;
         let passphrase = std::env::var(sign::PASSPHRASE_ENV).ok();
-        let key = sign::load_key(&self.cwd.join(key), passphrase.as_deref())
-            .map_err(CliError::refused)?;
+        let key = sign::load_key(&self.cwd.join(key), passphrase.as_deref())?;
         Ok(Signing { key, signer })
     }
 

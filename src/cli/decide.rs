@@ -108,7 +108,7 @@ pub fn dispatch(ctx: &Ctx, command: DecideCommand) -> Result<Outcome, CliError> 
 /// `git hpp decide validate`.
 pub fn cmd_decide_validate(ctx: &Ctx, args: &DecideValidateArgs) -> Result<Outcome, CliError> {
     let value = read_json(ctx, &args.record, JsonRoot::Object)?;
-    let record = decision::validate(&value).map_err(CliError::refused)?;
+    let record = decision::validate(&value)?;
     let effective = decision::effective(&record);
     let document = json!({"status": "valid", "effective": effective, "record": record});
     Ok(Outcome::json(&document, Exit::Ok))

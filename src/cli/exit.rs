@@ -226,6 +226,7 @@ refusals!(
     hpp_core::gotcha::Error,
     hpp_core::graph::Error,
     hpp_core::hop::Error,
+    hpp_core::host::Error,
     hpp_core::lane::claim::Error,
     hpp_core::lane::liveness::Error,
     hpp_core::maps::Error,
@@ -260,6 +261,26 @@ impl From<crate::process::Error> for CliError {
             E::Thread { .. } | E::Wait { .. } | E::Kill { .. } => {
                 CliError::internal("running a command", &e)
             }
+        }
+    }
+}
+
+// Handoff logs: the store's failures are the store's; an unreadable handoff is refused.
+impl From<crate::continuity::Error> for CliError {
+    fn from(e: crate::continuity::Error) -> Self {
+        match e {
+            crate::continuity::Error::Store(inner) => inner.into(),
+            other => CliError::refused(other),
+        }
+    }
+}
+
+// The gotcha memory: the store's failures are the store's; everything else is refused.
+impl From<crate::gotcha::Error> for CliError {
+    fn from(e: crate::gotcha::Error) -> Self {
+        match e {
+            crate::gotcha::Error::Store(inner) => inner.into(),
+            other => CliError::refused(other),
         }
     }
 }

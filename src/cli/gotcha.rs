@@ -10,10 +10,8 @@ use super::exit::{CliError, Exit};
 use super::input::{HookNoun, read_hook_input};
 use super::output::Outcome;
 use super::{HostArg, JsonArg};
-use hpp_core::gotcha::{self, Failure, Gotcha, Recurrence};
+use hpp_core::gotcha::{self, Failure, Gotcha};
 use hpp_core::host::{Answer, Blank, Event, HookInput};
-use hpp_store::retry::{self, Attempt};
-use hpp_store::{NewRecord, Store, refs};
 
 /// The verbs of `git hpp gotcha`.
 #[derive(Debug, Subcommand)]
@@ -118,97 +116,11 @@ pub fn dispatch(ctx: &Ctx, cmd: GotchaCommand) -> Result<Outcome, CliError> {
     }
 }
 
-fn refused(e: gotcha::Error) -> CliError {
-    CliError::refused(e)
-}
-
-fn recurrence(store: &Store) -> Result<Recurrence, CliError> {
-    let number = |key: &str, default: i64| -> Result<i64, CliError> {
-        match store.config_string(key) {
-            None => Ok(default),
-            Some(text) => text.trim().parse().map_err(|_| {
-                CliError::refused(format!(
-                    "git config {key} must be a whole number, not {text:?}"
-                ))
-            }),
-        }
-    };
-    let min = number(
-        "hpp.gotcha.minCount",
-        i64::try_from(gotcha::DEFAULT_MIN_COUNT).expect("3 fits"),
-    )?;
-    let window = number("hpp.gotcha.windowHours", gotcha::DEFAULT_WINDOW_HOURS)?;
-    Recurrence::new(usize::try_from(min).unwrap_or(0), window).map_err(refused)
-}
-
-fn read_failures(store: &Store) -> Result<Vec<Failure>, CliError> {
-    store
-        .read_log(refs::GOTCHA_FAILURES, gotcha::FAILURE_FILE)?
-        .entries
-        .iter()
-        .map(|(_, b)| gotcha::parse_failure(b).map_err(refused))
-        .collect()
-}
-
-fn read_gotchas(store: &Store) -> Result<(Option<hpp_store::CommitId>, Vec<Gotcha>), CliError> {
-    let log = store.read_log(refs::GOTCHA_PROMOTED, gotcha::GOTCHA_FILE)?;
-    let gotchas = log
-        .entries
-        .iter()
-        .map(|(_, b)| gotcha::parse_gotcha(b).map_err(refused))
-        .collect::<Result<_, _>>()?;
-    Ok((log.tip, gotchas))
-}
-
-fn bytes(value: &impl serde::Serialize) -> Vec<u8> {
-    hpp_core::record::canonical_json(&serde_json::to_value(value).expect("records serialise"))
-}
-
 /// Stores a failure and promotes it when it recurs; returns the failure's commit and the gotcha
 /// it promoted.
 fn record(ctx: &Ctx, failure: &Failure) -> Result<(String, Option<Gotcha>), CliError> {
-    let store = ctx.store()?;
-    let rule = recurrence(store)?;
-    let message = format!(
-        "hpp gotcha failure {} ({})\n",
-        failure.task_key,
-        failure.family.name()
-    );
-    let bytes_of_failure = bytes(failure);
-    let commit = store.append_retrying(
-        refs::GOTCHA_FAILURES,
-        &NewRecord {
-            file: gotcha::FAILURE_FILE,
-            bytes: &bytes_of_failure,
-            message: &message,
-        },
-    )?;
-    let promoted = retry::retry(|_| {
-        let failures = read_failures(store)?;
-        let (tip, gotchas) = read_gotchas(store)?;
-        let Some(promoted) = gotcha::promote(&failures, &gotchas, failure, rule) else {
-            return Ok(Attempt::Done(None));
-        };
-        let message = format!(
-            "hpp gotcha {} ({})\n",
-            promoted.task_key,
-            promoted.family.name()
-        );
-        let bytes_of_gotcha = bytes(&promoted);
-        let record = NewRecord {
-            file: gotcha::GOTCHA_FILE,
-            bytes: &bytes_of_gotcha,
-            message: &message,
-        };
-        let written = Attempt::of(store.append(refs::GOTCHA_PROMOTED, tip.as_ref(), &record))?;
-        Ok::<_, CliError>(written.map(|_| Some(promoted)))
-    })?;
-    match promoted {
-        Some(promoted) => Ok((commit.to_string(), promoted)),
-        None => Err(CliError::refused(
-            "refs/hpp/gotchas/promoted kept moving under other writers; the failure is recorded, run it again to promote",
-        )),
-    }
+    let recorded = crate::gotcha::record(ctx.store()?, failure)?;
+    Ok((recorded.commit.to_string(), recorded.promoted))
 }
 
 /// Records a failure.
@@ -221,7 +133,7 @@ pub fn cmd_gotcha_record(ctx: &Ctx, args: &GotchaRecordArgs) -> Result<Outcome, 
             ))
         })?,
     };
-    let failure = gotcha::failure(&args.task, &args.message, at, "cli", None).map_err(refused)?;
+    let failure = gotcha::failure(&args.task, &args.message, at, "cli", None)?;
     let (commit, promoted) = record(ctx, &failure)?;
     let value = json!({"commit": commit, "failure": failure, "promoted": promoted});
     let human = match &promoted {
@@ -244,7 +156,7 @@ pub fn cmd_gotcha_record(ctx: &Ctx, args: &GotchaRecordArgs) -> Result<Outcome, 
 /// Lists gotchas or failures.
 pub fn cmd_gotcha_list(ctx: &Ctx, args: &GotchaListArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let failures = read_failures(store)?;
+    let failures = crate::gotcha::failures(store)?;
     if args.failures {
         let human = failures
             .iter()
@@ -266,7 +178,7 @@ pub fn cmd_gotcha_list(ctx: &Ctx, args: &GotchaListArgs) -> Result<Outcome, CliE
             Exit::Ok,
         ));
     }
-    let (_, gotchas) = read_gotchas(store)?;
+    let (_, gotchas) = crate::gotcha::gotchas(store)?;
     let ranked = gotcha::rank(&gotchas, &failures, None);
     let human = if ranked.is_empty() {
         "no gotcha recorded".to_owned()
@@ -283,8 +195,8 @@ pub fn cmd_gotcha_list(ctx: &Ctx, args: &GotchaListArgs) -> Result<Outcome, CliE
 
 fn preamble_text(ctx: &Ctx, task: Option<&str>, limit: usize) -> Result<String, CliError> {
     let store = ctx.store()?;
-    let failures = read_failures(store)?;
-    let (_, gotchas) = read_gotchas(store)?;
+    let failures = crate::gotcha::failures(store)?;
+    let (_, gotchas) = crate::gotcha::gotchas(store)?;
     Ok(gotcha::preamble(
         &gotcha::rank(&gotchas, &failures, task),
         limit,
@@ -333,7 +245,7 @@ fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
     let message: String = chars[keep..].iter().collect();
     let tool_use_id = input.tool_use_id.clone();
     if let Some(id) = &tool_use_id
-        && read_failures(ctx.store()?)?
+        && crate::gotcha::failures(ctx.store()?)?
             .iter()
             .any(|f| f.tool_use_id.as_deref() == Some(id))
     {
@@ -346,8 +258,7 @@ fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
             gotcha::failure(&fallback, &message, now, "hook", tool_use_id)
         }
         other => other,
-    }
-    .map_err(refused)?;
+    }?;
     let (_, promoted) = record(ctx, &failure)?;
     match promoted {
         None => Outcome::answer(Answer::Silent),

@@ -13,8 +13,7 @@ use super::{HostArg, JsonArg, LoopArg};
 use crate::events;
 use hpp_core::continuity::{self, GitState, Handoff, LoopSummary, Request, Trigger};
 use hpp_core::host::{Answer, Blank, Event};
-use hpp_store::NewRecord;
-use hpp_store::refs::{self, HANDOFFS_PREFIX, LoopId};
+use hpp_store::refs::{HANDOFFS_PREFIX, LoopId};
 
 /// The verbs of `git hpp handoff`.
 #[derive(Debug, Subcommand)]
@@ -126,10 +125,6 @@ pub fn dispatch(ctx: &Ctx, cmd: HandoffCommand) -> Result<Outcome, CliError> {
     }
 }
 
-fn refused(e: continuity::Error) -> CliError {
-    CliError::refused(e)
-}
-
 /// Returns the lane: `--lane`, else `$HPP_LANE`, else `solo`; checked.
 fn lane(arg: &LaneArg) -> Result<(String, bool), CliError> {
     let (lane, explicit) = match &arg.lane {
@@ -139,17 +134,13 @@ fn lane(arg: &LaneArg) -> Result<(String, bool), CliError> {
             _ => (continuity::DEFAULT_LANE.to_owned(), false),
         },
     };
-    continuity::check_lane(&lane).map_err(refused)?;
+    continuity::check_lane(&lane)?;
     Ok((lane, explicit))
 }
 
 /// Measures the git state of the worktree.
 fn git_state(ctx: &Ctx) -> Result<GitState, CliError> {
-    let store = ctx.store()?;
-    let head = store.head_commit()?.map(|c| c.as_str().to_owned());
-    let branch = store.current_branch()?;
-    let porcelain = store.worktree_porcelain()?;
-    Ok(GitState::from_porcelain(head, branch, porcelain))
+    Ok(crate::continuity::git_state(ctx.store()?)?)
 }
 
 /// Reads the loop (`--loop`, else the current branch) when it has events.
@@ -176,17 +167,7 @@ fn loop_summary(ctx: &Ctx, explicit: Option<&LoopId>) -> Result<Option<LoopSumma
 }
 
 fn write(ctx: &Ctx, lane: &str, handoff: &Handoff) -> Result<String, CliError> {
-    let bytes = continuity::to_bytes(handoff);
-    let message = format!("hpp handoff {}\n", handoff.handoff_id);
-    let commit = ctx.store()?.append_retrying(
-        &refs::handoffs(lane),
-        &NewRecord {
-            file: continuity::FILE,
-            bytes: &bytes,
-            message: &message,
-        },
-    )?;
-    Ok(commit.to_string())
+    Ok(crate::continuity::write(ctx.store()?, lane, handoff)?.to_string())
 }
 
 /// Writes a handoff.
@@ -202,7 +183,7 @@ pub fn cmd_handoff_write(ctx: &Ctx, args: &HandoffWriteArgs) -> Result<Outcome, 
         && n.trim().is_empty()
         && v.trim().is_empty()
     {
-        return Err(refused(continuity::Error::NextWithoutVerify));
+        return Err(CliError::from(continuity::Error::NextWithoutVerify));
     }
     let request = Request {
         lane: lane.clone(),
@@ -214,7 +195,7 @@ pub fn cmd_handoff_write(ctx: &Ctx, args: &HandoffWriteArgs) -> Result<Outcome, 
         loop_state: loop_summary(ctx, args.target.name.as_ref())?,
         now: OffsetDateTime::now_utc(),
     };
-    let handoff = continuity::build(request).map_err(refused)?;
+    let handoff = continuity::build(request)?;
     let commit = write(ctx, &lane, &handoff)?;
     let value = json!({
         "ref": format!("{HANDOFFS_PREFIX}{lane}"),
@@ -235,40 +216,8 @@ pub fn cmd_handoff_write(ctx: &Ctx, args: &HandoffWriteArgs) -> Result<Outcome, 
 /// Finds the handoff to show: the lane's latest, else (lane not named) the newest of any lane.
 fn latest(ctx: &Ctx, arg: &LaneArg) -> Result<Option<(String, String, Handoff)>, CliError> {
     let (lane, explicit) = lane(arg)?;
-    let store = ctx.store()?;
-    let read = |lane: &str| -> Result<Option<(String, String, Handoff)>, CliError> {
-        let Some((commit, bytes)) = store
-            .read_log(&refs::handoffs(lane), continuity::FILE)?
-            .entries
-            .pop()
-        else {
-            return Ok(None);
-        };
-        let handoff = continuity::parse(&bytes)
-            .map_err(|e| CliError::refused(format!("{HANDOFFS_PREFIX}{lane} at {commit}: {e}")))?;
-        Ok(Some((lane.to_owned(), commit.to_string(), handoff)))
-    };
-    if let Some(found) = read(&lane)? {
-        return Ok(Some(found));
-    }
-    if explicit {
-        return Ok(None);
-    }
-    let mut newest: Option<(String, String, Handoff)> = None;
-    let lanes = store
-        .list(HANDOFFS_PREFIX)?
-        .into_iter()
-        .filter_map(|(name, _)| name.strip_prefix(HANDOFFS_PREFIX).map(str::to_owned));
-    for other in lanes {
-        if let Some(found) = read(&other)?
-            && newest
-                .as_ref()
-                .is_none_or(|n| found.2.created_at > n.2.created_at)
-        {
-            newest = Some(found);
-        }
-    }
-    Ok(newest)
+    Ok(crate::continuity::latest(ctx.store()?, &lane, explicit)?
+        .map(|found| (found.lane, found.commit.to_string(), found.handoff)))
 }
 
 fn view_value(lane: &str, commit: &str, view: &continuity::View, asked: &str) -> Value {
@@ -337,11 +286,7 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
             let (lane, _) = lane(&args.lane)?;
             let git = git_state(ctx)?;
             let loop_state = loop_summary(ctx, None)?;
-            if let Some((_, bytes)) = ctx
-                .store()?
-                .read_log(&refs::handoffs(&lane), continuity::FILE)?
-                .entries
-                .pop()
+            if let Some(bytes) = crate::continuity::last_bytes(ctx.store()?, &lane)?
                 && let Ok(last) = continuity::parse(&bytes)
                 && continuity::unchanged(&last, &git, loop_state.as_ref())
             {
@@ -361,8 +306,7 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
                 git,
                 loop_state,
                 now: OffsetDateTime::now_utc(),
-            })
-            .map_err(refused)?;
+            })?;
             write(ctx, &lane, &handoff)?;
             Outcome::answer(Answer::Silent)
         }

@@ -44,10 +44,9 @@ pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliEr
     let input = ctx
         .read_stdin()
         .map_err(|e| CliError::refused(format!("cannot read the pre-push input: {e}")))?;
-    let updates = gate::parse(&input).map_err(CliError::refused)?;
+    let updates = gate::parse(&input)?;
     let store = ctx.store()?;
-    let decisions =
-        gate::decide(&updates, &store.config_strings("hpp.protect")).map_err(CliError::refused)?;
+    let decisions = gate::decide(&updates, &store.config_strings("hpp.protect"))?;
     let allowed = ctx.allowed_signers(None)?;
     let require_signed = store.config_bool("hpp.requireSigned").unwrap_or(false);
     let options = VerifyOptions {

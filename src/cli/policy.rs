@@ -118,7 +118,7 @@ pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliE
             )));
         }
     }
-    let Some(command) = input.bash_command().map_err(CliError::refused)? else {
+    let Some(command) = input.bash_command()? else {
         return Outcome::answer(Answer::Silent);
     };
     let verdict = policy.classify(command);

@@ -32,7 +32,7 @@ pub struct LaneReviewGuardArgs {
 
 /// Runs the guarded review.
 pub fn cmd_lane_review_guard(ctx: &Ctx, args: &LaneReviewGuardArgs) -> Result<Outcome, CliError> {
-    let timeout = process::valid_timeout(args.timeout).map_err(CliError::refused)?;
+    let timeout = process::valid_timeout(args.timeout)?;
     let store = ctx.store()?;
     let before = crate::lanes::review::fingerprint(store)?;
     let finished = process::run_bounded(&Request {
