@@ -14,15 +14,15 @@
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
 use crate::events;
 use crate::evidence::{self, ArtifactCheck, Signing};
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use hpp_core::attestation as record;
+use hpp_core::attestation::{self as record, BoundEvidence, Claim, PanelRef, Record, Verdict};
 use hpp_core::event_loop::LoopSpec;
-use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_core::record::{canonical_json, canonical_record, sha256_hex};
 use hpp_core::timestamp;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{self as store, CommitId, Content, Store, TreeId};
@@ -50,8 +50,22 @@ pub struct Deliberation {
     pub record_ref: Option<String>,
 }
 
+impl Deliberation {
+    /// Returns how the attestation record names the session.
+    fn panel_ref(&self) -> PanelRef {
+        PanelRef {
+            record_sha256: self.verdict.record_sha256.clone(),
+            status: self.verdict.status.clone(),
+            value: self.verdict.value.clone(),
+            judge_family: self.verdict.judge_family.clone(),
+            deliberation_ref: self.record_ref.clone(),
+        }
+    }
+}
+
 /// Returns the stricter of a declared verdict and a panel's (approved < revise < blocked); a
-/// panel verdict that is not a recommendation of one of the three counts as `revise`.
+/// panel verdict that is not a recommendation of one of the three counts as `revise`. A declared
+/// verdict that is not one of the three is never the stricter one.
 ///
 /// ```
 /// use git_hpp::attest::stricter;
@@ -60,16 +74,13 @@ pub struct Deliberation {
 /// assert_eq!(stricter("approved", "abstention", None), "revise");
 /// ```
 pub fn stricter(declared: &str, status: &str, value: Option<&str>) -> String {
-    let rank = |v: &str| record::VERDICTS.iter().position(|x| *x == v);
-    let panel = match (status, value) {
-        ("recommendation", Some(v)) if rank(v).is_some() => v,
-        _ => "revise",
-    };
-    if rank(panel) > rank(declared) {
-        panel.to_owned()
-    } else {
-        declared.to_owned()
+    let panel = Verdict::of_panel(status, value);
+    match declared.parse::<Verdict>() {
+        Ok(declared) => declared.max(panel),
+        Err(_) => panel,
     }
+    .as_str()
+    .to_owned()
 }
 
 /// Why an attestation operation was refused or failed.
@@ -133,7 +144,7 @@ pub struct Created {
     #[serde(rename = "ref")]
     pub attestation_ref: String,
     /// The record.
-    pub record: Map<String, Value>,
+    pub record: Record,
     /// The commits that got a note: HEAD and branch tips whose tree is the attested snapshot.
     pub noted: Vec<CommitId>,
 }
@@ -180,19 +191,97 @@ pub fn create_with(
     request: CreateRequest<'_>,
     deliberation: Option<Deliberation>,
 ) -> Result<Created, Error> {
-    let (maker, checker) = record::check_actors(request.maker, request.checker)?;
-    record::check_session(request.session)?;
-    let declared = record::check_verdict(request.verdict)?;
-    let verdict = match &deliberation {
-        Some(d) => stricter(&declared, &d.verdict.status, d.verdict.value.as_deref()),
-        None => declared,
-    };
+    let claim = Claim::check(
+        request.maker,
+        request.checker,
+        request.session,
+        request.verdict,
+    )?;
+    let at_hand = gather(store, cwd, &request)?;
+    let now = OffsetDateTime::now_utc();
+    let rec = Record::assemble(
+        claim,
+        at_hand.subject,
+        timestamp::utc_seconds(now),
+        request
+            .signing
+            .as_ref()
+            .map(|s| s.signer.as_str().to_owned()),
+        deliberation.as_ref().map(Deliberation::panel_ref),
+    );
+    let bytes = canonical_record(&rec);
+    let snapshot = at_hand.snapshot;
+    let entries = tree_entries(
+        &bytes,
+        at_hand.spec_bytes,
+        &snapshot,
+        deliberation.as_ref(),
+        request.signing.as_ref(),
+    )?;
+    let id = format!("{}-{}", timestamp::compact(now), &sha256_hex(&bytes)[..12]);
+    let message = format!("hpp attestation: {} by {}", rec.verdict, rec.actors.checker);
+    let attestation_ref = write_record(store, &snapshot, &id, &entries, &message)?;
+    let line = format!(
+        "hpp attestation: {} by {} (maker {}, session {}) {attestation_ref}\n",
+        rec.verdict, rec.actors.checker, rec.actors.maker, rec.session
+    );
+    let noted = mirror_notes(store, at_hand.head, &snapshot, &line)?;
+    Ok(Created {
+        status: "recorded",
+        attestation_ref,
+        record: rec,
+        noted,
+    })
+}
+
+/// What an attestation binds, read from the worktree and the store.
+struct AtHand {
+    /// The record's view of it.
+    subject: record::Subject,
+    /// The spec's bytes, kept in the record's tree.
+    spec_bytes: Vec<u8>,
+    /// The snapshot tree, kept in the record's tree.
+    snapshot: TreeId,
+    /// HEAD, whose note mirrors the record.
+    head: Option<CommitId>,
+}
+
+/// Reads what the attestation binds: the spec, the evidence bundles, the snapshot, the
+/// repository identity and HEAD, in that order (so the first failure is the one reported).
+fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHand, Error> {
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
-    let spec_path = cwd.join(request.spec);
-    let spec_abs = spec_path
-        .canonicalize()
-        .map_err(|_| Error::SpecNotFound(request.spec.display().to_string()))?;
-    let root_abs = root.canonicalize().unwrap_or(root.clone());
+    let (spec_rel, spec_bytes) = read_spec(&root, cwd, request.spec)?;
+    let evidence = bind_evidence(store, request.evidence, request.loop_id.as_ref())?;
+    let snapshot = store.snapshot()?;
+    let (name, id) = repo_identity(store);
+    let head = store.head_commit()?;
+    let subject = record::Subject {
+        repo: record::Repo { name, id },
+        base_commit: head.as_ref().map(ToString::to_string),
+        spec: record::Spec {
+            path: spec_rel,
+            sha256: sha256_hex(&spec_bytes),
+            blob: store.blob_id(&spec_bytes),
+        },
+        snapshot: record::Snapshot {
+            tree: snapshot.to_string(),
+        },
+        evidence,
+    };
+    Ok(AtHand {
+        subject,
+        spec_bytes,
+        snapshot,
+        head,
+    })
+}
+
+/// Resolves the spec inside the worktree at `root` and reads it: its path relative to the root
+/// (with `/` separators) and its bytes. A spec outside the worktree or inside `.git` is refused.
+fn read_spec(root: &Path, cwd: &Path, spec: &Path) -> Result<(String, Vec<u8>), Error> {
+    let not_found = || Error::SpecNotFound(spec.display().to_string());
+    let spec_abs = cwd.join(spec).canonicalize().map_err(|_| not_found())?;
+    let root_abs = root.canonicalize().unwrap_or(root.to_path_buf());
     let spec_rel = spec_abs
         .strip_prefix(&root_abs)
         .map_err(|_| Error::SpecOutside)?;
@@ -204,14 +293,22 @@ pub fn create_with(
         return Err(Error::SpecOutside);
     }
     let spec_rel = spec_rel.to_string_lossy().replace('\\', "/");
-    let spec_bytes = std::fs::read(&spec_abs)
-        .map_err(|_| Error::SpecNotFound(request.spec.display().to_string()))?;
+    let bytes = std::fs::read(&spec_abs).map_err(|_| not_found())?;
+    Ok((spec_rel, bytes))
+}
+
+/// Binds the evidence bundles named on the command line, then those the loop recorded (each
+/// once), by their self-hash as stored now.
+fn bind_evidence(
+    store: &Store,
+    named: &[String],
+    loop_id: Option<&(&LoopSpec, LoopId)>,
+) -> Result<Vec<BoundEvidence>, Error> {
     let mut bound = Vec::new();
-    for name in request.evidence {
-        let evidence_ref = evidence::resolve(store, name)?;
-        bound.push(evidence_ref);
+    for name in named {
+        bound.push(evidence::resolve(store, name)?);
     }
-    if let Some((spec, loop_id)) = &request.loop_id {
+    if let Some((spec, loop_id)) = loop_id {
         let state = events::read(store, spec, loop_id)?;
         for event in &state.events {
             if let Some(Value::String(r)) = event.data.get("evidence")
@@ -222,101 +319,95 @@ pub fn create_with(
             }
         }
     }
-    let mut evidence_list = Vec::new();
-    for evidence_ref in &bound {
-        let bytes = store
-            .read_file(evidence_ref, evidence::RECORD_FILE)?
-            .ok_or_else(|| Error::NotFound(evidence_ref.clone()))?;
-        let sha = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
-            v.get("record_sha256")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        });
-        evidence_list.push(json!({"ref": evidence_ref, "record_sha256": sha}));
-    }
-    let snapshot = store.snapshot()?;
-    let (repo_name, repo_id) = repo_identity(store);
-    let head = store.head_commit()?;
-    let now = OffsetDateTime::now_utc();
-    let created_at = timestamp::utc_seconds(now);
-    let mut rec = json!({
-        "schema": record::SCHEMA,
-        "repo": {"name": repo_name, "id": repo_id},
-        "base_commit": head,
-        "spec": {"path": spec_rel, "sha256": sha256_hex(&spec_bytes), "blob": store.blob_id(&spec_bytes)},
-        "actors": {"maker": maker, "checker": checker},
-        "session": request.session,
-        "verdict": verdict,
-        "snapshot": {"tree": snapshot},
-        "evidence": evidence_list,
-        "created_at": created_at,
-    })
-    .as_object()
-    .cloned()
-    .expect("a JSON object literal");
-    if let Some(signing) = &request.signing {
-        rec.insert("signer".into(), json!(signing.signer));
-    }
-    if let Some(d) = &deliberation {
-        let mut panel = json!({
-            "record_sha256": d.verdict.record_sha256, "status": d.verdict.status,
-            "value": d.verdict.value, "judge_family": d.verdict.judge_family,
-        });
-        if let Some(r) = &d.record_ref {
-            panel["ref"] = json!(r);
-        }
-        rec.insert("deliberation".into(), panel);
-    }
-    let bytes = canonical_json(&Value::Object(rec.clone()));
-    let digest = sha256_hex(&bytes);
+    bound
+        .into_iter()
+        .map(|evidence_ref| {
+            let bytes = store
+                .read_file(&evidence_ref, evidence::RECORD_FILE)?
+                .ok_or_else(|| Error::NotFound(evidence_ref.clone()))?;
+            // Read as JSON, not as a typed bundle: a bundle without a self-hash is bound as null.
+            let record_sha256 = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
+                v.get("record_sha256")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            Ok(BoundEvidence {
+                evidence_ref,
+                record_sha256,
+            })
+        })
+        .collect()
+}
+
+/// The record commit's tree: the record, the spec, the snapshot, the sealed session when one
+/// raised the verdict, and the signature over the record's bytes when signing.
+fn tree_entries(
+    bytes: &[u8],
+    spec_bytes: Vec<u8>,
+    snapshot: &TreeId,
+    deliberation: Option<&Deliberation>,
+    signing: Option<&Signing>,
+) -> Result<Vec<(&'static str, Content)>, Error> {
     let mut entries = vec![
-        (RECORD_FILE, Content::Bytes(bytes.clone())),
+        (RECORD_FILE, Content::Bytes(bytes.to_vec())),
         (SPEC_ENTRY, Content::Bytes(spec_bytes)),
         (SNAPSHOT_ENTRY, Content::Tree(snapshot.clone())),
     ];
-    if let Some(d) = &deliberation {
+    if let Some(d) = deliberation {
         entries.push((
             DELIBERATION_ENTRY,
             Content::Bytes(canonical_json(&d.record)),
         ));
     }
-    if let Some(signing) = &request.signing {
+    if let Some(signing) = signing {
         entries.push((
             SIGNATURE_FILE,
-            Content::Bytes(sign::sign(&signing.key, &bytes)?.into_bytes()),
+            Content::Bytes(sign::sign(&signing.key, bytes)?.into_bytes()),
         ));
     }
-    let stamp = timestamp::compact(now);
-    let mut attestation_ref = String::new();
-    for n in 1..=100 {
-        let id = if n == 1 {
-            format!("{stamp}-{}", &digest[..12])
+    Ok(entries)
+}
+
+/// Writes the record at `refs/hpp/attestations/<tree>/<id>`, or `<id>-<n>` when a record of the
+/// same second and content already took the name; returns its ref.
+fn write_record(
+    store: &Store,
+    snapshot: &TreeId,
+    id: &str,
+    entries: &[(&str, Content)],
+    message: &str,
+) -> Result<String, Error> {
+    let mut n = 1;
+    loop {
+        let name = if n == 1 {
+            id.to_owned()
         } else {
-            format!("{stamp}-{}-{n}", &digest[..12])
+            format!("{id}-{n}")
         };
-        attestation_ref = refs::attestation(snapshot.as_str(), &id);
-        match store.create_record(
-            &attestation_ref,
-            &entries,
-            &format!("hpp attestation: {verdict} by {checker}"),
-        ) {
-            Ok(_) => break,
-            Err(store::Error::Moved { .. }) if n < 100 => continue,
+        let attestation_ref = refs::attestation(snapshot.as_str(), &name);
+        match store.create_record(&attestation_ref, entries, message) {
+            Ok(_) => return Ok(attestation_ref),
+            Err(store::Error::Moved { .. }) if n < 100 => n += 1,
             Err(e) => return Err(e.into()),
         }
     }
-    // Mirror it on every commit at hand that has this tree: HEAD and the local branch tips.
+}
+
+/// Mirrors the record on every commit at hand that has the snapshot's tree (HEAD and the local
+/// branch tips) by appending `line` to its note; returns the commits noted.
+fn mirror_notes(
+    store: &Store,
+    head: Option<CommitId>,
+    snapshot: &TreeId,
+    line: &str,
+) -> Result<Vec<CommitId>, Error> {
     let mut tips: Vec<CommitId> = head.into_iter().collect();
     tips.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
     tips.sort();
     tips.dedup();
-    let line = format!(
-        "hpp attestation: {verdict} by {checker} (maker {maker}, session {}) {attestation_ref}\n",
-        request.session
-    );
     let mut noted = Vec::new();
     for commit in tips {
-        if store.commit_tree(&commit)? != snapshot {
+        if store.commit_tree(&commit)? != *snapshot {
             continue;
         }
         let mut text = store
@@ -326,16 +417,11 @@ pub fn create_with(
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(&line);
+        text.push_str(line);
         store.set_note(&commit, text.as_bytes())?;
         noted.push(commit);
     }
-    Ok(Created {
-        status: "recorded",
-        attestation_ref,
-        record: rec,
-        noted,
-    })
+    Ok(noted)
 }
 
 /// How strictly to verify.
@@ -371,7 +457,7 @@ pub struct TreeVerification {
     /// Always [`record::VERIFICATION_SCHEMA`].
     pub schema: &'static str,
     /// `valid` or `blocked`.
-    pub status: &'static str,
+    pub status: record::Status,
     /// The tree verified.
     pub tree: TreeId,
     /// The attestation that holds, if any.
@@ -385,7 +471,7 @@ pub struct TreeVerification {
 impl TreeVerification {
     /// Tells whether the tree has a valid attestation.
     pub fn is_valid(&self) -> bool {
-        self.status == "valid"
+        self.status == record::Status::Valid
     }
 }
 
@@ -414,15 +500,17 @@ pub fn verify_tree(
         .find(|c| c.mismatches.is_empty())
         .or_else(|| candidates.iter().min_by_key(|c| c.mismatches.len()));
     let (status, attestation, mismatches) = match best {
-        Some(c) if c.mismatches.is_empty() => {
-            ("valid", Some(c.attestation_ref.clone()), Vec::new())
-        }
+        Some(c) if c.mismatches.is_empty() => (
+            record::Status::Valid,
+            Some(c.attestation_ref.clone()),
+            Vec::new(),
+        ),
         Some(c) => (
-            "blocked",
+            record::Status::Blocked,
             Some(c.attestation_ref.clone()),
             c.mismatches.clone(),
         ),
-        None => ("blocked", None, vec!["snapshot_digest"]),
+        None => (record::Status::Blocked, None, vec!["snapshot_digest"]),
     };
     Ok(TreeVerification {
         schema: record::VERIFICATION_SCHEMA,
@@ -528,17 +616,16 @@ fn deliberation_holds(store: &Store, name: &str, rec: &Map<String, Value>) -> Re
     {
         return Ok(false);
     }
+    // A recorded verdict that is not one of the three is never as strict as the panel's.
+    let Some(recorded) = record::recorded_verdict(rec) else {
+        return Ok(false);
+    };
     let verdict = &sealed["verdict"];
-    let recorded = rec
-        .get("verdict")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let floor = stricter(
-        recorded,
+    let panel = Verdict::of_panel(
         verdict["status"].as_str().unwrap_or_default(),
         verdict["value"].as_str(),
     );
-    Ok(floor == recorded)
+    Ok(recorded.max(panel) == recorded)
 }
 
 /// Finds the tree an attestation ref is keyed by: `refs/hpp/attestations/<tree>/<id>` or

@@ -9,6 +9,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
+use hpp_core::attestation::Status;
 
 /// Verify commits: each needs an approved attestation of its tree
 ///
@@ -72,12 +73,15 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     if verdicts.is_empty() {
         human.push_str("no commits in that range\n");
     }
-    let all_ok = verdicts.iter().all(|v| v.ok);
-    let value = json!({"status": if all_ok { "valid" } else { "blocked" }, "require_signed": require_signed, "commits": verdicts});
-    Ok(Outcome::document(
-        args.format.json,
-        &value,
-        human,
-        if all_ok { Exit::Ok } else { Exit::Block },
-    ))
+    let status = if verdicts.iter().all(|v| v.ok) {
+        Status::Valid
+    } else {
+        Status::Blocked
+    };
+    let exit = match status {
+        Status::Valid => Exit::Ok,
+        Status::Blocked => Exit::Block,
+    };
+    let value = json!({"status": status, "require_signed": require_signed, "commits": verdicts});
+    Ok(Outcome::document(args.format.json, &value, human, exit))
 }

@@ -22,8 +22,10 @@ use crate::events::{self, Appended};
 use crate::process;
 use crate::sign::{self, AllowedSigners, SignatureReport, SignerId};
 use hpp_core::event_loop::LoopSpec;
-use hpp_core::evidence::{self as bundle, EvidenceId, SCHEMA, Verdict};
-use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_core::evidence::{
+    self as bundle, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured, SCHEMA, Verdict,
+};
+use hpp_core::record::sha256_hex;
 use hpp_core::secrets;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{self as store, Content, Store};
@@ -103,24 +105,14 @@ pub struct RunRequest<'a> {
 /// What a run recorded.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
-    /// The record, as stored (with `record_sha256`).
-    pub record: Map<String, Value>,
+    /// The record, as stored (with `record_ref` and `record_sha256`).
+    pub record: Bundle,
     /// The ref it was stored at.
     pub record_ref: String,
     /// The appended event, when one was asked for and the run passed.
     pub event: Option<Appended>,
     /// Why the event could not be appended, if it could not.
     pub event_error: Option<String>,
-}
-
-impl RunOutcome {
-    /// Returns the verdict.
-    pub fn verdict(&self) -> &str {
-        self.record
-            .get("verdict")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
 }
 
 /// The record's `started_at` and the stamp its ref name carries.
@@ -134,6 +126,68 @@ fn utc_stamp(now: OffsetDateTime) -> (String, String) {
 /// Runs the criterion command and records the bundle. Everything that can be refused is refused
 /// before the command starts.
 pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> {
+    let (timeout, patterns) = check(&request)?;
+    let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
+    let before = artifacts::stamp(&root, &patterns);
+    let base_commit = store.head_commit()?;
+    let (started_at, stamp) = utc_stamp(OffsetDateTime::now_utc());
+    let clock = std::time::Instant::now();
+    let finished = match process::run_bounded(&process::Request {
+        argv: &request.command,
+        cwd: &root,
+        timeout,
+        stdin: None,
+        env: &[],
+    }) {
+        Ok(finished) => Some(finished),
+        Err(process::Error::CouldNotStart { .. }) => None,
+        Err(e) => return Err(Error::Process(e)),
+    };
+    let duration = finished
+        .as_ref()
+        .map_or_else(|| clock.elapsed(), |f| f.duration);
+    let (groups, kept) = collect_artifacts(store, &root, &patterns, &before, &request);
+    let record = Bundle::assemble(Measured {
+        id: request.id.clone(),
+        command: request.command.clone(),
+        base_commit: base_commit.map(|c| c.to_string()),
+        started_at,
+        timeout_s: request.timeout_s,
+        finished: finished.as_ref(),
+        duration,
+        artifacts: groups,
+        kept_artifacts: request.keep_artifacts,
+        signer: request
+            .signing
+            .as_ref()
+            .map(|s| s.signer.as_str().to_owned()),
+    });
+    let (record_ref, record) = store_record(store, &request, &stamp, record, &kept)?;
+    let mut outcome = RunOutcome {
+        record,
+        record_ref,
+        event: None,
+        event_error: None,
+    };
+    if let (Some((spec, loop_id)), Verdict::Passed) =
+        (&request.record_event, outcome.record.verdict)
+    {
+        let data = json!({"evidence": outcome.record_ref, "evidence_sha256": outcome.record.record_sha256, "id": request.id});
+        let data = data.as_object().cloned().expect("a JSON object literal");
+        match events::append(store, spec, loop_id, "evidence_recorded", data) {
+            Ok(appended) => outcome.event = Some(appended),
+            Err(e) => outcome.event_error = Some(e.to_string()),
+        }
+    }
+    Ok(outcome)
+}
+
+/// Refuses a request before anything runs: an empty or secret-shaped command, a bad timeout, a
+/// bad artifact pattern, an event asked for without an artifact. Returns the timeout and the
+/// patterns.
+fn check(
+    request: &RunRequest<'_>,
+) -> Result<(std::time::Duration, Vec<artifacts::Pattern>), Error> {
     if request.command.is_empty() || request.command[0].is_empty() {
         return Err(Error::EmptyCommand);
     }
@@ -145,96 +199,48 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
     if request.record_event.is_some() && patterns.is_empty() {
         return Err(Error::EventWithoutArtifact);
     }
-    let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
-    let before = artifacts::stamp(&root, &patterns);
-    let base_commit = store.head_commit()?;
-    let started = OffsetDateTime::now_utc();
-    let (started_at, stamp) = utc_stamp(started);
-    let clock = std::time::Instant::now();
-    let outcome = process::run_bounded(&process::Request {
-        argv: &request.command,
-        cwd: &root,
-        timeout,
-        stdin: None,
-        env: &[],
-    });
-    let (finished, could_not_start) = match outcome {
-        Ok(finished) => (Some(finished), false),
-        Err(process::Error::CouldNotStart { .. }) => (None, true),
-        Err(e) => return Err(Error::Process(e)),
-    };
-    let duration = finished
-        .as_ref()
-        .map_or_else(|| clock.elapsed(), |f| f.duration);
+    Ok((timeout, patterns))
+}
+
+/// Finds, per pattern, the files the run created or changed (the others are `unchanged`), and
+/// the bytes to keep when the request keeps them (each path once).
+fn collect_artifacts(
+    store: &Store,
+    root: &Path,
+    patterns: &[artifacts::Pattern],
+    before: &std::collections::BTreeMap<String, artifacts::Stamp>,
+    request: &RunRequest<'_>,
+) -> (Vec<ArtifactGroup>, Vec<(String, Vec<u8>)>) {
     let mut groups = Vec::new();
-    let mut missing = Vec::new();
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
-    for pattern in &patterns {
+    for pattern in patterns {
         let mut files = Vec::new();
         let mut unchanged = Vec::new();
-        for (path, stamp) in artifacts::matching(&root, pattern) {
+        for (path, stamp) in artifacts::matching(root, pattern) {
             if before.get(&path) == Some(&stamp) {
-                unchanged.push(Value::String(path));
+                unchanged.push(path);
                 continue;
             }
             let Ok(bytes) = std::fs::read(root.join(&path)) else {
                 continue;
             };
-            files.push(json!({"path": path, "size": bytes.len(), "sha256": sha256_hex(&bytes), "blob": store.blob_id(&bytes)}));
+            files.push(ArtifactFile {
+                path: path.clone(),
+                size: bytes.len() as u64,
+                sha256: sha256_hex(&bytes),
+                blob: store.blob_id(&bytes),
+            });
             if request.keep_artifacts && !kept.iter().any(|(p, _)| *p == path) {
                 kept.push((path, bytes));
             }
         }
-        if files.is_empty() {
-            missing.push(Value::String(pattern.given.clone()));
-        }
-        groups.push(json!({"pattern": pattern.given, "files": files, "unchanged": unchanged}));
+        groups.push(ArtifactGroup {
+            pattern: pattern.given.clone(),
+            files,
+            unchanged,
+        });
     }
-    let exit_code = finished.as_ref().and_then(|f| f.exit_code);
-    let timed_out = finished.as_ref().is_some_and(|f| f.timed_out);
-    let verdict = Verdict::derive(could_not_start, timed_out, exit_code, !missing.is_empty());
-    let empty = Vec::new();
-    let (out, err) = finished
-        .as_ref()
-        .map_or((&empty, &empty), |f| (&f.stdout, &f.stderr));
-    let mut record = json!({
-        "schema": SCHEMA,
-        "id": request.id,
-        "command": request.command,
-        "base_commit": base_commit,
-        "started_at": started_at,
-        "duration_s": (duration.as_secs_f64() * 1000.0).round() / 1000.0,
-        "timeout_s": request.timeout_s,
-        "exit_code": exit_code,
-        "verdict": verdict.as_str(),
-        "stdout": bundle::stream_digest(out),
-        "stderr": bundle::stream_digest(err),
-        "artifacts": groups,
-        "missing": missing,
-        "kept_artifacts": request.keep_artifacts,
-    })
-    .as_object()
-    .cloned()
-    .expect("a JSON object literal");
-    if let Some(signing) = &request.signing {
-        record.insert("signer".into(), json!(signing.signer));
-    }
-    let (record_ref, record) = store_record(store, &request, &stamp, record, &kept)?;
-    let mut outcome = RunOutcome {
-        record,
-        record_ref,
-        event: None,
-        event_error: None,
-    };
-    if let (Some((spec, loop_id)), Verdict::Passed) = (&request.record_event, verdict) {
-        let data = json!({"evidence": outcome.record_ref, "evidence_sha256": outcome.record["record_sha256"], "id": request.id});
-        let data = data.as_object().cloned().expect("a JSON object literal");
-        match events::append(store, spec, loop_id, "evidence_recorded", data) {
-            Ok(appended) => outcome.event = Some(appended),
-            Err(e) => outcome.event_error = Some(e.to_string()),
-        }
-    }
-    Ok(outcome)
+    (groups, kept)
 }
 
 /// Writes the record under the first free `<id>-<stamp>[-N]` name.
@@ -242,9 +248,9 @@ fn store_record(
     store: &Store,
     request: &RunRequest<'_>,
     stamp: &str,
-    mut record: Map<String, Value>,
+    mut record: Bundle,
     kept: &[(String, Vec<u8>)],
-) -> Result<(String, Map<String, Value>), Error> {
+) -> Result<(String, Bundle), Error> {
     for n in 1..=100 {
         let name = if n == 1 {
             format!("{}-{stamp}", request.id)
@@ -252,11 +258,7 @@ fn store_record(
             format!("{}-{stamp}-{n}", request.id)
         };
         let record_ref = refs::evidence(&name);
-        record.insert("record_ref".into(), json!(record_ref));
-        record.remove("record_sha256");
-        let hash = bundle::self_hash(&record);
-        record.insert("record_sha256".into(), json!(hash));
-        let bytes = canonical_json(&Value::Object(record.clone()));
+        let bytes = record.seal(record_ref.clone());
         let mut entries: Vec<(String, Content)> =
             vec![(RECORD_FILE.into(), Content::Bytes(bytes.clone()))];
         if let Some(signing) = &request.signing {
@@ -273,10 +275,7 @@ fn store_record(
             .iter()
             .map(|(p, c)| (p.as_str(), c.clone()))
             .collect();
-        let message = format!(
-            "hpp evidence {name}: {}",
-            record["verdict"].as_str().unwrap_or_default()
-        );
+        let message = format!("hpp evidence {name}: {}", record.verdict);
         match store.create_record(&record_ref, &borrowed, &message) {
             Ok(_) => return Ok((record_ref, record)),
             Err(store::Error::Moved { .. }) => continue,
@@ -398,7 +397,11 @@ pub fn verify_record_file(root: &Path, record: &Value) -> &'static str {
         return "not-evidence";
     };
     let sealed = map.get("record_sha256").and_then(Value::as_str) == Some(&bundle::self_hash(map));
-    let passed = map.get("verdict").and_then(Value::as_str) == Some("passed");
+    let passed = map
+        .get("verdict")
+        .and_then(Value::as_str)
+        .and_then(Verdict::from_record)
+        == Some(Verdict::Passed);
     if !sealed || !passed || !bundle::consistency_problems(map).is_empty() {
         return "blocked";
     }
@@ -456,6 +459,8 @@ pub fn verify(
         ),
         record_sha256: None,
     };
+    // Read as JSON, not as a typed Bundle: the self-hash covers every key the record holds,
+    // and an edited record must have each of its problems named, not be refused whole.
     let record = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) if map.get("schema").and_then(Value::as_str) == Some(SCHEMA) => map,
         _ => {
@@ -550,7 +555,7 @@ pub fn verify(
         ));
     }
     if let Some(verdict) = &report.verdict
-        && verdict != "passed"
+        && Verdict::from_record(verdict) != Some(Verdict::Passed)
     {
         report
             .problems

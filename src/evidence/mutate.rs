@@ -18,16 +18,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::RECORD_FILE;
-use super::bundle::{self, EvidenceId};
+use super::bundle::EvidenceId;
 use crate::process;
 use hpp_core::mutation::{
-    self, Applied, CleanRun, Header, Mutant, MutantResult, Outcome, RunVerdict,
+    self, Applied, CleanRun, Header, Mutant, MutantResult, MutationRecord, Outcome, RunVerdict,
 };
-use hpp_core::record::canonical_json;
 use hpp_core::secrets;
 use hpp_store::{self as store, Content, Store, refs};
 
@@ -161,11 +160,9 @@ pub enum Progress<'a> {
 #[derive(Debug, Clone)]
 pub struct MutateOutcome {
     /// The record, as stored (with `record_ref` and `record_sha256`).
-    pub record: Map<String, Value>,
+    pub record: MutationRecord,
     /// The ref it was stored at.
     pub record_ref: String,
-    /// The verdict.
-    pub status: mutation::Status,
 }
 
 /// A mutant ready to run: its mutated text, or `None` when it did not apply.
@@ -265,13 +262,9 @@ pub fn mutate(
         started_at,
         timeout_s: request.timeout_s,
     };
-    let (record, status) = mutation::record(&header, &clean, &results);
+    let record = MutationRecord::assemble(&header, &clean, &results);
     let (record_ref, record) = store_record(store, &request.id, &stamp, record)?;
-    Ok(MutateOutcome {
-        record,
-        record_ref,
-        status,
-    })
+    Ok(MutateOutcome { record, record_ref })
 }
 
 fn canonical(path: &Path) -> Result<PathBuf, Error> {
@@ -570,8 +563,8 @@ fn store_record(
     store: &Store,
     id: &EvidenceId,
     stamp: &str,
-    mut record: Map<String, Value>,
-) -> Result<(String, Map<String, Value>), Error> {
+    mut record: MutationRecord,
+) -> Result<(String, MutationRecord), Error> {
     for n in 1..=100 {
         let name = if n == 1 {
             format!("{id}-{stamp}")
@@ -579,15 +572,8 @@ fn store_record(
             format!("{id}-{stamp}-{n}")
         };
         let record_ref = refs::evidence(&name);
-        record.insert("record_ref".into(), json!(record_ref));
-        record.remove("record_sha256");
-        let hash = bundle::self_hash(&record);
-        record.insert("record_sha256".into(), json!(hash));
-        let bytes = canonical_json(&Value::Object(record.clone()));
-        let message = format!(
-            "hpp evidence mutate {name}: {}",
-            record["verdict"].as_str().unwrap_or_default()
-        );
+        let bytes = record.seal(record_ref.clone());
+        let message = format!("hpp evidence mutate {name}: {}", record.verdict.as_str());
         match store.create_record(
             &record_ref,
             &[(RECORD_FILE, Content::Bytes(bytes))],

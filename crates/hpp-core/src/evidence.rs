@@ -1,9 +1,13 @@
 //! The evidence bundle record, `hpp.evidence/v1`: its shape, its self-hash and the consistency
 //! rules a verifier re-derives. Pure: no files, no processes, no git.
 
-use serde_json::{Map, Value, json};
+use std::time::Duration;
 
-use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::record::{canonical_json, canonical_record, is_sha256_hex, sha256_hex, to_object};
+use crate::run::Finished;
 
 /// The schema name.
 pub const SCHEMA: &str = "hpp.evidence/v1";
@@ -12,9 +16,23 @@ pub const SCHEMA: &str = "hpp.evidence/v1";
 pub const UNHASHED: &[&str] = &["record_sha256", "event", "event_error", "signature"];
 
 /// A validated evidence id: `^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct EvidenceId(String);
+
+impl TryFrom<String> for EvidenceId {
+    type Error = InvalidEvidenceId;
+
+    fn try_from(id: String) -> Result<Self, Self::Error> {
+        id.parse()
+    }
+}
+
+impl From<EvidenceId> for String {
+    fn from(id: EvidenceId) -> Self {
+        id.0
+    }
+}
 
 /// Why an evidence id was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,7 +67,8 @@ impl std::fmt::Display for EvidenceId {
 }
 
 /// The verdict of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Exit 0 and every artifact pattern has a new or changed file.
     Passed,
@@ -64,8 +83,22 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict.
+    pub const ALL: [Self; 5] = [
+        Self::Passed,
+        Self::Failed,
+        Self::MissingArtifacts,
+        Self::Timeout,
+        Self::CouldNotStart,
+    ];
+
+    /// Returns the verdict a record spells exactly `text`, if any.
+    pub fn from_record(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+
     /// Returns the record's spelling.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Verdict::Passed => "passed",
             Verdict::Failed => "failed",
@@ -92,6 +125,174 @@ impl Verdict {
     }
 }
 
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An `hpp.evidence/v1` record, as `evidence run` writes it. `record_ref` and `record_sha256`
+/// are set by [`Bundle::seal`] when the record is stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bundle {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The bundle's id.
+    pub id: EvidenceId,
+    /// The command, as an argv.
+    pub command: Vec<String>,
+    /// HEAD when the run started; `null` on an unborn branch.
+    pub base_commit: Option<String>,
+    /// When the run started, UTC, RFC 3339 to the second.
+    pub started_at: String,
+    /// How long it ran, in seconds, to the millisecond.
+    pub duration_s: f64,
+    /// The timeout it was given, in seconds.
+    pub timeout_s: f64,
+    /// Its exit code; `null` when it was killed, timed out or could not start.
+    pub exit_code: Option<i32>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The digest of what it wrote on stdout.
+    pub stdout: StreamDigest,
+    /// The digest of what it wrote on stderr.
+    pub stderr: StreamDigest,
+    /// Per artifact pattern, the files this run created or changed.
+    pub artifacts: Vec<ArtifactGroup>,
+    /// The patterns that matched no new or changed file.
+    pub missing: Vec<String>,
+    /// Whether the artifacts' bytes are kept in the record's tree.
+    pub kept_artifacts: bool,
+    /// The principal that signed the record; absent when it is unsigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
+    /// The ref the record is stored at (hashed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_ref: Option<String>,
+    /// The self-hash ([`self_hash`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_sha256: Option<String>,
+}
+
+/// The size and sha256 of a captured stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamDigest {
+    /// How many bytes.
+    pub bytes: u64,
+    /// Their sha256.
+    pub sha256: String,
+}
+
+impl StreamDigest {
+    /// Returns the digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        Self {
+            bytes: bytes.len() as u64,
+            sha256: sha256_hex(bytes),
+        }
+    }
+}
+
+/// One artifact pattern and what it matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactGroup {
+    /// The pattern, as given.
+    pub pattern: String,
+    /// The files this run created or changed.
+    pub files: Vec<ArtifactFile>,
+    /// The files it matched that the run left as they were.
+    pub unchanged: Vec<String>,
+}
+
+/// One artifact file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactFile {
+    /// Its path, relative to the worktree root.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The sha256 of its bytes.
+    pub sha256: String,
+    /// Its git blob id.
+    pub blob: String,
+}
+
+/// What the application measured for one run, for [`Bundle::assemble`].
+#[derive(Debug, Clone)]
+pub struct Measured<'a> {
+    /// The bundle's id.
+    pub id: EvidenceId,
+    /// The command, as an argv.
+    pub command: Vec<String>,
+    /// HEAD when the run started, if there is one.
+    pub base_commit: Option<String>,
+    /// When the run started, UTC, RFC 3339 to the second.
+    pub started_at: String,
+    /// The timeout it was given, in seconds.
+    pub timeout_s: f64,
+    /// The run; `None` when the program could not be started.
+    pub finished: Option<&'a Finished>,
+    /// How long it took (the run's own duration when it ran).
+    pub duration: Duration,
+    /// Per pattern, the files the run created or changed.
+    pub artifacts: Vec<ArtifactGroup>,
+    /// Whether the artifacts' bytes are kept.
+    pub kept_artifacts: bool,
+    /// The principal that signs the record, when it is signed.
+    pub signer: Option<String>,
+}
+
+impl Bundle {
+    /// Assembles the record of a run: the patterns that matched nothing are `missing`, and the
+    /// verdict is [`Verdict::derive`]d from how the run ended and whether any is.
+    pub fn assemble(measured: Measured<'_>) -> Self {
+        let missing: Vec<String> = measured
+            .artifacts
+            .iter()
+            .filter(|group| group.files.is_empty())
+            .map(|group| group.pattern.clone())
+            .collect();
+        let finished = measured.finished;
+        let exit_code = finished.and_then(|f| f.exit_code);
+        let verdict = Verdict::derive(
+            finished.is_none(),
+            finished.is_some_and(|f| f.timed_out),
+            exit_code,
+            !missing.is_empty(),
+        );
+        let (stdout, stderr): (&[u8], &[u8]) =
+            finished.map_or((&[], &[]), |f| (&f.stdout, &f.stderr));
+        Self {
+            schema: SCHEMA.to_owned(),
+            id: measured.id,
+            command: measured.command,
+            base_commit: measured.base_commit,
+            started_at: measured.started_at,
+            duration_s: (measured.duration.as_secs_f64() * 1000.0).round() / 1000.0,
+            timeout_s: measured.timeout_s,
+            exit_code,
+            verdict,
+            stdout: StreamDigest::of(stdout),
+            stderr: StreamDigest::of(stderr),
+            artifacts: measured.artifacts,
+            missing,
+            kept_artifacts: measured.kept_artifacts,
+            signer: measured.signer,
+            record_ref: None,
+            record_sha256: None,
+        }
+    }
+
+    /// Names the ref the record is stored at, computes its self-hash over that, and returns the
+    /// canonical bytes to store.
+    pub fn seal(&mut self, record_ref: String) -> Vec<u8> {
+        self.record_ref = Some(record_ref);
+        self.record_sha256 = None;
+        self.record_sha256 = Some(self_hash(&to_object(self)));
+        canonical_record(self)
+    }
+}
+
 /// Returns the self-hash of a record: sha256 of its canonical JSON without [`UNHASHED`].
 pub fn self_hash(record: &Map<String, Value>) -> String {
     let mut hashed = record.clone();
@@ -101,14 +302,18 @@ pub fn self_hash(record: &Map<String, Value>) -> String {
     sha256_hex(&canonical_json(&Value::Object(hashed)))
 }
 
-/// Returns the `{bytes, sha256}` digest of a captured stream.
+/// Returns the `{bytes, sha256}` digest of a captured stream, as JSON ([`StreamDigest::of`]).
 pub fn stream_digest(bytes: &[u8]) -> Value {
-    json!({"bytes": bytes.len(), "sha256": sha256_hex(bytes)})
+    serde_json::to_value(StreamDigest::of(bytes)).expect("a digest serialises")
 }
 
 /// Checks that a record says one consistent thing: the verdict matches the exit code and the
 /// missing list, artifact paths are relative and inside, digests are digests. Returns the
 /// problems found (empty when consistent).
+///
+/// The record is the JSON read back from the store or a file, not a parsed [`Bundle`]: it may
+/// have been edited or written by another tool, and each thing it gets wrong must be named,
+/// where a typed parse would refuse it whole.
 pub fn consistency_problems(record: &Map<String, Value>) -> Vec<String> {
     let mut problems = Vec::new();
     let verdict = record
@@ -126,12 +331,13 @@ pub fn consistency_problems(record: &Map<String, Value>) -> Vec<String> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let ok = match verdict {
-        "passed" => exit_int == Some(0) && missing.is_empty(),
-        "missing-artifacts" => exit_int == Some(0) && !missing.is_empty(),
-        "failed" => exit_int.is_some_and(|c| c != 0),
-        "timeout" | "could-not-start" => exit.is_none_or(Value::is_null),
-        _ => false,
+    let typed = Verdict::from_record(verdict);
+    let ok = match typed {
+        Some(Verdict::Passed) => exit_int == Some(0) && missing.is_empty(),
+        Some(Verdict::MissingArtifacts) => exit_int == Some(0) && !missing.is_empty(),
+        Some(Verdict::Failed) => exit_int.is_some_and(|c| c != 0),
+        Some(Verdict::Timeout | Verdict::CouldNotStart) => exit.is_none_or(Value::is_null),
+        None => false,
     };
     if !ok {
         problems.push(format!(
@@ -169,7 +375,9 @@ pub fn consistency_problems(record: &Map<String, Value>) -> Vec<String> {
             }
         }
     }
-    if matches!(verdict, "passed" | "missing-artifacts") && empty_patterns != missing {
+    if matches!(typed, Some(Verdict::Passed | Verdict::MissingArtifacts))
+        && empty_patterns != missing
+    {
         problems.push("the missing list does not match the patterns that matched no file".into());
     }
     problems
@@ -187,6 +395,7 @@ pub fn is_inside(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn record(verdict: &str, exit: Value, missing: &[&str], files: usize) -> Map<String, Value> {
         let files: Vec<Value> = (0..files)
@@ -195,6 +404,172 @@ mod tests {
         let v = json!({"schema": SCHEMA, "verdict": verdict, "exit_code": exit, "missing": missing,
             "artifacts": [{"pattern": "out/*", "files": files, "unchanged": []}]});
         v.as_object().expect("an object").clone()
+    }
+
+    /// The record as `evidence run` built it before it was typed: a `json!` literal, then
+    /// `signer`, `record_ref` and `record_sha256` inserted.
+    fn untyped(measured: &Measured<'_>, record_ref: &str) -> Value {
+        let groups: Vec<Value> = measured
+            .artifacts
+            .iter()
+            .map(|g| {
+                let files: Vec<Value> = g
+                    .files
+                    .iter()
+                    .map(|f| json!({"path": f.path, "size": f.size as usize, "sha256": f.sha256, "blob": f.blob}))
+                    .collect();
+                json!({"pattern": g.pattern, "files": files, "unchanged": g.unchanged})
+            })
+            .collect();
+        let missing: Vec<Value> = measured
+            .artifacts
+            .iter()
+            .filter(|g| g.files.is_empty())
+            .map(|g| Value::String(g.pattern.clone()))
+            .collect();
+        let finished = measured.finished;
+        let exit_code = finished.and_then(|f| f.exit_code);
+        let verdict = Verdict::derive(
+            finished.is_none(),
+            finished.is_some_and(|f| f.timed_out),
+            exit_code,
+            !missing.is_empty(),
+        );
+        let empty = Vec::new();
+        let (out, err) = finished.map_or((&empty, &empty), |f| (&f.stdout, &f.stderr));
+        let mut record = json!({
+            "schema": SCHEMA,
+            "id": measured.id,
+            "command": measured.command,
+            "base_commit": measured.base_commit,
+            "started_at": measured.started_at,
+            "duration_s": (measured.duration.as_secs_f64() * 1000.0).round() / 1000.0,
+            "timeout_s": measured.timeout_s,
+            "exit_code": exit_code,
+            "verdict": verdict.as_str(),
+            "stdout": json!({"bytes": out.len(), "sha256": sha256_hex(out)}),
+            "stderr": json!({"bytes": err.len(), "sha256": sha256_hex(err)}),
+            "artifacts": groups,
+            "missing": missing,
+            "kept_artifacts": measured.kept_artifacts,
+        })
+        .as_object()
+        .cloned()
+        .expect("a JSON object literal");
+        if let Some(signer) = &measured.signer {
+            record.insert("signer".into(), json!(signer));
+        }
+        record.insert("record_ref".into(), json!(record_ref));
+        record.remove("record_sha256");
+        let hash = self_hash(&record);
+        record.insert("record_sha256".into(), json!(hash));
+        Value::Object(record)
+    }
+
+    fn finished(exit_code: Option<i32>, timed_out: bool) -> Finished {
+        Finished {
+            exit_code,
+            signal: None,
+            timed_out,
+            stdout: "ação\n".as_bytes().to_vec(),
+            stderr: Vec::new(),
+            duration: Duration::from_micros(1_234_567),
+        }
+    }
+
+    fn measured(finished: Option<&Finished>, files: usize) -> Measured<'_> {
+        let files = (0..files)
+            .map(|i| ArtifactFile {
+                path: format!("out/{i}.txt"),
+                size: 3,
+                sha256: sha256_hex(b"abc"),
+                blob: "b".repeat(40),
+            })
+            .collect();
+        Measured {
+            id: "smoke".parse().expect("a valid id"),
+            command: vec!["sh".into(), "-c".into(), "echo 'x y'".into()],
+            base_commit: None,
+            started_at: "2026-01-02T03:04:05Z".into(),
+            timeout_s: 600.0,
+            finished,
+            duration: Duration::from_millis(7),
+            artifacts: vec![
+                ArtifactGroup {
+                    pattern: "out/*.txt".into(),
+                    files,
+                    unchanged: vec!["out/old.txt".into()],
+                },
+                ArtifactGroup {
+                    pattern: "report/**".into(),
+                    files: Vec::new(),
+                    unchanged: Vec::new(),
+                },
+            ],
+            kept_artifacts: false,
+            signer: None,
+        }
+    }
+
+    #[test]
+    fn the_typed_bundle_has_the_bytes_and_self_hash_of_the_untyped_one() {
+        let passed = finished(Some(0), false);
+        let failed = finished(Some(3), false);
+        let timed_out = finished(None, true);
+        let mut cases = vec![
+            measured(Some(&passed), 2),
+            measured(Some(&failed), 0),
+            measured(Some(&timed_out), 1),
+            measured(None, 0),
+        ];
+        cases[0].artifacts.pop();
+        cases[0].signer = Some("checker-b".into());
+        cases[0].base_commit = Some("c".repeat(40));
+        cases[0].kept_artifacts = true;
+        cases[1].timeout_s = 0.5;
+        let record_ref = "refs/hpp/evidence/smoke-20260102T030405Z-2";
+        for measured in cases {
+            let old = untyped(&measured, record_ref);
+            let mut typed = Bundle::assemble(measured);
+            let bytes = typed.seal(record_ref.into());
+            assert_eq!(bytes, canonical_json(&old), "{old}");
+            assert_eq!(
+                typed.record_sha256.as_deref(),
+                old["record_sha256"].as_str()
+            );
+            let read: Bundle = serde_json::from_value(old).expect("the typed bundle reads back");
+            assert_eq!(read, typed);
+        }
+    }
+
+    #[test]
+    fn control_sealing_again_elsewhere_changes_the_self_hash() {
+        let passed = finished(Some(0), false);
+        let mut run = measured(Some(&passed), 1);
+        run.artifacts.pop();
+        let mut bundle = Bundle::assemble(run);
+        assert_eq!(bundle.verdict, Verdict::Passed);
+        let first = bundle.seal("refs/hpp/evidence/smoke-20260102T030405Z".into());
+        let sha = bundle.record_sha256.clone();
+        let again = bundle.seal("refs/hpp/evidence/smoke-20260102T030405Z".into());
+        assert_eq!((first, sha.clone()), (again, bundle.record_sha256.clone()));
+        bundle.seal("refs/hpp/evidence/smoke-20260102T030405Z-2".into());
+        assert_ne!(bundle.record_sha256, sha);
+        assert!(consistency_problems(&to_object(&bundle)).is_empty());
+    }
+
+    #[test]
+    fn control_verdicts_are_spelt_as_records_spell_them() {
+        for verdict in Verdict::ALL {
+            assert_eq!(
+                serde_json::to_value(verdict).expect("serialises"),
+                verdict.as_str()
+            );
+            assert_eq!(Verdict::from_record(verdict.as_str()), Some(verdict));
+        }
+        assert_eq!(Verdict::from_record("Passed"), None);
+        assert_eq!(Verdict::from_record("missing_artifacts"), None);
+        assert!(serde_json::from_value::<EvidenceId>(json!("a/b")).is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::cli::deliberate::read_sealed;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
+use hpp_core::attestation::Verdict;
 use hpp_core::deliberation;
 
 /// Record a checker's verdict on the current workspace snapshot
@@ -111,24 +112,14 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
         },
         deliberation,
     )?;
-    let verdict = created.record["verdict"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let exit = if verdict == "approved" {
-        Exit::Ok
-    } else {
-        Exit::Block
+    let record = &created.record;
+    let exit = match record.verdict {
+        Verdict::Approved => Exit::Ok,
+        Verdict::Revise | Verdict::Blocked => Exit::Block,
     };
     let mut human = format!(
-        "recorded {verdict} by {} for snapshot {}\n{}",
-        created.record["actors"]["checker"]
-            .as_str()
-            .unwrap_or_default(),
-        created.record["snapshot"]["tree"]
-            .as_str()
-            .unwrap_or_default(),
-        created.attestation_ref
+        "recorded {} by {} for snapshot {}\n{}",
+        record.verdict, record.actors.checker, record.snapshot.tree, created.attestation_ref
     );
     for commit in &created.noted {
         human.push_str(&format!("\nnoted on {commit} (git log --notes=hpp)"));

@@ -7,6 +7,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
+use hpp_core::attestation::Status;
 use hpp_store::TreeId;
 
 /// Check that a snapshot has a valid approved attestation
@@ -82,10 +83,9 @@ pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, 
             report.mismatches.join(", ")
         )
     };
-    let exit = if report.is_valid() {
-        Exit::Ok
-    } else {
-        Exit::Block
+    let exit = match report.status {
+        Status::Valid => Exit::Ok,
+        Status::Blocked => Exit::Block,
     };
     Ok(Outcome::document(args.format.json, &report, human, exit))
 }

@@ -11,7 +11,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
-use hpp_core::deliberation;
+use hpp_core::deliberation::{self, VerdictStatus};
 
 /// Seal a finished House Session and keep it under refs/hpp/deliberations
 ///
@@ -72,10 +72,10 @@ pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<O
     if let Some(out) = &args.out {
         write_file(ctx, out, &record)?;
     }
-    let exit = if deliberation::record_exit_is_ok(&record) {
-        Exit::Ok
-    } else {
-        Exit::Warn
+    // The panel reached its judge (0), or stopped without a usable judgement (1).
+    let exit = match VerdictStatus::of(&record) {
+        Some(VerdictStatus::Recommendation | VerdictStatus::Abstention) => Exit::Ok,
+        Some(VerdictStatus::InstrumentFailure | VerdictStatus::Blocked) | None => Exit::Warn,
     };
     let document = json!({
         "status": "recorded",

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
 
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
@@ -93,12 +92,12 @@ pub fn cmd_evidence_mutate(ctx: &Ctx, args: &EvidenceMutateArgs) -> Result<Outco
     let outcome = mutate::mutate(store, &request, &on_progress);
     bar.finish_and_clear();
     let outcome = outcome.map_err(refusal)?;
-    let exit = match outcome.status {
+    let exit = match outcome.record.verdict {
         Status::Sensitive => Exit::Ok,
         Status::NoControl => Exit::Block,
         Status::BlindSpots | Status::Incomplete | Status::NoMutants => Exit::Warn,
     };
-    Ok(Outcome::json(&Value::Object(outcome.record), exit))
+    Ok(Outcome::json(&outcome.record, exit))
 }
 
 fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {

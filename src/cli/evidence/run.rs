@@ -9,7 +9,8 @@ use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
 use crate::evidence::{self, RunRequest};
-use hpp_core::evidence::EvidenceId;
+use hpp_core::evidence::{EvidenceId, Verdict};
+use hpp_core::record::to_object;
 
 /// Run a criterion command and record an evidence bundle
 ///
@@ -83,7 +84,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
         },
     )
     .map_err(CliError::from)?;
-    let mut printed = Value::Object(outcome.record.clone());
+    let mut printed = Value::Object(to_object(&outcome.record));
     printed["event"] = outcome.event.as_ref().map_or(
         Value::Null,
         |e| json!({"type": "evidence_recorded", "loop": e.id, "commit": e.commit}),
@@ -91,17 +92,20 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
     if let Some(error) = &outcome.event_error {
         printed["event_error"] = json!(error);
     }
-    let verdict = outcome.verdict();
+    let verdict = outcome.record.verdict;
     let exit = match (verdict, &outcome.event_error) {
         (_, Some(_)) => Exit::Block,
-        ("passed", None) => Exit::Ok,
-        _ => Exit::Warn,
+        (Verdict::Passed, None) => Exit::Ok,
+        (
+            Verdict::Failed | Verdict::MissingArtifacts | Verdict::Timeout | Verdict::CouldNotStart,
+            None,
+        ) => Exit::Warn,
     };
     let mut human = format!(
         "evidence {}: {verdict} (exit code {})\nrecorded at {}",
         args.id, printed["exit_code"], outcome.record_ref
     );
-    for missing in outcome.record["missing"].as_array().into_iter().flatten() {
+    for missing in printed["missing"].as_array().into_iter().flatten() {
         human.push_str(&format!("\nno new or changed file for {missing}"));
     }
     if let Some(event) = &outcome.event {

@@ -37,8 +37,8 @@ use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
 
 pub use self::panel::normalise_panel;
 pub use self::record::{
-    PanelVerdict, Verification, as_decision, build_record, panel_verdict, record_exit_is_ok,
-    verify_record,
+    PanelVerdict, VerdictStatus, Verification, as_decision, build_record, panel_verdict,
+    record_exit_is_ok, verify_record,
 };
 pub use self::session::{decide_stop, normalise_turn, tally};
 

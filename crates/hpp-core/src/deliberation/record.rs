@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::panel::{judge_seat, known_ids, options};
@@ -434,12 +434,36 @@ pub fn verify_record(record: &Value) -> Verification {
     }
 }
 
+/// The status of a sealed session's verdict: the judge's answer, or `blocked` when the session
+/// stopped without a judgement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictStatus {
+    /// The judge chose an option.
+    Recommendation,
+    /// The judge declined to choose.
+    Abstention,
+    /// The judge could not answer.
+    InstrumentFailure,
+    /// The session stopped before a judge could rule (seats not judged).
+    Blocked,
+}
+
+impl VerdictStatus {
+    /// Returns the status a sealed record's verdict spells, if it spells one of the four. The
+    /// record stays JSON (its verification re-derives every key from it); only the status is
+    /// read as a value.
+    pub fn of(record: &Value) -> Option<Self> {
+        Self::deserialize(&record["verdict"]["status"]).ok()
+    }
+}
+
 /// Tells whether `record`'s verdict lets `deliberate record` exit 0: a recommendation or an
 /// abstention (the panel reached its judge); a blocked verdict or a judge failure exit 1.
 pub fn record_exit_is_ok(record: &Value) -> bool {
     matches!(
-        record["verdict"]["status"].as_str(),
-        Some("recommendation" | "abstention")
+        VerdictStatus::of(record),
+        Some(VerdictStatus::Recommendation | VerdictStatus::Abstention)
     )
 }
 

@@ -979,3 +979,41 @@ fn evidence_added_to_a_panel_is_sorted_deduplicated_and_keeps_declared_sources()
         "panel sha256 does not match its content; the panel was edited after hashing"
     );
 }
+
+#[test]
+fn the_verdict_status_is_read_as_an_enum_from_built_records() {
+    assert_eq!(
+        VerdictStatus::of(&record()),
+        Some(VerdictStatus::Recommendation)
+    );
+    let two = json!(turns().as_array().unwrap()[..2].to_vec());
+    let blocked = build_record(&panel(), &two, None, None).unwrap();
+    assert_eq!(VerdictStatus::of(&blocked), Some(VerdictStatus::Blocked));
+    for status in [
+        VerdictStatus::Recommendation,
+        VerdictStatus::Abstention,
+        VerdictStatus::InstrumentFailure,
+        VerdictStatus::Blocked,
+    ] {
+        let spelt = serde_json::to_value(status).unwrap();
+        assert_eq!(
+            VerdictStatus::of(&json!({"verdict": {"status": spelt}})),
+            Some(status)
+        );
+    }
+}
+
+#[test]
+fn control_a_verdict_status_outside_the_four_is_none_and_never_exits_0() {
+    for verdict in [
+        json!({"status": "Recommendation"}),
+        json!({"status": "approved"}),
+        json!({"status": 1}),
+        json!({}),
+        Value::Null,
+    ] {
+        let record = json!({"verdict": verdict});
+        assert_eq!(VerdictStatus::of(&record), None, "{record}");
+        assert!(!record_exit_is_ok(&record), "{record}");
+    }
+}

@@ -28,8 +28,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::evidence::self_hash;
+use crate::record::{canonical_record, to_object};
 
 pub mod generate;
 
@@ -422,7 +425,8 @@ pub fn apply(source: &str, mutant: &Mutant) -> Option<Applied> {
 }
 
 /// How a criterion run on a copy ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RunVerdict {
     /// It exited 0.
     Passed,
@@ -447,7 +451,7 @@ impl RunVerdict {
 }
 
 /// What became of one mutant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// The criterion failed on it: it noticed.
@@ -503,27 +507,48 @@ pub struct MutantResult {
     pub note: Option<String>,
 }
 
-impl MutantResult {
-    fn to_json(&self) -> Value {
-        let mut value = json!({
-            "id": self.mutant.id,
-            "file": self.mutant.file,
-            "find": self.mutant.find,
-            "replace": self.mutant.replace,
-            "line": self.line,
-            "column": self.column,
-            "outcome": self.outcome.as_str(),
-            "exit_code": self.exit_code,
-        });
-        if let Some(note) = &self.note {
-            value["note"] = json!(note);
+/// One mutant as the record lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MutantEntry {
+    /// The mutant's id.
+    pub id: String,
+    /// Its file.
+    pub file: String,
+    /// The text it finds.
+    pub find: String,
+    /// The text it puts in its place.
+    pub replace: String,
+    /// Where it applied; `null` when it did not.
+    pub line: Option<u32>,
+    /// Its column; `null` when it did not apply.
+    pub column: Option<u32>,
+    /// What became of it.
+    pub outcome: Outcome,
+    /// The criterion's exit code, when it ran and exited.
+    pub exit_code: Option<i32>,
+    /// Why, when the outcome needs a word; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl From<&MutantResult> for MutantEntry {
+    fn from(result: &MutantResult) -> Self {
+        Self {
+            id: result.mutant.id.clone(),
+            file: result.mutant.file.clone(),
+            find: result.mutant.find.clone(),
+            replace: result.mutant.replace.clone(),
+            line: result.line,
+            column: result.column,
+            outcome: result.outcome,
+            exit_code: result.exit_code,
+            note: result.note.clone(),
         }
-        value
     }
 }
 
 /// The counts and the score.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
     /// Every mutant.
     pub total: usize,
@@ -557,7 +582,7 @@ impl Metrics {
 }
 
 /// The verdict of a mutation run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// The clean run passed and the criterion killed every measured mutant.
@@ -643,43 +668,102 @@ pub struct Header {
     pub timeout_s: f64,
 }
 
+/// An `hpp.mutation/v1` record, as `evidence mutate` writes it. `record_ref` and
+/// `record_sha256` are set by [`MutationRecord::seal`] when it is stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MutationRecord {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The record's id.
+    pub id: String,
+    /// The criterion command, as an argv.
+    pub command: Vec<String>,
+    /// HEAD when the run started; `null` on an unborn branch.
+    pub base_commit: Option<String>,
+    /// When the run started, UTC, RFC 3339 to the second.
+    pub started_at: String,
+    /// The per-run timeout, in seconds.
+    pub timeout_s: f64,
+    /// The clean run.
+    pub clean: CleanEntry,
+    /// Every mutant and what became of it, in plan order.
+    pub mutants: Vec<MutantEntry>,
+    /// The counts and the score.
+    pub metrics: Metrics,
+    /// The verdict.
+    pub verdict: Status,
+    /// Every survivor, named ([`survivors`]).
+    pub survivors: Vec<String>,
+    /// The ref the record is stored at (hashed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_ref: Option<String>,
+    /// The self-hash ([`crate::evidence::self_hash`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_sha256: Option<String>,
+}
+
+/// The clean run as the record states it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CleanEntry {
+    /// How it ended.
+    pub verdict: RunVerdict,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// Seconds it took, to the millisecond.
+    pub duration_s: f64,
+}
+
+impl MutationRecord {
+    /// Assembles the record of a run: metrics, verdict and survivors derived from the results.
+    pub fn assemble(header: &Header, clean: &CleanRun, results: &[MutantResult]) -> Self {
+        let metrics = Metrics::of(results);
+        Self {
+            schema: SCHEMA.to_owned(),
+            id: header.id.clone(),
+            command: header.command.clone(),
+            base_commit: header.base_commit.clone(),
+            started_at: header.started_at.clone(),
+            timeout_s: header.timeout_s,
+            clean: CleanEntry {
+                verdict: clean.verdict,
+                exit_code: clean.exit_code,
+                duration_s: (clean.duration_s * 1000.0).round() / 1000.0,
+            },
+            mutants: results.iter().map(MutantEntry::from).collect(),
+            verdict: Status::derive(clean.verdict, &metrics),
+            metrics,
+            survivors: survivors(results),
+            record_ref: None,
+            record_sha256: None,
+        }
+    }
+
+    /// Names the ref the record is stored at, computes its self-hash over that (as an evidence
+    /// bundle's), and returns the canonical bytes to store.
+    pub fn seal(&mut self, record_ref: String) -> Vec<u8> {
+        self.record_ref = Some(record_ref);
+        self.record_sha256 = None;
+        self.record_sha256 = Some(self_hash(&to_object(self)));
+        canonical_record(self)
+    }
+}
+
 /// Assembles the `hpp.mutation/v1` record (without `record_ref` and `record_sha256`, which
-/// the store adds) and returns it with its verdict.
+/// the store adds) as JSON, and returns it with its verdict ([`MutationRecord::assemble`]).
 pub fn record(
     header: &Header,
     clean: &CleanRun,
     results: &[MutantResult],
 ) -> (Map<String, Value>, Status) {
-    let metrics = Metrics::of(results);
-    let status = Status::derive(clean.verdict, &metrics);
-    let value = json!({
-        "schema": SCHEMA,
-        "id": header.id,
-        "command": header.command,
-        "base_commit": header.base_commit,
-        "started_at": header.started_at,
-        "timeout_s": header.timeout_s,
-        "clean": {
-            "verdict": clean.verdict.as_str(),
-            "exit_code": clean.exit_code,
-            "duration_s": (clean.duration_s * 1000.0).round() / 1000.0,
-        },
-        "mutants": results.iter().map(MutantResult::to_json).collect::<Vec<_>>(),
-        "metrics": metrics,
-        "verdict": status.as_str(),
-        "survivors": survivors(results),
-    });
-    let map = value
-        .as_object()
-        .cloned()
-        .expect("a JSON object literal is an object");
-    (map, status)
+    let record = MutationRecord::assemble(header, clean, results);
+    (to_object(&record), record.verdict)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde_json::json;
 
     fn declared(at: Locator) -> Mutant {
         Mutant {
@@ -875,6 +959,116 @@ mod tests {
         assert_eq!(classify(RunVerdict::Timeout).0, Outcome::Killed);
         assert!(classify(RunVerdict::Timeout).1.is_some());
         assert_eq!(classify(RunVerdict::CouldNotStart).0, Outcome::Error);
+    }
+
+    /// The record as `evidence mutate` built it before it was typed: a `json!` literal, then
+    /// `record_ref` and `record_sha256` inserted by the store.
+    fn untyped(
+        header: &Header,
+        clean: &CleanRun,
+        results: &[MutantResult],
+        record_ref: &str,
+    ) -> Value {
+        let metrics = Metrics::of(results);
+        let status = Status::derive(clean.verdict, &metrics);
+        let mutants: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                let mut value = json!({
+                    "id": r.mutant.id, "file": r.mutant.file, "find": r.mutant.find,
+                    "replace": r.mutant.replace, "line": r.line, "column": r.column,
+                    "outcome": r.outcome.as_str(), "exit_code": r.exit_code,
+                });
+                if let Some(note) = &r.note {
+                    value["note"] = json!(note);
+                }
+                value
+            })
+            .collect();
+        let value = json!({
+            "schema": SCHEMA,
+            "id": header.id,
+            "command": header.command,
+            "base_commit": header.base_commit,
+            "started_at": header.started_at,
+            "timeout_s": header.timeout_s,
+            "clean": {
+                "verdict": clean.verdict.as_str(),
+                "exit_code": clean.exit_code,
+                "duration_s": (clean.duration_s * 1000.0).round() / 1000.0,
+            },
+            "mutants": mutants,
+            "metrics": metrics,
+            "verdict": status.as_str(),
+            "survivors": survivors(results),
+        });
+        let mut record = value.as_object().cloned().expect("an object");
+        record.insert("record_ref".into(), json!(record_ref));
+        record.remove("record_sha256");
+        let hash = self_hash(&record);
+        record.insert("record_sha256".into(), json!(hash));
+        Value::Object(record)
+    }
+
+    #[test]
+    fn the_typed_record_has_the_bytes_and_self_hash_of_the_untyped_one() {
+        use crate::record::canonical_json;
+        let header = Header {
+            id: "weak".into(),
+            command: vec!["python3".into(), "check.py".into()],
+            base_commit: Some("c".repeat(40)),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            timeout_s: 0.25,
+        };
+        let clean = |verdict| CleanRun {
+            verdict,
+            exit_code: (verdict == RunVerdict::Passed).then_some(0),
+            duration_s: 0.12345,
+        };
+        let mut noted = result(Outcome::Error);
+        noted.note = Some("the criterion could not start".into());
+        let mut not_applied = result(Outcome::NotApplied);
+        (not_applied.line, not_applied.column) = (None, None);
+        let cases = [
+            (clean(RunVerdict::Passed), vec![result(Outcome::Killed)]),
+            (
+                clean(RunVerdict::Passed),
+                vec![result(Outcome::Survived), noted, not_applied],
+            ),
+            (clean(RunVerdict::Passed), Vec::new()),
+            (clean(RunVerdict::CouldNotStart), Vec::new()),
+        ];
+        let record_ref = "refs/hpp/evidence/weak-20260101T000000Z";
+        for (clean, results) in cases {
+            let old = untyped(&header, &clean, &results, record_ref);
+            let mut typed = MutationRecord::assemble(&header, &clean, &results);
+            assert_eq!(typed.seal(record_ref.into()), canonical_json(&old), "{old}");
+            let read: MutationRecord = serde_json::from_value(old).expect("reads back");
+            assert_eq!(read, typed);
+        }
+    }
+
+    #[test]
+    fn control_a_note_left_as_null_is_not_the_record_written() {
+        use crate::record::canonical_json;
+        let header = Header {
+            id: "weak".into(),
+            command: vec!["true".into()],
+            base_commit: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            timeout_s: 600.0,
+        };
+        let clean = CleanRun {
+            verdict: RunVerdict::Passed,
+            exit_code: Some(0),
+            duration_s: 0.0,
+        };
+        let results = [result(Outcome::Killed)];
+        let mut old = untyped(&header, &clean, &results, "r");
+        let mut typed = MutationRecord::assemble(&header, &clean, &results);
+        assert_eq!(typed.seal("r".into()), canonical_json(&old));
+        old["mutants"][0]["note"] = Value::Null;
+        assert_ne!(typed.seal("r".into()), canonical_json(&old));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! in a `BTreeMap`, whose byte order equals the code-point order Python's `sort_keys` uses, so
 //! serialising a `Value` compactly is canonical.
 
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The sha256 of nothing: the link of the first event of a hash-chained log.
@@ -19,6 +20,31 @@ pub const GENESIS_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b93
 /// ```
 pub fn canonical_json(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).expect("serialising a serde_json::Value cannot fail")
+}
+
+/// Returns a typed record as the JSON object it is stored as. The record goes through
+/// `serde_json::to_value` first, so its keys end up sorted the way [`canonical_json`] sorts a
+/// value's, whatever order its struct declares them in.
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Record { z: u8, a: Option<u8> }
+/// let object = hpp_core::record::to_object(&Record { z: 1, a: None });
+/// assert_eq!(object.keys().collect::<Vec<_>>(), ["a", "z"]);
+/// ```
+pub fn to_object<T: Serialize + ?Sized>(record: &T) -> Map<String, Value> {
+    let value =
+        serde_json::to_value(record).expect("a record serialises: its map keys are strings");
+    match value {
+        Value::Object(object) => Some(object),
+        _ => None,
+    }
+    .expect("a record is a struct, so it serialises to a JSON object")
+}
+
+/// Returns the canonical bytes of a typed record: [`canonical_json`] of its [`to_object`].
+pub fn canonical_record<T: Serialize + ?Sized>(record: &T) -> Vec<u8> {
+    canonical_json(&Value::Object(to_object(record)))
 }
 
 /// Returns the lowercase hex sha256 of `bytes`.
