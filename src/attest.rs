@@ -562,10 +562,12 @@ fn judge(
         let expected = text(item.get("record_sha256"));
         // The attestation binds each bundle by its self-hash, so its own signature covers them.
         match evidence::verify(store, &evidence_ref, None, ArtifactCheck::RecordOnly) {
-            Ok(v) if v.status == "valid" && v.record_sha256 == expected => {}
-            Ok(v) if v.status == "valid" => evidence_problems.push(format!(
-                "{evidence_ref} is not the record that was attested"
-            )),
+            Ok(v)
+                if v.status == hpp_core::evidence::Status::Valid && v.record_sha256 == expected => {
+            }
+            Ok(v) if v.status == hpp_core::evidence::Status::Valid => evidence_problems.push(
+                format!("{evidence_ref} is not the record that was attested"),
+            ),
             Ok(v) => evidence_problems.push(format!("{evidence_ref}: {}", v.problems.join("; "))),
             Err(evidence::Error::NotFound(_)) => {
                 evidence_problems.push(format!("{evidence_ref} is missing"))

@@ -58,8 +58,7 @@ pub fn self_test() -> Result<Outcome, CliError> {
 }
 
 fn run_packaged(k: i64, cwd: &std::path::Path) -> Result<Report, CliError> {
-    crate::evals::runner::run_suite(&Suite::packaged(), k, Gate::Both, cwd)
-        .map_err(CliError::refused)
+    crate::evals::runner::run_suite(&Suite::packaged(), k, Gate::Both, cwd).map_err(CliError::from)
 }
 
 fn human(report: &Report) -> String {

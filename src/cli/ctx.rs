@@ -116,7 +116,7 @@ impl Ctx {
                 })
             }
         };
-        path.map(|p| AllowedSigners::load(&p).map_err(CliError::refused))
+        path.map(|p| AllowedSigners::load(&p).map_err(CliError::from))
             .transpose()
     }
 
@@ -141,7 +141,7 @@ impl Ctx {
             return Ok(id.clone());
         }
         match self.store()?.current_branch()? {
-            Some(branch) => branch.parse().map_err(CliError::refused),
+            Some(branch) => branch.parse().map_err(CliError::from),
             None => Err(
                 CliError::refused("HEAD is detached, so there is no default loop")
                     .hint("name the loop with --loop NAME"),

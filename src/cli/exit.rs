@@ -220,6 +220,7 @@ refusals!(
     hpp_core::decision::Error,
     hpp_core::deliberation::Error,
     hpp_core::evals::Error,
+    hpp_core::evidence::InvalidEvidenceId,
     hpp_core::event_loop::Error,
     hpp_core::findings::Error,
     hpp_core::gate::Error,
@@ -236,6 +237,7 @@ refusals!(
     hpp_core::routing::Error,
     hpp_core::run::BadTimeout,
     hpp_core::workgraph::Error,
+    store::refs::InvalidLoopId,
 );
 
 // The application's side effects whose every failure is about what the user handed in: a key
@@ -302,6 +304,18 @@ impl From<evidence::Error> for CliError {
             evidence::Error::Process(ref inner) => {
                 CliError::internal("running the criterion command", inner)
             }
+            other => CliError::refused(other),
+        }
+    }
+}
+
+// Criterion sensitivity: the copies it makes and the mutants it runs are ours to fail (3).
+impl From<crate::evidence::mutate::Error> for CliError {
+    fn from(e: crate::evidence::mutate::Error) -> Self {
+        use crate::evidence::mutate::Error as E;
+        match e {
+            E::Store(inner) => inner.into(),
+            E::Io { .. } | E::Process(_) => CliError::internal("evidence mutate", &e),
             other => CliError::refused(other),
         }
     }

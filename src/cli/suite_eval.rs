@@ -83,16 +83,16 @@ pub fn measure<I: Instrument>(
     command: Option<&str>,
     settings: &I::Settings,
     suite: &Path,
-) -> Result<Outcome, CliError> {
-    let argv = command
-        .map(I::parse_command)
-        .transpose()
-        .map_err(CliError::refused)?;
-    I::check(settings).map_err(CliError::refused)?;
+) -> Result<Outcome, CliError>
+where
+    CliError: From<I::Error>,
+{
+    let argv = command.map(I::parse_command).transpose()?;
+    I::check(settings)?;
     let (bytes, stem) = read_named_file(ctx, suite, I::SUITE)?;
-    let suite = I::parse_suite(&bytes, &stem).map_err(CliError::refused)?;
+    let suite = I::parse_suite(&bytes, &stem)?;
     let timeout_s = I::timeout_s(settings);
-    let timeout = process::valid_timeout(timeout_s).map_err(CliError::refused)?;
+    let timeout = process::valid_timeout(timeout_s)?;
     let report = match &argv {
         None => I::evaluate(&suite, settings, None),
         Some(argv) => {
@@ -106,8 +106,7 @@ pub fn measure<I: Instrument>(
             };
             I::evaluate(&suite, settings, Some(command))
         }
-    }
-    .map_err(CliError::refused)?;
+    }?;
     let exit = if I::passed(&report) {
         Exit::Ok
     } else {

@@ -23,7 +23,8 @@ use crate::process;
 use crate::sign::{self, AllowedSigners, SignatureReport, SignerId};
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::evidence::{
-    self as bundle, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured, SCHEMA, Verdict,
+    self as bundle, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured, SCHEMA, Status,
+    Verdict,
 };
 use hpp_core::record::sha256_hex;
 use hpp_core::secrets;
@@ -364,7 +365,7 @@ pub enum ArtifactCheck<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Verification {
     /// `valid`, `not-evidence` or `blocked`.
-    pub status: &'static str,
+    pub status: Status,
     /// The bundle's id.
     pub id: Option<String>,
     /// The ref verified.
@@ -389,12 +390,12 @@ pub struct Verification {
 /// Verifies an `hpp.evidence/v1` record file against the workspace at `root`: its self-hash,
 /// its consistency, its artifacts' bytes now, and a passed verdict. Returns `valid`,
 /// `not-evidence` or `blocked`.
-pub fn verify_record_file(root: &Path, record: &Value) -> &'static str {
+pub fn verify_record_file(root: &Path, record: &Value) -> Status {
     let Some(map) = record
         .as_object()
         .filter(|m| m.get("schema").and_then(Value::as_str) == Some(bundle::SCHEMA))
     else {
-        return "not-evidence";
+        return Status::NotEvidence;
     };
     let sealed = map.get("record_sha256").and_then(Value::as_str) == Some(&bundle::self_hash(map));
     let passed = map
@@ -403,12 +404,12 @@ pub fn verify_record_file(root: &Path, record: &Value) -> &'static str {
         .and_then(Verdict::from_record)
         == Some(Verdict::Passed);
     if !sealed || !passed || !bundle::consistency_problems(map).is_empty() {
-        return "blocked";
+        return Status::Blocked;
     }
     if artifacts_hold(root, map) {
-        "valid"
+        Status::Valid
     } else {
-        "blocked"
+        Status::Blocked
     }
 }
 
@@ -442,7 +443,7 @@ pub fn verify(
     };
     let sig = store.read_file(record_ref, SIGNATURE_FILE)?;
     let mut report = Verification {
-        status: "valid",
+        status: Status::Valid,
         id: None,
         record_ref: record_ref.to_owned(),
         verdict: None,
@@ -464,7 +465,7 @@ pub fn verify(
     let record = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) if map.get("schema").and_then(Value::as_str) == Some(SCHEMA) => map,
         _ => {
-            report.status = "not-evidence";
+            report.status = Status::NotEvidence;
             report
                 .problems
                 .push(format!("{RECORD_FILE} is not an {SCHEMA} record"));
@@ -562,7 +563,7 @@ pub fn verify(
             .push(format!("the run did not pass (verdict: {verdict})"));
     }
     if !report.problems.is_empty() {
-        report.status = "blocked";
+        report.status = Status::Blocked;
     }
     Ok(report)
 }

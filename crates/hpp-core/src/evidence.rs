@@ -66,6 +66,35 @@ impl std::fmt::Display for EvidenceId {
     }
 }
 
+/// What re-deriving a stored bundle found (the report of `evidence verify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Sealed, consistent, passed, and its artifacts still hold.
+    Valid,
+    /// Not an evidence bundle at all (another schema, or no record).
+    NotEvidence,
+    /// A bundle that does not hold: edited, inconsistent, not passed, or its artifacts changed.
+    Blocked,
+}
+
+impl Status {
+    /// Returns the report's spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Valid => "valid",
+            Self::NotEvidence => "not-evidence",
+            Self::Blocked => "blocked",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The verdict of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -69,7 +69,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
             let family = args
                 .maker_family
                 .as_deref()
-                .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
+                .ok_or(deliberation::Error::NeedsMakerFamily)?;
             let (record, record_ref) = read_sealed(ctx, name)?;
             let verdict = deliberation::panel_verdict(
                 &record,
@@ -77,8 +77,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
                 &hpp_core::attestation::VERDICTS,
                 family,
                 true,
-            )
-            .map_err(CliError::refused)?;
+            )?;
             Some(Deliberation {
                 verdict,
                 record,

@@ -92,7 +92,7 @@ fn check_evidence(ctx: &Ctx, name: &str) -> Result<EvidenceCheck, CliError> {
             id: report.id,
             record_sha256: report.record_sha256,
         },
-        status: report.status.to_owned(),
+        status: report.status.to_string(),
         problems: report.problems,
     })
 }

@@ -170,10 +170,10 @@ fn declared_evidence(
             let record = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             (report.status, record)
         };
-        if status != "valid" {
+        if status != hpp_core::evidence::Status::Valid {
             return Err(CliError::from(Error::EvidenceNotValid {
                 name: name.clone(),
-                status: status.to_owned(),
+                status: status.to_string(),
             }));
         }
         let id = record["id"].as_str().unwrap_or_default().to_owned();

@@ -48,7 +48,7 @@ pub struct EvidenceMutateArgs {
 
 /// Runs the mutants and prints the record.
 pub fn cmd_evidence_mutate(ctx: &Ctx, args: &EvidenceMutateArgs) -> Result<Outcome, CliError> {
-    let id: EvidenceId = args.id.parse().map_err(CliError::refused)?;
+    let id: EvidenceId = args.id.parse()?;
     let declared = args
         .mutants
         .as_ref()
@@ -91,7 +91,7 @@ pub fn cmd_evidence_mutate(ctx: &Ctx, args: &EvidenceMutateArgs) -> Result<Outco
     };
     let outcome = mutate::mutate(store, &request, &on_progress);
     bar.finish_and_clear();
-    let outcome = outcome.map_err(refusal)?;
+    let outcome = outcome?;
     let exit = match outcome.record.verdict {
         Status::Sensitive => Exit::Ok,
         Status::NoControl => Exit::Block,
@@ -103,14 +103,4 @@ pub fn cmd_evidence_mutate(ctx: &Ctx, args: &EvidenceMutateArgs) -> Result<Outco
 fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
     text.parse()
         .map_err(|_| format!("--jobs must be a whole number of at least 1, not {text:?}"))
-}
-
-fn refusal(error: mutate::Error) -> CliError {
-    match error {
-        mutate::Error::Store(e) => CliError::from(e),
-        e @ (mutate::Error::Io { .. } | mutate::Error::Process(_)) => {
-            CliError::internal("evidence mutate", &e)
-        }
-        e => CliError::refused(e),
-    }
 }

@@ -55,7 +55,7 @@ pub struct EvidenceRunArgs {
 
 /// Runs and records.
 pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, CliError> {
-    let id: EvidenceId = args.id.parse().map_err(CliError::refused)?;
+    let id: EvidenceId = args.id.parse()?;
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let record_event = if args.record_event {

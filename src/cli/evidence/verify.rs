@@ -7,6 +7,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::evidence::{self, ArtifactCheck};
+use hpp_core::evidence::Status;
 
 /// Re-derive a bundle: self-hash, consistency, artifacts, signature
 ///
@@ -36,9 +37,9 @@ pub fn cmd_evidence_verify(ctx: &Ctx, args: &EvidenceVerifyArgs) -> Result<Outco
         .map_or(ArtifactCheck::RecordOnly, ArtifactCheck::Workspace);
     let report = evidence::verify(store, &name, allowed.as_ref(), check)?;
     let exit = match report.status {
-        "valid" => Exit::Ok,
-        "not-evidence" => Exit::Warn,
-        _ => Exit::Block,
+        Status::Valid => Exit::Ok,
+        Status::NotEvidence => Exit::Warn,
+        Status::Blocked => Exit::Block,
     };
     let signature = serde_json::to_value(report.signature.status).expect("a status serialises");
     let mut human = format!(

@@ -76,7 +76,7 @@ impl ThresholdArgs {
             Some(d) => d,
             None => config("hpp.lane.deadAfter", liveness::DEFAULT_DEAD_AFTER)?,
         };
-        liveness::Thresholds::new(suspect, dead).map_err(CliError::refused)
+        liveness::Thresholds::new(suspect, dead).map_err(CliError::from)
     }
 }
 

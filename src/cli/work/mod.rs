@@ -63,5 +63,5 @@ pub fn dispatch(ctx: &Ctx, command: WorkCommand) -> Result<Outcome, CliError> {
 /// Reads and compiles a spec, refusing with the reference's sentences.
 fn read_spec(ctx: &Ctx, path: &Path) -> Result<WorkGraph, CliError> {
     let spec = read_json(ctx, path, JsonRoot::Object)?;
-    workgraph::compile(&spec).map_err(CliError::refused)
+    workgraph::compile(&spec).map_err(CliError::from)
 }
