@@ -377,20 +377,15 @@ fn write_record(
     entries: &[(&str, Content)],
     message: &str,
 ) -> Result<String, Error> {
-    let mut n = 1;
-    loop {
-        let name = if n == 1 {
-            id.to_owned()
-        } else {
-            format!("{id}-{n}")
-        };
-        let attestation_ref = refs::attestation(snapshot.as_str(), &name);
-        match store.create_record(&attestation_ref, entries, message) {
-            Ok(_) => return Ok(attestation_ref),
-            Err(store::Error::Moved { .. }) if n < 100 => n += 1,
-            Err(e) => return Err(e.into()),
-        }
-    }
+    let entries: Vec<(String, Content)> = entries
+        .iter()
+        .map(|(path, content)| ((*path).to_owned(), content.clone()))
+        .collect();
+    store.create_first_free(
+        id,
+        |name| refs::attestation(snapshot.as_str(), name),
+        |_| Ok::<_, Error>((entries.clone(), message.to_owned())),
+    )
 }
 
 /// Mirrors the record on every commit at hand that has the snapshot's tree (HEAD and the local

@@ -252,40 +252,33 @@ fn store_record(
     mut record: Bundle,
     kept: &[(String, Vec<u8>)],
 ) -> Result<(String, Bundle), Error> {
-    for n in 1..=100 {
-        let name = if n == 1 {
-            format!("{}-{stamp}", request.id)
-        } else {
-            format!("{}-{stamp}-{n}", request.id)
-        };
-        let record_ref = refs::evidence(&name);
-        let bytes = record.seal(record_ref.clone());
-        let mut entries: Vec<(String, Content)> =
-            vec![(RECORD_FILE.into(), Content::Bytes(bytes.clone()))];
-        if let Some(signing) = &request.signing {
-            let armored = sign::sign(&signing.key, &bytes)?;
-            entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
-        }
-        for (path, data) in kept {
-            entries.push((
-                format!("{ARTIFACTS_DIR}/{path}"),
-                Content::Bytes(data.clone()),
-            ));
-        }
-        let borrowed: Vec<(&str, Content)> = entries
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.clone()))
-            .collect();
-        let message = format!("hpp evidence {name}: {}", record.verdict);
-        match store.create_record(&record_ref, &borrowed, &message) {
-            Ok(_) => return Ok((record_ref, record)),
-            Err(store::Error::Moved { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(Error::Store(store::Error::Busy {
-        name: refs::evidence(&request.id.to_string()),
-    }))
+    let mut sealed = None;
+    let record_ref = store.create_first_free(
+        &format!("{}-{stamp}", request.id),
+        refs::evidence,
+        |record_ref| {
+            let bytes = record.seal(record_ref.to_owned());
+            let mut entries: Vec<(String, Content)> =
+                vec![(RECORD_FILE.into(), Content::Bytes(bytes.clone()))];
+            if let Some(signing) = &request.signing {
+                let armored = sign::sign(&signing.key, &bytes)?;
+                entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
+            }
+            for (path, data) in kept {
+                entries.push((
+                    format!("{ARTIFACTS_DIR}/{path}"),
+                    Content::Bytes(data.clone()),
+                ));
+            }
+            let name = record_ref
+                .strip_prefix(refs::EVIDENCE_PREFIX)
+                .unwrap_or(record_ref);
+            let message = format!("hpp evidence {name}: {}", record.verdict);
+            sealed = Some(record.clone());
+            Ok::<_, Error>((entries, message))
+        },
+    )?;
+    Ok((record_ref, sealed.expect("a created record was built")))
 }
 
 /// Finds a bundle's ref: a full `refs/...` name, an exact bundle name, or the newest bundle of

@@ -565,26 +565,19 @@ fn store_record(
     stamp: &str,
     mut record: MutationRecord,
 ) -> Result<(String, MutationRecord), Error> {
-    for n in 1..=100 {
-        let name = if n == 1 {
-            format!("{id}-{stamp}")
-        } else {
-            format!("{id}-{stamp}-{n}")
-        };
-        let record_ref = refs::evidence(&name);
-        let bytes = record.seal(record_ref.clone());
-        let message = format!("hpp evidence mutate {name}: {}", record.verdict.as_str());
-        match store.create_record(
-            &record_ref,
-            &[(RECORD_FILE, Content::Bytes(bytes))],
-            &message,
-        ) {
-            Ok(_) => return Ok((record_ref, record)),
-            Err(store::Error::Moved { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(Error::Store(store::Error::Busy {
-        name: refs::evidence(&id.to_string()),
-    }))
+    let mut sealed = None;
+    let record_ref =
+        store.create_first_free(&format!("{id}-{stamp}"), refs::evidence, |record_ref| {
+            let bytes = record.seal(record_ref.to_owned());
+            let name = record_ref
+                .strip_prefix(refs::EVIDENCE_PREFIX)
+                .unwrap_or(record_ref);
+            let message = format!("hpp evidence mutate {name}: {}", record.verdict.as_str());
+            sealed = Some(record.clone());
+            Ok::<_, Error>((
+                vec![(RECORD_FILE.to_owned(), Content::Bytes(bytes))],
+                message,
+            ))
+        })?;
+    Ok((record_ref, sealed.expect("a created record was built")))
 }

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
-use super::{CommitId, Error, Store, TreeId, git};
+use super::{CommitId, Error, Store, TreeId, git, refs};
 
 /// The notes ref that mirrors attestations for `git log --notes=hpp`.
 pub const NOTES_REF: &str = "refs/notes/hpp";
@@ -103,6 +103,36 @@ impl Store {
         self.sync_objects(&[blob, tree, commit])?;
         self.cas(name, Some(parent), commit)?;
         Ok(commit.into())
+    }
+
+    /// Creates a record under the first free name of [`refs::unique_names`] of `base` (`base`,
+    /// `base-2`, ... `base-100`), so two writers recording in the same second get two names and
+    /// neither overwrites the other. `build` is given the full ref name (records that name their
+    /// own ref seal it in) and returns the entries and the commit message. Returns the ref.
+    pub fn create_first_free<E: From<Error>>(
+        &self,
+        base: &str,
+        ref_of: impl Fn(&str) -> String,
+        mut build: impl FnMut(&str) -> Result<(Vec<(String, Content)>, String), E>,
+    ) -> Result<String, E> {
+        for name in refs::unique_names(base) {
+            let full = ref_of(&name);
+            let (entries, message) = build(&full)?;
+            let borrowed: Vec<(&str, Content)> = entries
+                .iter()
+                .map(|(path, content)| (path.as_str(), content.clone()))
+                .collect();
+            match self.create_record(&full, &borrowed, &message) {
+                Ok(_) => return Ok(full),
+                Err(Error::Moved { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(Error::Contended {
+            name: ref_of(base),
+            attempts: refs::UNIQUE_NAMES,
+        }
+        .into())
     }
 
     /// Reads the blob at `path` in the tree of the commit `name` points at (a ref name or a
@@ -305,5 +335,54 @@ impl Store {
             .replace(NOTES_REF, commit.oid(), text)
             .map_err(git(format!("writing the note of {commit}")))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::init(dir.path()).expect("a new repository");
+        (dir, store)
+    }
+
+    fn create(store: &Store, base: &str) -> Result<String, Error> {
+        store.create_first_free(
+            base,
+            |name| format!("refs/hpp/evidence/{name}"),
+            |full| {
+                Ok::<_, Error>((
+                    vec![(
+                        "record.json".to_owned(),
+                        Content::Bytes(full.as_bytes().to_vec()),
+                    )],
+                    "test".to_owned(),
+                ))
+            },
+        )
+    }
+
+    #[test]
+    fn a_taken_name_moves_the_record_to_the_next_free_one() {
+        let (_dir, store) = repo();
+        assert_eq!(create(&store, "e-1").unwrap(), "refs/hpp/evidence/e-1");
+        assert_eq!(create(&store, "e-1").unwrap(), "refs/hpp/evidence/e-1-2");
+        let kept = store
+            .read_file("refs/hpp/evidence/e-1-2", "record.json")
+            .unwrap();
+        assert_eq!(kept.as_deref(), Some(&b"refs/hpp/evidence/e-1-2"[..]));
+    }
+
+    #[test]
+    fn control_when_every_name_is_taken_the_write_is_refused_not_overwritten() {
+        let (_dir, store) = repo();
+        for _ in 0..refs::UNIQUE_NAMES {
+            create(&store, "e").unwrap();
+        }
+        let err = create(&store, "e").unwrap_err();
+        assert!(matches!(err, Error::Contended { .. }), "{err}");
+        assert!(store.tip("refs/hpp/evidence/e-101").unwrap().is_none());
     }
 }

@@ -142,6 +142,21 @@ pub fn loop_log(id: &LoopId) -> String {
     format!("{LOOPS_PREFIX}{id}")
 }
 
+/// How many names [`unique_names`] offers.
+pub const UNIQUE_NAMES: usize = 100;
+
+/// The names a record created once may take when its natural name is taken: `base`, then
+/// `base-2`, `base-3`, ... up to [`UNIQUE_NAMES`] names.
+pub fn unique_names(base: &str) -> impl Iterator<Item = String> + '_ {
+    (1..=UNIQUE_NAMES).map(move |n| {
+        if n == 1 {
+            base.to_owned()
+        } else {
+            format!("{base}-{n}")
+        }
+    })
+}
+
 /// Returns the ref of a sealed House Session.
 pub fn deliberation(id: &str) -> String {
     format!("{DELIBERATIONS_PREFIX}{id}")
