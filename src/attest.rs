@@ -19,7 +19,7 @@ use time::OffsetDateTime;
 
 use crate::events;
 use crate::evidence::{self, ArtifactCheck, Signing};
-use crate::sign::{self, AllowedSigners, SignatureReport};
+use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
 use hpp_core::attestation::{self as record, BoundEvidence, Claim, PanelRef, Record, Verdict};
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::record::{canonical_json, canonical_record, sha256_hex};
@@ -98,6 +98,21 @@ pub enum Error {
     /// A bare repository has no workspace to attest.
     #[error("attestations need a worktree: this repository is bare")]
     Bare,
+    /// The record would be signed by someone other than the checker it names.
+    #[error(
+        "the signer must be the checker: {signer} cannot sign a verdict recorded for checker {checker}"
+    )]
+    SignerNotChecker {
+        /// The principal asked to sign.
+        signer: String,
+        /// The checker the record names.
+        checker: String,
+    },
+    /// HEAD has no commit, so the repository has no root commit to be named by.
+    #[error(
+        "attest create needs a commit: the record names the repository by its root commit; commit the work first"
+    )]
+    NoCommit,
     /// No attestation by that name.
     #[error("attestation not found: {0}")]
     NotFound(String),
@@ -149,9 +164,10 @@ pub struct Created {
     pub noted: Vec<CommitId>,
 }
 
-/// Hashes the repository identity: the origin URL, normalised so a clone over another
-/// protocol, or by another relative path, agrees ([`record::normalize_remote_url`]; a local path
-/// is made absolute from the worktree root), else the worktree's directory name. Never the URL.
+/// Hashes the repository identity of a v2 record (written before v3 named the root commits):
+/// the origin URL, normalised so a clone over another protocol, or by another relative path,
+/// agrees ([`record::normalize_remote_url`]; a local path is made absolute from the worktree
+/// root), else the worktree's directory name. Kept so v2 records verify under their own rule.
 pub fn repo_identity(store: &Store) -> (String, String) {
     let name = store.workdir().and_then(|p| p.file_name()).map_or_else(
         || "repository".to_owned(),
@@ -197,12 +213,20 @@ pub fn create_with(
         request.session,
         request.verdict,
     )?;
+    if let Some(signing) = &request.signing
+        && signing.signer.as_str() != claim.checker
+    {
+        return Err(Error::SignerNotChecker {
+            signer: signing.signer.as_str().to_owned(),
+            checker: claim.checker,
+        });
+    }
     let at_hand = gather(store, cwd, &request)?;
     let now = OffsetDateTime::now_utc();
     let rec = Record::assemble(
         claim,
         at_hand.subject,
-        timestamp::utc_seconds(now),
+        timestamp::rfc3339(now),
         request
             .signing
             .as_ref()
@@ -253,10 +277,15 @@ fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHa
     let (spec_rel, spec_bytes) = read_spec(&root, cwd, request.spec)?;
     let evidence = bind_evidence(store, request.evidence, request.loop_id.as_ref())?;
     let snapshot = store.snapshot()?;
-    let (name, id) = repo_identity(store);
     let head = store.head_commit()?;
+    let roots = match &head {
+        Some(head) => store.root_commits(head)?,
+        None => return Err(Error::NoCommit),
+    };
     let subject = record::Subject {
-        repo: record::Repo { name, id },
+        repo: record::Repo {
+            roots: roots.iter().map(ToString::to_string).collect(),
+        },
         base_commit: head.as_ref().map(ToString::to_string),
         spec: record::Spec {
             path: spec_rel,
@@ -424,7 +453,9 @@ fn mirror_notes(
 pub struct VerifyOptions<'a> {
     /// The allowed-signers file, if one is configured.
     pub allowed: Option<&'a AllowedSigners>,
-    /// Whether a verified signature is required even without a file (then nothing can pass).
+    /// Whether a signature verified against the allowed signers is required (with none
+    /// configured, nothing can pass). Without it, an unsigned record may pass, but a signature
+    /// that is there is still checked when signers are known, and a forged one fails.
     pub require_signed: bool,
 }
 
@@ -440,13 +471,33 @@ pub struct Judged {
     pub verdict: Option<String>,
     /// The checker.
     pub checker: Option<String>,
+    /// When the record says it was made.
+    pub created_at: Option<String>,
     /// The signature check.
     pub signature: SignatureReport,
+    /// What was checked of the signature, in words: `signature verified (checker-b)`,
+    /// `unsigned: not checked`, ...
+    pub checked: String,
+    /// Why the signature does not bind the checker, when it does not.
+    pub signer_problem: Option<String>,
+    /// Which repository the record names and which this one is, when they differ.
+    pub repo_problem: Option<String>,
     /// Evidence bundles that did not verify, with why.
     pub evidence_problems: Vec<String>,
 }
 
-/// The verdict on one tree: valid when at least one attestation of it holds.
+/// A ref under a tree's attestations that holds no readable record (not a commit, a record that
+/// is not there): named, and left out of the verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Broken {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub attestation_ref: String,
+    /// Why it cannot be read.
+    pub reason: String,
+}
+
+/// The verdict on one tree: valid when an approval holds and its checker has not revoked it.
 #[derive(Debug, Clone, Serialize)]
 pub struct TreeVerification {
     /// Always [`record::VERIFICATION_SCHEMA`].
@@ -455,12 +506,21 @@ pub struct TreeVerification {
     pub status: record::Status,
     /// The tree verified.
     pub tree: TreeId,
-    /// The attestation that holds, if any.
+    /// The attestation that holds (or, when none does, the one that came closest).
     pub attestation: Option<String>,
-    /// The mismatches of the best candidate (or `snapshot_digest` when there is none).
+    /// What was checked of the attestation that holds.
+    pub checked: Option<String>,
+    /// The mismatches of the best candidate (`snapshot_digest` when there is none; `revoked`
+    /// or `ambiguous` when the checker's latest verdict decides).
     pub mismatches: Vec<&'static str>,
+    /// The later record of the same checker that revoked the approval, when one did.
+    pub revoked_by: Option<String>,
+    /// The records one checker made at the same instant, when that is what blocks the tree.
+    pub ambiguous: Vec<String>,
     /// Every attestation of the tree, judged.
     pub candidates: Vec<Judged>,
+    /// Refs under the tree's attestations that hold no readable record.
+    pub broken: Vec<Broken>,
 }
 
 impl TreeVerification {
@@ -471,6 +531,10 @@ impl TreeVerification {
 }
 
 /// Verifies the attestations of `tree` (all of them, or only `only`).
+///
+/// Each record is judged on its own; a ref that cannot be read is reported as broken and the
+/// verdict is decided by the records beside it ([`record::tree_verdict`]: an approval that
+/// holds stands unless a later record of the same checker revokes it).
 pub fn verify_tree(
     store: &Store,
     tree: &TreeId,
@@ -485,36 +549,98 @@ pub fn verify_tree(
             .map(|(n, _)| n)
             .collect(),
     };
-    let (_, repo_id) = repo_identity(store);
+    let repo_id = repo_identity(store).1;
     let mut candidates = Vec::new();
+    let mut judgements = Vec::new();
+    let mut broken = Vec::new();
     for name in names {
-        candidates.push(judge(store, tree, &name, &repo_id, options)?);
+        match judge(store, tree, &name, &repo_id, options) {
+            Ok((judged, judgement)) => {
+                candidates.push(judged);
+                judgements.push(judgement);
+            }
+            Err(Error::Store(e)) if is_unreadable(&e) => broken.push(Broken {
+                attestation_ref: name,
+                reason: e.to_string(),
+            }),
+            Err(e) => return Err(e),
+        }
     }
-    let best = candidates
-        .iter()
-        .find(|c| c.mismatches.is_empty())
-        .or_else(|| candidates.iter().min_by_key(|c| c.mismatches.len()));
-    let (status, attestation, mismatches) = match best {
-        Some(c) if c.mismatches.is_empty() => (
-            record::Status::Valid,
-            Some(c.attestation_ref.clone()),
-            Vec::new(),
-        ),
-        Some(c) => (
-            record::Status::Blocked,
-            Some(c.attestation_ref.clone()),
-            c.mismatches.clone(),
-        ),
-        None => (record::Status::Blocked, None, vec!["snapshot_digest"]),
+    let closest = || {
+        candidates
+            .iter()
+            .min_by_key(|c| c.mismatches.len())
+            .map(|c| (c.attestation_ref.clone(), c.mismatches.clone()))
     };
-    Ok(TreeVerification {
+    let mut verification = TreeVerification {
         schema: record::VERIFICATION_SCHEMA,
-        status,
+        status: record::Status::Blocked,
         tree: tree.clone(),
-        attestation,
-        mismatches,
-        candidates,
-    })
+        attestation: None,
+        checked: None,
+        mismatches: Vec::new(),
+        revoked_by: None,
+        ambiguous: Vec::new(),
+        candidates: Vec::new(),
+        broken,
+    };
+    match record::tree_verdict(&judgements) {
+        record::TreeVerdict::Approved { reference } => {
+            verification.status = record::Status::Valid;
+            verification.checked = candidates
+                .iter()
+                .find(|c| c.attestation_ref == reference)
+                .map(|c| c.checked.clone());
+            verification.attestation = Some(reference);
+        }
+        record::TreeVerdict::Revoked {
+            approval,
+            revoked_by,
+        } => {
+            verification.attestation = Some(approval);
+            verification.revoked_by = Some(revoked_by);
+            verification.mismatches = vec!["revoked"];
+        }
+        record::TreeVerdict::Ambiguous { references, .. } => {
+            verification.attestation = references.first().cloned();
+            verification.ambiguous = references;
+            verification.mismatches = vec!["ambiguous"];
+        }
+        record::TreeVerdict::NoApproval => match closest() {
+            Some((reference, mismatches)) => {
+                verification.attestation = Some(reference);
+                verification.mismatches = mismatches;
+            }
+            None => verification.mismatches = vec!["snapshot_digest"],
+        },
+    }
+    verification.candidates = candidates;
+    Ok(verification)
+}
+
+/// Tells whether a store error says the record at a ref cannot be read (a ref naming something
+/// other than a commit, say), as opposed to the store itself failing.
+fn is_unreadable(e: &store::Error) -> bool {
+    !matches!(
+        e,
+        store::Error::GitUnavailable { .. } | store::Error::Flush { .. }
+    )
+}
+
+/// The signature check in words, as `verify` prints it.
+fn checked(signature: &SignatureReport) -> String {
+    let signer = signature.signer.as_deref().unwrap_or("no one");
+    match signature.status {
+        SignatureStatus::Verified => format!("signature verified ({signer})"),
+        SignatureStatus::NotSigned => "unsigned: not checked".to_owned(),
+        SignatureStatus::NotVerified => {
+            format!("signed by {signer}: not checked (no allowed-signers file)")
+        }
+        SignatureStatus::Refused => format!(
+            "signature refused: {}",
+            signature.detail.as_deref().unwrap_or("it does not verify")
+        ),
+    }
 }
 
 fn judge(
@@ -523,7 +649,7 @@ fn judge(
     name: &str,
     repo_id: &str,
     options: VerifyOptions<'_>,
-) -> Result<Judged, Error> {
+) -> Result<(Judged, record::Judgement), Error> {
     // A ref without a record is a failed candidate, never a reason to stop judging the others.
     let bytes = store.read_file(name, RECORD_FILE)?.unwrap_or_default();
     let sig = store.read_file(name, SIGNATURE_FILE)?;
@@ -539,37 +665,28 @@ fn judge(
         options.allowed,
         OffsetDateTime::now_utc(),
     );
-    let signature_ok = match (options.allowed, options.require_signed) {
-        (Some(_), _) => signature.is_verified(),
-        (None, true) => false,
-        (None, false) => true,
+    // An unsigned record passes only where signatures are not required; a signature that is
+    // there is always checked, and one that does not verify fails whatever is required.
+    let signature_ok = match (sig.is_some(), signature.status) {
+        (false, _) => !options.require_signed,
+        (true, SignatureStatus::Verified) => true,
+        (true, SignatureStatus::NotSigned | SignatureStatus::NotVerified) => {
+            !options.require_signed
+        }
+        (true, SignatureStatus::Refused) => false,
     };
+    let actors = rec.get("actors");
+    let maker = text(actors.and_then(|a| a.get("maker"))).unwrap_or_default();
+    let checker = text(actors.and_then(|a| a.get("checker"))).unwrap_or_default();
+    let verified_principal = signature
+        .is_verified()
+        .then(|| signature.signer.clone())
+        .flatten();
+    let signer_problem = record::signer_problem(verified_principal.as_deref(), &maker, &checker);
     let stored_spec = store.read_file(name, SPEC_ENTRY)?;
     let spec_path = text(rec.get("spec").and_then(|s| s.get("path"))).unwrap_or_default();
-    let mut evidence_problems = Vec::new();
-    for item in rec
-        .get("evidence")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let evidence_ref = text(item.get("ref")).unwrap_or_default();
-        let expected = text(item.get("record_sha256"));
-        // The attestation binds each bundle by its self-hash, so its own signature covers them.
-        match evidence::verify(store, &evidence_ref, None, ArtifactCheck::RecordOnly) {
-            Ok(v)
-                if v.status == hpp_core::evidence::Status::Valid && v.record_sha256 == expected => {
-            }
-            Ok(v) if v.status == hpp_core::evidence::Status::Valid => evidence_problems.push(
-                format!("{evidence_ref} is not the record that was attested"),
-            ),
-            Ok(v) => evidence_problems.push(format!("{evidence_ref}: {}", v.problems.join("; "))),
-            Err(evidence::Error::NotFound(_)) => {
-                evidence_problems.push(format!("{evidence_ref} is missing"))
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
+    let evidence_problems = evidence_problems(store, &rec)?;
+    let roots = record::roots(&rec);
     let observed = record::Observed {
         tree: tree.to_string(),
         stored_snapshot: store.entry_id(name, SNAPSHOT_ENTRY)?,
@@ -581,18 +698,129 @@ fn judge(
             store.tree_entry_id(tree, &spec_path)?
         },
         repo_id: repo_id.to_owned(),
+        roots_present: roots.iter().all(|root| store.is_root_commit(root)),
+        signer_problem: signer_problem.clone(),
         signature_ok,
         evidence_ok: evidence_problems.is_empty(),
         deliberation_ok: deliberation_holds(store, name, &rec)?,
     };
-    Ok(Judged {
+    let mismatches = record::mismatches(&rec, &observed);
+    let repo_problem = if mismatches.contains(&"repo") {
+        Some(repo_problem(store, &rec, &roots, repo_id)?)
+    } else {
+        None
+    };
+    let created_at = text(rec.get("created_at"));
+    let judgement = record::Judgement {
+        reference: name.to_owned(),
+        checker: checker.clone(),
+        verdict: record::recorded_verdict(&rec),
+        at: created_at.as_deref().and_then(hpp_core::timestamp::parse),
+        holds: mismatches.iter().all(|m| *m == "verdict"),
+        trusted: !mismatches.iter().any(|m| {
+            matches!(
+                *m,
+                "schema" | "signature" | "signer" | "snapshot_digest" | "actors" | "repo"
+            )
+        }),
+    };
+    let judged = Judged {
         attestation_ref: name.to_owned(),
-        mismatches: record::mismatches(&rec, &observed),
+        mismatches,
         verdict: text(rec.get("verdict")),
-        checker: text(rec.get("actors").and_then(|a| a.get("checker"))),
+        checker: (!checker.is_empty()).then_some(checker),
+        created_at,
+        checked: if sig.is_some() {
+            checked(&signature)
+        } else {
+            "unsigned: not checked".to_owned()
+        },
         signature,
+        signer_problem,
+        repo_problem,
         evidence_problems,
-    })
+    };
+    Ok((judged, judgement))
+}
+
+/// Names both identities when a record is about another repository: the root commits it names
+/// and this repository's (of HEAD's history), or for a v2 record the two origin hashes.
+fn repo_problem(
+    store: &Store,
+    rec: &Map<String, Value>,
+    roots: &[String],
+    repo_id: &str,
+) -> Result<String, Error> {
+    let short = |ids: &[String]| -> String {
+        if ids.is_empty() {
+            "nothing".to_owned()
+        } else {
+            ids.iter()
+                .map(|id| id.get(..12).unwrap_or(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    if rec.get("schema").and_then(Value::as_str) == Some(record::SCHEMA_V2) {
+        let named = rec
+            .get("repo")
+            .and_then(|r| r.get("id"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return Ok(format!(
+            "the record names repository {} (a v2 record: the hash of an origin URL); this repository is {}",
+            named.get(..12).unwrap_or(named),
+            repo_id.get(..12).unwrap_or(repo_id)
+        ));
+    }
+    let here: Vec<String> = match store.head_commit()? {
+        Some(head) => store
+            .root_commits(&head)?
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(format!(
+        "the record names the history rooted at {}; this repository's history is rooted at {}",
+        short(roots),
+        short(&here)
+    ))
+}
+
+/// Re-verifies every evidence bundle a record binds; each that does not hold, in a sentence.
+/// The attestation binds each bundle by its self-hash, so its own signature covers them.
+fn evidence_problems(store: &Store, rec: &Map<String, Value>) -> Result<Vec<String>, Error> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let mut problems = Vec::new();
+    for item in rec
+        .get("evidence")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let evidence_ref = text(item.get("ref")).unwrap_or_default();
+        let expected = text(item.get("record_sha256"));
+        match evidence::verify(store, &evidence_ref, None, ArtifactCheck::RecordOnly) {
+            Ok(v)
+                if v.status == hpp_core::evidence::Status::Valid && v.record_sha256 == expected => {
+            }
+            Ok(v) if v.status == hpp_core::evidence::Status::Valid => {
+                problems.push(format!(
+                    "{evidence_ref} is not the record that was attested"
+                ));
+            }
+            Ok(v) => problems.push(format!("{evidence_ref}: {}", v.problems.join("; "))),
+            Err(evidence::Error::NotFound(_)) => {
+                problems.push(format!("{evidence_ref} is missing"));
+            }
+            Err(evidence::Error::Store(e)) if is_unreadable(&e) => {
+                problems.push(format!("{evidence_ref} cannot be read: {e}"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(problems)
 }
 
 /// Tells whether the House Session an attestation names is kept in its tree, still verifies,
@@ -671,41 +899,7 @@ pub fn verify_commits(
     for commit in store.commits_in(spec)? {
         let tree = store.commit_tree(&commit)?;
         let verification = verify_tree(store, &tree, None, options)?;
-        let (missing, fix) = if verification.is_valid() {
-            (None, None)
-        } else if verification.candidates.is_empty() {
-            (
-                Some(format!("no attestation for its tree {tree}")),
-                Some("check out this commit, then: git hpp attest create --spec SPEC --maker MAKER --checker CHECKER --session ID --verdict approved [--sign-key KEY]".to_owned()),
-            )
-        } else {
-            let best = verification
-                .candidates
-                .iter()
-                .min_by_key(|c| c.mismatches.len())
-                .expect("not empty");
-            let mut why = format!(
-                "its attestation does not hold ({})",
-                verification.mismatches.join(", ")
-            );
-            if verification.mismatches.contains(&"signature") {
-                why.push_str(&format!(
-                    ": {}",
-                    best.signature.detail.clone().unwrap_or_else(|| {
-                        "signing is required but no allowed-signers file is configured".into()
-                    })
-                ));
-            }
-            if let Some(problem) = best.evidence_problems.first() {
-                why.push_str(&format!(": {problem}"));
-            }
-            let fix = if verification.mismatches.contains(&"signature") {
-                "configure the signers with `git config hpp.allowedSignersFile FILE`, or re-attest with --sign-key KEY"
-            } else {
-                "re-check the work and record a new attestation with `git hpp attest create ... --verdict approved`"
-            };
-            (Some(why), Some(fix.to_owned()))
-        };
+        let (missing, fix) = explain(&verification);
         out.push(CommitVerdict {
             ok: verification.is_valid(),
             commit,
@@ -715,4 +909,89 @@ pub fn verify_commits(
         });
     }
     Ok(out)
+}
+
+/// What is missing for a tree that does not verify, and the command that would fix it.
+fn explain(verification: &TreeVerification) -> (Option<String>, Option<String>) {
+    let tree = &verification.tree;
+    if verification.is_valid() {
+        return (None, None);
+    }
+    if let Some(revoker) = &verification.revoked_by {
+        let by = verification
+            .candidates
+            .iter()
+            .find(|c| &c.attestation_ref == revoker);
+        let verdict = by.and_then(|c| c.verdict.clone()).unwrap_or_default();
+        let checker = by.and_then(|c| c.checker.clone()).unwrap_or_default();
+        return (
+            Some(format!(
+                "its approval {} was revoked by {revoker} ({verdict} by {checker})",
+                verification.attestation.as_deref().unwrap_or_default()
+            )),
+            Some(format!(
+                "re-check the work; when it holds, {checker} records a new approval with `git hpp attest create ... --verdict approved`"
+            )),
+        );
+    }
+    if !verification.ambiguous.is_empty() {
+        return (
+            Some(format!(
+                "one checker recorded verdicts at the same instant, so which stands is ambiguous: {}",
+                verification.ambiguous.join(", ")
+            )),
+            Some(
+                "the checker records the verdict that stands again with `git hpp attest create`"
+                    .to_owned(),
+            ),
+        );
+    }
+    if verification.candidates.is_empty() {
+        let mut why = format!("no attestation for its tree {tree}");
+        if !verification.broken.is_empty() {
+            why.push_str(&format!(
+                " ({} broken ref(s) under it: {})",
+                verification.broken.len(),
+                verification.broken[0].reason
+            ));
+        }
+        return (
+            Some(why),
+            Some("check out this commit, then: git hpp attest create --spec SPEC --maker MAKER --checker CHECKER --session ID --verdict approved [--sign-key KEY]".to_owned()),
+        );
+    }
+    let best = verification
+        .candidates
+        .iter()
+        .min_by_key(|c| c.mismatches.len())
+        .expect("not empty");
+    let mut why = format!(
+        "its attestation does not hold ({})",
+        verification.mismatches.join(", ")
+    );
+    if verification.mismatches.contains(&"signature") {
+        why.push_str(&format!(
+            ": {}",
+            best.signature.detail.clone().unwrap_or_else(|| {
+                "signing is required but no allowed-signers file is configured".into()
+            })
+        ));
+    }
+    if let Some(problem) = &best.signer_problem {
+        why.push_str(&format!(": {problem}"));
+    }
+    if let Some(problem) = &best.repo_problem {
+        why.push_str(&format!(": {problem}"));
+    }
+    if let Some(problem) = best.evidence_problems.first() {
+        why.push_str(&format!(": {problem}"));
+    }
+    let fix = if verification.mismatches.contains(&"signature") {
+        "configure the signers with `git config hpp.allowedSignersFile FILE`, or re-attest with --sign-key KEY"
+    } else if verification.mismatches.contains(&"signer") {
+        "the checker named in the record signs it: `git hpp attest create ... --checker NAME --sign-key THEIR-KEY`"
+    } else {
+        "re-check the work and record a new attestation with `git hpp attest create ... --verdict approved`"
+    };
+    (Some(why), Some(fix.to_owned()))
 }

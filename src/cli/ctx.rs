@@ -120,6 +120,30 @@ impl Ctx {
             .transpose()
     }
 
+    /// Returns the allowed signers in force and whether signatures are required.
+    ///
+    /// Signatures are required when an allowed-signers source is configured (`explicit`, git
+    /// config `hpp.allowedSignersFile` or `gpg.ssh.allowedSignersFile`), unless `allow_unsigned`
+    /// or `hpp.requireSigned=false` says otherwise; `require` or `hpp.requireSigned=true` require
+    /// them even with no source (then nothing verifies).
+    pub fn signature_policy(
+        &self,
+        explicit: Option<&std::path::Path>,
+        require: bool,
+        allow_unsigned: bool,
+    ) -> Result<(Option<AllowedSigners>, bool), CliError> {
+        let allowed = self.allowed_signers(explicit)?;
+        let configured = self.store()?.config_bool("hpp.requireSigned");
+        let required = if require {
+            true
+        } else if allow_unsigned {
+            false
+        } else {
+            configured.unwrap_or(allowed.is_some())
+        };
+        Ok((allowed, required))
+    }
+
     /// Returns the directories of `PATH`.
     pub fn path_dirs(&self) -> Vec<PathBuf> {
         std::env::var_os("PATH")

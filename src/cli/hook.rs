@@ -21,8 +21,8 @@ pub enum HookCommand {
 /// Refuse a push of a protected ref whose tip does not pass `git hpp verify`
 ///
 /// Reads git's pre-push lines on stdin. Protected refs come from git config hpp.protect (ref
-/// patterns; default refs/heads/main and refs/heads/master); signatures are required when
-/// hpp.requireSigned is true. Deleting a ref and pushing refs/hpp/* pass. Exits 0 to let the
+/// patterns; default refs/heads/main and refs/heads/master); signatures are required as `git hpp
+/// verify` requires them (an allowed-signers file configured, unless hpp.requireSigned=false). Deleting a ref and pushing refs/hpp/* pass. Exits 0 to let the
 /// push go, 2 to refuse it (with the commit, what is missing, and the command that would fix it).
 #[derive(Debug, clap::Args)]
 pub struct PrePushArgs {
@@ -47,8 +47,7 @@ pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliEr
     let updates = gate::parse(&input)?;
     let store = ctx.store()?;
     let decisions = gate::decide(&updates, &store.config_strings("hpp.protect"))?;
-    let allowed = ctx.allowed_signers(None)?;
-    let require_signed = store.config_bool("hpp.requireSigned").unwrap_or(false);
+    let (allowed, require_signed) = ctx.signature_policy(None, false, false)?;
     let options = VerifyOptions {
         allowed: allowed.as_ref(),
         require_signed,

@@ -13,11 +13,15 @@ use hpp_core::attestation::Status;
 
 /// Verify commits: each needs an approved attestation of its tree
 ///
-/// For each commit of the revision or range (default HEAD): is there an approved attestation
-/// of its tree, signed by an allowed signer when signing is required (--require-signed or git
-/// config hpp.requireSigned), whose evidence bundles still verify? Needs only the repository
-/// (with refs/hpp fetched) and an allowed-signers file. Prints one line per commit with what is
-/// missing and the command that would fix it. Exits 0 when every commit passes, 2 otherwise.
+/// For each commit of the revision or range (default HEAD): is there an approved attestation of
+/// its tree whose checker has not revoked it since (a later revise or blocked of the same
+/// checker), signed by that checker (never the maker) when signatures are required, for this
+/// repository's history, whose evidence bundles still verify? Signatures are required when an
+/// allowed-signers file is given or configured (hpp.allowedSignersFile, gpg.ssh.allowedSignersFile)
+/// unless --allow-unsigned or hpp.requireSigned=false. Each line says what was checked
+/// ("signature verified (checker-b)" or "unsigned: not checked"), what is missing and the
+/// command that would fix it. Refs that hold no readable record are named, never fatal. Works in
+/// a bare repository and from a plain clone. Exits 0 when every commit passes, 2 otherwise.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
     /// Commit or range (A..B) to verify
@@ -26,9 +30,13 @@ pub struct VerifyArgs {
     /// Allowed-signers file (git's format) [default: git config hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
     #[arg(long, value_name = "FILE")]
     allowed_signers: Option<PathBuf>,
-    /// Require a signature by an allowed signer
-    #[arg(long)]
+    /// Require a signature by an allowed signer, even with no allowed-signers file configured
+    #[arg(long, conflicts_with = "allow_unsigned")]
     require_signed: bool,
+    /// Let unsigned approvals pass although an allowed-signers file is configured (a signature
+    /// that is there is still checked)
+    #[arg(long)]
+    allow_unsigned: bool,
     #[command(flatten)]
     format: JsonArg,
 }
@@ -36,9 +44,11 @@ pub struct VerifyArgs {
 /// Verifies the commits.
 pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
-    let require_signed =
-        args.require_signed || store.config_bool("hpp.requireSigned").unwrap_or(false);
+    let (allowed, require_signed) = ctx.signature_policy(
+        args.allowed_signers.as_deref(),
+        args.require_signed,
+        args.allow_unsigned,
+    )?;
     let verdicts = attest::verify_commits(
         store,
         &args.revision,
@@ -51,16 +61,17 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     for v in &verdicts {
         let short = &v.commit.as_str()[..12];
         if v.ok {
+            let attestation = v.verification.attestation.as_deref().unwrap_or_default();
             let by = v
                 .verification
                 .candidates
                 .iter()
-                .find(|c| c.mismatches.is_empty())
+                .find(|c| c.attestation_ref == attestation)
                 .and_then(|c| c.checker.clone())
                 .unwrap_or_default();
             human.push_str(&format!(
-                "ok   {short} approved by {by} ({})\n",
-                v.verification.attestation.as_deref().unwrap_or_default()
+                "ok   {short} approved by {by}: {} ({attestation})\n",
+                v.verification.checked.as_deref().unwrap_or_default()
             ));
         } else {
             human.push_str(&format!(
@@ -73,6 +84,20 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     if verdicts.is_empty() {
         human.push_str("no commits in that range\n");
     }
+    for v in &verdicts {
+        for broken in &v.verification.broken {
+            human.push_str(&format!(
+                "warn {} holds no readable record: {}\n",
+                broken.attestation_ref, broken.reason
+            ));
+        }
+    }
+    let unsigned_hint = (!require_signed).then_some(
+        "signatures are not required: require them with `git config hpp.allowedSignersFile FILE`",
+    );
+    if let Some(hint) = unsigned_hint {
+        human.push_str(&format!("note: {hint}\n"));
+    }
     let status = if verdicts.iter().all(|v| v.ok) {
         Status::Valid
     } else {
@@ -82,6 +107,12 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
         Status::Valid => Exit::Ok,
         Status::Blocked => Exit::Block,
     };
-    let value = json!({"status": status, "require_signed": require_signed, "commits": verdicts});
+    let value = json!({
+        "status": status,
+        "require_signed": require_signed,
+        "signatures": if require_signed { "required" } else { "not-required" },
+        "hint": unsigned_hint,
+        "commits": verdicts,
+    });
     Ok(Outcome::document(args.format.json, &value, human, exit))
 }

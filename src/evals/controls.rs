@@ -246,6 +246,7 @@ fn attestation_directions(before: &str, after: &str) -> Result<(), String> {
         "SPEC.md",
         "# Spec\n\ntarget.txt holds the text the checker read.\n",
     )?;
+    commit_workspace(&store)?;
     attest::create(
         &store,
         root,
@@ -318,6 +319,23 @@ fn throwaway() -> Result<(tempfile::TempDir, Store), String> {
         );
     }
     Ok((dir, store))
+}
+
+/// Commits the workspace as the first commit of the current branch: an attestation names the
+/// repository by its root commit, so there must be one.
+fn commit_workspace(store: &Store) -> Result<(), String> {
+    let fail = |e: hpp_store::Error| format!("cannot commit the throwaway workspace: {e}");
+    let tree = store.snapshot().map_err(fail)?;
+    let commit = store
+        .write_commit(&tree, &[], "control: the work as written\n")
+        .map_err(fail)?;
+    let branch = store
+        .current_branch()
+        .map_err(fail)?
+        .ok_or("the throwaway repository has a detached HEAD")?;
+    store
+        .create_ref(&refs::branch(&branch), &commit)
+        .map_err(fail)
 }
 
 fn loop_id(name: &str) -> Result<LoopId, String> {

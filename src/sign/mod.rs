@@ -395,8 +395,10 @@ impl fmt::Display for SignatureStatus {
 /// - `at`: the verification time, compared with `valid-after`/`valid-before`.
 ///
 /// Statuses: no signature is `not-signed` without a file and `refused` ("the record is not
-/// signed") with one; a signature without a file is `not-verified`; with a file it is
-/// `verified` (with `sha256` of `bytes`) or `refused` with the reason. A signature whose record
+/// signed") with one; a signature is first checked over `bytes` with the key it carries (a
+/// forged or garbled one is `refused` either way); then without a file it is `not-verified`
+/// (the key's fingerprint in the detail), and with a file `verified` (with `sha256` of `bytes`)
+/// or `refused` with the reason. A signature whose record
 /// names no valid signer is refused whether or not a file was given.
 pub fn check(
     bytes: &[u8],
@@ -420,13 +422,6 @@ pub fn check(
     let signer_id = match signer.parse::<SignerId>() {
         Ok(id) => id,
         Err(e) => return SignatureReport::refused(Some(signer), e.to_string()),
-    };
-    let Some(allowed) = allowed else {
-        return SignatureReport::new(
-            SignatureStatus::NotVerified,
-            Some(signer),
-            Some("no allowed-signers file was given; the signature was not checked".into()),
-        );
     };
     let Ok(signature) = SshSig::from_pem(armored) else {
         return SignatureReport::refused(Some(signer), "the signature is not an SSH signature");
@@ -455,6 +450,18 @@ pub fn check(
             );
         }
     }
+    // Without allowed signers the signature is still checked over the bytes (a forged or
+    // garbled one is refused); only who made it cannot be told.
+    let Some(allowed) = allowed else {
+        return SignatureReport::new(
+            SignatureStatus::NotVerified,
+            Some(signer),
+            Some(format!(
+                "signed with key {}; no allowed-signers file was given, so whether {signer} holds that key was not checked",
+                PublicKey::new(signature.public_key().clone(), "").fingerprint(Default::default())
+            )),
+        );
+    };
     match allowed.admit(signer_id.as_str(), signature.public_key(), NAMESPACE, at) {
         Ok(()) => SignatureReport {
             status: SignatureStatus::Verified,
@@ -564,14 +571,36 @@ mod tests {
         );
         let sig = signed(1);
         let unchecked = check(RECORD, Some(sig.as_bytes()), Some("alice"), None, NOW);
-        assert_eq!(
-            serde_json::to_value(&unchecked).expect("serializable"),
-            serde_json::json!({
-                "status": "not-verified",
-                "signer": "alice",
-                "detail": "no allowed-signers file was given; the signature was not checked",
-            })
+        assert_eq!(unchecked.status, SignatureStatus::NotVerified);
+        assert_eq!(unchecked.signer.as_deref(), Some("alice"));
+        let fingerprint = key(1)
+            .public_key()
+            .fingerprint(Default::default())
+            .to_string();
+        assert!(detail(&unchecked).contains(&fingerprint), "{unchecked:?}");
+        assert!(
+            detail(&unchecked).contains("was not checked"),
+            "{unchecked:?}"
         );
+    }
+
+    #[test]
+    fn control_a_forged_signature_is_refused_even_without_an_allowed_signers_file() {
+        let sig = signed(1);
+        let other = check(
+            b"other bytes",
+            Some(sig.as_bytes()),
+            Some("alice"),
+            None,
+            NOW,
+        );
+        assert_eq!(other.status, SignatureStatus::Refused);
+        assert_eq!(
+            detail(&other),
+            "the record's bytes changed after it was signed"
+        );
+        let garbage = check(RECORD, Some(b"not a signature"), Some("alice"), None, NOW);
+        assert_eq!(garbage.status, SignatureStatus::Refused);
     }
 
     #[test]

@@ -16,10 +16,6 @@ fn sha256(bytes: &[u8]) -> String {
         .collect()
 }
 
-fn is_hex_digest(text: &str, len: usize) -> bool {
-    text.len() == len && text.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// A repository with an origin, `out/` ignored and a committed SPEC.md; the worktree is clean,
 /// so the snapshot is HEAD's tree.
 fn attestable() -> Sandbox {
@@ -71,12 +67,12 @@ fn assert_blocked_by(report: &serde_json::Value, mismatch: &str) {
 }
 
 #[test]
-fn an_approved_attestation_records_the_snapshot_spec_and_a_hashed_repo_identity() {
+fn an_approved_attestation_records_the_snapshot_spec_and_the_root_commit_as_identity() {
     let sandbox = attestable();
     let created = create(&sandbox, "approved", 0);
     assert_eq!(created["status"], "recorded");
     let record = &created["record"];
-    assert_eq!(record["schema"], "hpp.evidence-attestation/v2");
+    assert_eq!(record["schema"], "hpp.evidence-attestation/v3");
     assert_eq!(record["verdict"], "approved");
     assert_eq!(record["actors"]["maker"], "maker-a");
     assert_eq!(record["actors"]["checker"], "checker-b");
@@ -101,8 +97,8 @@ fn an_approved_attestation_records_the_snapshot_spec_and_a_hashed_repo_identity(
         sandbox.git(["hash-object", "SPEC.md"]).as_str()
     );
 
-    let repo_id = record["repo"]["id"].as_str().expect("repo.id is text");
-    assert!(is_hex_digest(repo_id, 64), "{repo_id}");
+    let root = sandbox.git(["rev-list", "--max-parents=0", "HEAD"]);
+    assert_eq!(record["repo"], serde_json::json!({"roots": [root]}));
     let name = ORIGIN.trim_end_matches(".git");
     let stored = sandbox.git_in(
         &sandbox.root,

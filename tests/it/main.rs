@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod adversary;
 mod atlas;
 mod attest;
 mod board;

@@ -1,9 +1,21 @@
-//! The attestation record, `hpp.evidence-attestation/v2`, and the rules that judge one.
+//! The attestation record, `hpp.evidence-attestation/v3`, and the rules that judge one.
 //! Pure: values in, values out.
 //!
-//! v2 differs from the reference's v1 in one field, as the git-native design requires: the
-//! snapshot is a git tree id (`snapshot.tree`) instead of a list of file digests, and the spec
-//! carries its git blob id beside its sha256. Everything else keeps the reference's names.
+//! v2 differed from the reference's v1 as the git-native design requires: the snapshot is a git
+//! tree id (`snapshot.tree`) instead of a list of file digests, and the spec carries its git blob
+//! id beside its sha256. v3 changes what names the repository and when the record was made:
+//!
+//! - `repo` is `{"roots": [...]}`, the root commit(s) of the history being attested, which every
+//!   clone, mirror and bare copy holds whatever the transport or the remote's name. v2's hash of
+//!   the origin URL broke on a renamed remote, another transport or a bare repository. v2 records
+//!   keep verifying under their own rule.
+//! - `created_at` keeps the fraction of a second, because the order of one checker's records
+//!   decides which verdict stands ([`tree_verdict`]).
+//!
+//! Three rules beyond the reference's mismatches decide whether an approval counts:
+//! the principal whose key verified the signature is the record's checker and not its maker
+//! ([`signer_problem`]); a later `revise` or `blocked` by the same checker revokes an earlier
+//! approval; and two records of one checker made at the same instant are ambiguous.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -12,8 +24,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The schema name.
-pub const SCHEMA: &str = "hpp.evidence-attestation/v2";
+/// The schema name of the records `attest create` writes.
+pub const SCHEMA: &str = "hpp.evidence-attestation/v3";
+/// The schema of the records written before v3 (repository identity by origin URL); they still
+/// verify under their own rule.
+pub const SCHEMA_V2: &str = "hpp.evidence-attestation/v2";
 /// The schema name of a verification report.
 pub const VERIFICATION_SCHEMA: &str = "hpp.attestation-verification/v1";
 
@@ -91,13 +106,13 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// An `hpp.evidence-attestation/v2` record, as `attest create` writes it. Serialised through
+/// An `hpp.evidence-attestation/v3` record, as `attest create` writes it. Serialised through
 /// [`crate::record::canonical_record`], its bytes are the ones the signature covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     /// Always [`SCHEMA`].
     pub schema: String,
-    /// The repository, by name and by the hash of its identity (never the URL).
+    /// The repository, by the root commits of its history.
     pub repo: Repo,
     /// HEAD when the record was made, as an observation; `null` on an unborn branch.
     pub base_commit: Option<String>,
@@ -113,7 +128,7 @@ pub struct Record {
     pub snapshot: Snapshot,
     /// The evidence bundles the verdict relies on.
     pub evidence: Vec<BoundEvidence>,
-    /// When, UTC, RFC 3339 to the second.
+    /// When, UTC, RFC 3339 with the fraction of a second.
     pub created_at: String,
     /// The principal that signed the record; absent when it is unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,13 +138,13 @@ pub struct Record {
     pub deliberation: Option<PanelRef>,
 }
 
-/// The repository an attestation is about.
+/// The repository an attestation is about: the root commit(s) of the history HEAD had when it
+/// was made, sorted. Every clone, mirror and bare copy of that history holds them; so does a fork
+/// (a fork's records of the same tree hold in its upstream and back: they judged the same bytes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repo {
-    /// The worktree's directory name.
-    pub name: String,
-    /// The sha256 of the normalised origin URL (or of the name, without an origin).
-    pub id: String,
+    /// The root commits, as hex ids, sorted; empty on a branch with no commit yet.
+    pub roots: Vec<String>,
 }
 
 /// The spec an attestation binds.
@@ -375,8 +390,12 @@ pub struct Observed {
     pub stored_spec_blob: Option<String>,
     /// Git id of the entry at the spec's path in the verified tree, if any.
     pub tree_spec_blob: Option<String>,
-    /// The repository identity now.
+    /// The repository identity now, by a v2 record's rule (the hash of the origin URL).
     pub repo_id: String,
+    /// Whether every root commit a v3 record names is a root commit of this repository.
+    pub roots_present: bool,
+    /// Why the signature does not bind the checker, when it does not ([`signer_problem`]).
+    pub signer_problem: Option<String>,
     /// Whether the signature requirement (if any) is met.
     pub signature_ok: bool,
     /// Whether every evidence bundle the record names verifies.
@@ -388,7 +407,7 @@ pub struct Observed {
 
 /// Returns the reference's mismatch names for one record, sorted: `verdict`, `actors`,
 /// `session`, `repo`, `spec_sha256`, `snapshot_digest`, `signature`, plus ours, `evidence`,
-/// `deliberation` and `schema`.
+/// `deliberation`, `schema` and `signer`.
 ///
 /// The record is the JSON read back from the store, not a parsed [`Record`]: it may have been
 /// edited by hand or written by another tool, and each field it gets wrong must still be named
@@ -396,7 +415,8 @@ pub struct Observed {
 pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'static str> {
     let mut out = BTreeSet::new();
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
-    if text(record.get("schema")) != SCHEMA {
+    let schema = text(record.get("schema"));
+    if schema != SCHEMA && schema != SCHEMA_V2 {
         out.insert("schema");
     }
     if recorded_verdict(record) != Some(Verdict::Approved) {
@@ -414,7 +434,12 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     if check_session(&text(record.get("session"))).is_err() {
         out.insert("session");
     }
-    if text(record.get("repo").and_then(|r| r.get("id"))) != observed.repo_id {
+    let repo_holds = if schema == SCHEMA_V2 {
+        text(record.get("repo").and_then(|r| r.get("id"))) == observed.repo_id
+    } else {
+        !roots(record).is_empty() && observed.roots_present
+    };
+    if !repo_holds {
         out.insert("repo");
     }
     let spec = record.get("spec");
@@ -436,6 +461,9 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     if !observed.signature_ok {
         out.insert("signature");
     }
+    if observed.signer_problem.is_some() {
+        out.insert("signer");
+    }
     if !observed.evidence_ok {
         out.insert("evidence");
     }
@@ -443,6 +471,161 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
         out.insert("deliberation");
     }
     out.into_iter().collect()
+}
+
+/// Returns the root commits a v3 record names (empty when it names none, or is not v3).
+pub fn roots(record: &Map<String, Value>) -> Vec<String> {
+    record
+        .get("repo")
+        .and_then(|r| r.get("roots"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Returns why a verified signature does not bind the record's checker, or `None` when it does.
+///
+/// `principal` is the allowed-signers principal whose key verified the signature (`None` when
+/// nothing was verified: there is then nothing to bind). The principal must be the checker the
+/// record names, and never its maker: a maker signing a record that names someone else as the
+/// checker is a self-approval, whoever else is in the allowed-signers file.
+///
+/// ```
+/// use hpp_core::attestation::signer_problem;
+/// assert_eq!(signer_problem(Some("checker-b"), "maker-a", "checker-b"), None);
+/// assert!(signer_problem(Some("maker-a"), "maker-a", "checker-b").is_some());
+/// assert_eq!(signer_problem(None, "maker-a", "checker-b"), None);
+/// ```
+pub fn signer_problem(principal: Option<&str>, maker: &str, checker: &str) -> Option<String> {
+    let principal = principal?;
+    if principal.eq_ignore_ascii_case(maker.trim()) {
+        return Some(format!(
+            "signed by {principal}, the maker: the record names checker {checker}, and a maker cannot approve their own work"
+        ));
+    }
+    (principal != checker.trim()).then(|| {
+        format!("signed by {principal}, but the record names checker {checker}: only the checker may sign their verdict")
+    })
+}
+
+/// One attestation of a tree, as the verifier judged it: what [`tree_verdict`] weighs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    /// Its ref.
+    pub reference: String,
+    /// The checker it names.
+    pub checker: String,
+    /// The verdict it records, if it spells one.
+    pub verdict: Option<Verdict>,
+    /// When it says it was made (its own, signed `created_at`), if that reads as a time.
+    pub at: Option<time::OffsetDateTime>,
+    /// Whether it holds but for its verdict: no mismatch other than `verdict`.
+    pub holds: bool,
+    /// Whether it may revoke: it binds this tree, names a checker, and meets the signature
+    /// requirement (a forged or unsigned record, where signatures are required, revokes nothing).
+    pub trusted: bool,
+}
+
+/// What the attestations of one tree add up to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeVerdict {
+    /// An approval holds, and its checker's latest record is an approval.
+    Approved {
+        /// The approval that holds (the checker's latest).
+        reference: String,
+    },
+    /// Every approval that holds was revoked by a later verdict of its own checker.
+    Revoked {
+        /// The approval revoked.
+        approval: String,
+        /// The checker's later record that revokes it.
+        revoked_by: String,
+    },
+    /// The checker of an approval that holds made two or more records at the same instant, so
+    /// which verdict stands cannot be told.
+    Ambiguous {
+        /// The checker.
+        checker: String,
+        /// The records made at that instant.
+        references: Vec<String>,
+    },
+    /// No approval holds.
+    NoApproval,
+}
+
+/// Decides a tree from its judged attestations: the latest verdict of each checker stands.
+///
+/// For each checker, its trusted records are ordered by their own time; an approval counts only
+/// if it holds and its checker's latest record is an approval. So a checker withdraws an
+/// approval by recording `revise` or `blocked` for the same tree, and two records of one
+/// checker at the same instant refuse the tree as ambiguous. A record with no readable time is
+/// the oldest.
+///
+/// ```
+/// use hpp_core::attestation::{Judgement, TreeVerdict, Verdict, tree_verdict};
+/// let at = |s: &str| hpp_core::timestamp::parse(s);
+/// let judged = |reference: &str, verdict, time: &str| Judgement {
+///     reference: reference.into(), checker: "checker-b".into(), verdict: Some(verdict),
+///     at: at(time), holds: true, trusted: true,
+/// };
+/// let approval = judged("a", Verdict::Approved, "2026-01-01T00:00:00Z");
+/// let revise = judged("b", Verdict::Revise, "2026-01-02T00:00:00Z");
+/// assert_eq!(tree_verdict(&[approval.clone()]), TreeVerdict::Approved { reference: "a".into() });
+/// assert_eq!(
+///     tree_verdict(&[approval, revise]),
+///     TreeVerdict::Revoked { approval: "a".into(), revoked_by: "b".into() }
+/// );
+/// ```
+pub fn tree_verdict(judged: &[Judgement]) -> TreeVerdict {
+    use std::collections::BTreeMap;
+    let mut latest: BTreeMap<&str, Vec<&Judgement>> = BTreeMap::new();
+    for j in judged.iter().filter(|j| j.trusted && !j.checker.is_empty()) {
+        let slot = latest.entry(j.checker.as_str()).or_default();
+        match slot.first().map(|first| first.at.cmp(&j.at)) {
+            None | Some(std::cmp::Ordering::Equal) => slot.push(j),
+            Some(std::cmp::Ordering::Less) => *slot = vec![j],
+            Some(std::cmp::Ordering::Greater) => {}
+        }
+    }
+    let approvals: Vec<&Judgement> = judged
+        .iter()
+        .filter(|j| j.holds && j.trusted && j.verdict == Some(Verdict::Approved))
+        .collect();
+    let mut ambiguous = None;
+    let mut revoked = None;
+    // Newest approval first, so the one named is the checker's latest.
+    let mut ordered = approvals.clone();
+    ordered.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.reference.cmp(&b.reference)));
+    for approval in ordered {
+        let last = latest
+            .get(approval.checker.as_str())
+            .cloned()
+            .unwrap_or_default();
+        if last.len() > 1 {
+            ambiguous.get_or_insert_with(|| TreeVerdict::Ambiguous {
+                checker: approval.checker.clone(),
+                references: last.iter().map(|j| j.reference.clone()).collect(),
+            });
+            continue;
+        }
+        match last.first() {
+            Some(last) if last.verdict != Some(Verdict::Approved) => {
+                revoked.get_or_insert_with(|| TreeVerdict::Revoked {
+                    approval: approval.reference.clone(),
+                    revoked_by: last.reference.clone(),
+                });
+            }
+            _ => {
+                return TreeVerdict::Approved {
+                    reference: approval.reference.clone(),
+                };
+            }
+        }
+    }
+    ambiguous.or(revoked).unwrap_or(TreeVerdict::NoApproval)
 }
 
 #[cfg(test)]
@@ -453,7 +636,7 @@ mod tests {
     fn good() -> (Map<String, Value>, Observed) {
         let record = json!({
             "schema": SCHEMA, "verdict": "approved", "actors": {"maker": "maker-a", "checker": "checker-b"},
-            "session": "review:001", "repo": {"id": "r", "name": "n"},
+            "session": "review:001", "repo": {"roots": ["r"]},
             "spec": {"path": "SPEC.md", "sha256": "s", "blob": "b"}, "snapshot": {"tree": "t"},
         });
         let observed = Observed {
@@ -463,6 +646,8 @@ mod tests {
             stored_spec_blob: Some("b".into()),
             tree_spec_blob: Some("b".into()),
             repo_id: "r".into(),
+            roots_present: true,
+            signer_problem: None,
             signature_ok: true,
             evidence_ok: true,
             deliberation_ok: true,
@@ -505,7 +690,17 @@ mod tests {
                     r.insert("session".into(), json!("bad session"));
                 }),
             ),
-            ("repo", Box::new(|_, o| o.repo_id = "other".into())),
+            ("repo", Box::new(|_, o| o.roots_present = false)),
+            (
+                "repo",
+                Box::new(|r, _| {
+                    r.insert("repo".into(), json!({"roots": []}));
+                }),
+            ),
+            (
+                "signer",
+                Box::new(|_, o| o.signer_problem = Some("signed by maker-a".into())),
+            ),
             (
                 "spec_sha256",
                 Box::new(|_, o| o.stored_spec_sha256 = Some("x".into())),
@@ -535,56 +730,10 @@ mod tests {
         }
     }
 
-    /// The record as `attest create` built it before it was typed: a `json!` literal, then
-    /// `signer` and `deliberation` inserted when present.
-    fn untyped(
-        subject: &Subject,
-        claim: &Claim,
-        verdict: &str,
-        signer: Option<&str>,
-        panel: Option<&PanelRef>,
-    ) -> Value {
-        let evidence: Vec<Value> = subject
-            .evidence
-            .iter()
-            .map(|e| json!({"ref": e.evidence_ref, "record_sha256": e.record_sha256}))
-            .collect();
-        let mut rec = json!({
-            "schema": SCHEMA,
-            "repo": {"name": subject.repo.name, "id": subject.repo.id},
-            "base_commit": subject.base_commit,
-            "spec": {"path": subject.spec.path, "sha256": subject.spec.sha256, "blob": subject.spec.blob},
-            "actors": {"maker": claim.maker, "checker": claim.checker},
-            "session": claim.session,
-            "verdict": verdict,
-            "snapshot": {"tree": subject.snapshot.tree},
-            "evidence": evidence,
-            "created_at": "2026-01-02T03:04:05Z",
-        })
-        .as_object()
-        .cloned()
-        .expect("a JSON object literal");
-        if let Some(signer) = signer {
-            rec.insert("signer".into(), json!(signer));
-        }
-        if let Some(d) = panel {
-            let mut p = json!({
-                "record_sha256": d.record_sha256, "status": d.status,
-                "value": d.value, "judge_family": d.judge_family,
-            });
-            if let Some(r) = &d.deliberation_ref {
-                p["ref"] = json!(r);
-            }
-            rec.insert("deliberation".into(), p);
-        }
-        Value::Object(rec)
-    }
-
     fn subject(base_commit: Option<&str>, evidence: Vec<BoundEvidence>) -> Subject {
         Subject {
             repo: Repo {
-                name: "repo".into(),
-                id: "r".repeat(64),
+                roots: vec!["r".repeat(40)],
             },
             base_commit: base_commit.map(str::to_owned),
             spec: Spec {
@@ -610,72 +759,130 @@ mod tests {
     }
 
     #[test]
-    fn the_typed_record_has_the_bytes_of_the_untyped_one() {
-        use crate::record::{canonical_json, canonical_record};
-        let bound = vec![
-            BoundEvidence {
-                evidence_ref: "refs/hpp/evidence/a-20260102T030405Z".into(),
-                record_sha256: Some("e".repeat(64)),
-            },
-            BoundEvidence {
-                evidence_ref: "refs/hpp/evidence/b-20260102T030405Z".into(),
-                record_sha256: None,
-            },
-        ];
-        let cases = [
-            (
-                subject(Some(&"c".repeat(40)), bound.clone()),
-                None,
-                None,
-                "approved",
-            ),
-            (
-                subject(None, Vec::new()),
-                Some("checker-b"),
-                None,
-                "approved",
-            ),
-            (
-                subject(None, bound),
-                Some("checker-b"),
-                Some(panel(Some("blocked"), Some("refs/hpp/deliberations/x"))),
-                "blocked",
-            ),
-            (
-                subject(None, Vec::new()),
-                None,
-                Some(panel(None, None)),
-                "revise",
-            ),
-        ];
-        for (subject, signer, panel, verdict) in cases {
-            let claim = Claim::check("maker-a", "checker-b", "review:001", "approved")
-                .expect("a valid claim");
-            let old = untyped(&subject, &claim, verdict, signer, panel.as_ref());
-            let typed = Record::assemble(
-                claim,
-                subject,
-                "2026-01-02T03:04:05Z".into(),
-                signer.map(str::to_owned),
-                panel,
-            );
-            assert_eq!(canonical_record(&typed), canonical_json(&old), "{old}");
-            let read: Record = serde_json::from_value(old).expect("the typed record reads back");
-            assert_eq!(read, typed);
+    fn a_v3_record_has_the_fields_and_spellings_of_its_schema() {
+        use crate::record::canonical_record;
+        let claim =
+            Claim::check("maker-a", "checker-b", "review:001", "approved").expect("a valid claim");
+        let bound = vec![BoundEvidence {
+            evidence_ref: "refs/hpp/evidence/a-20260102T030405Z".into(),
+            record_sha256: None,
+        }];
+        let record = Record::assemble(
+            claim,
+            subject(None, bound),
+            "2026-01-02T03:04:05.5Z".into(),
+            Some("checker-b".into()),
+            Some(panel(Some("blocked"), None)),
+        );
+        let value: Value = serde_json::from_slice(&canonical_record(&record)).expect("JSON");
+        assert_eq!(value["schema"], SCHEMA);
+        assert_eq!(value["repo"], json!({"roots": ["r".repeat(40)]}));
+        assert_eq!(
+            value["base_commit"],
+            Value::Null,
+            "an unborn HEAD is null, not absent"
+        );
+        assert_eq!(value["evidence"][0]["record_sha256"], Value::Null);
+        assert_eq!(value["verdict"], "blocked", "the panel made it stricter");
+        assert_eq!(value["signer"], "checker-b");
+        assert!(
+            value["deliberation"].get("ref").is_none(),
+            "an absent ref is left out"
+        );
+        let read: Record = serde_json::from_value(value).expect("the record reads back");
+        assert_eq!(read, record);
+    }
+
+    #[test]
+    fn control_an_unsigned_record_has_no_signer_key_at_all() {
+        use crate::record::canonical_record;
+        let claim =
+            Claim::check("maker-a", "checker-b", "review:001", "approved").expect("a valid claim");
+        let record = Record::assemble(claim, subject(None, Vec::new()), String::new(), None, None);
+        let value: Value = serde_json::from_slice(&canonical_record(&record)).expect("JSON");
+        assert!(value.get("signer").is_none() && value.get("deliberation").is_none());
+    }
+
+    fn judged(reference: &str, checker: &str, verdict: Verdict, at: &str) -> Judgement {
+        Judgement {
+            reference: reference.into(),
+            checker: checker.into(),
+            verdict: Some(verdict),
+            at: crate::timestamp::parse(at),
+            holds: true,
+            trusted: true,
         }
     }
 
     #[test]
-    fn control_a_null_where_a_key_was_omitted_changes_the_bytes() {
-        use crate::record::{canonical_json, canonical_record};
-        let claim =
-            Claim::check("maker-a", "checker-b", "review:001", "approved").expect("a valid claim");
-        let subject = subject(None, Vec::new());
-        let mut old = untyped(&subject, &claim, "approved", None, None);
-        let typed = Record::assemble(claim, subject, "2026-01-02T03:04:05Z".into(), None, None);
-        assert_eq!(canonical_record(&typed), canonical_json(&old));
-        old["signer"] = Value::Null;
-        assert_ne!(canonical_record(&typed), canonical_json(&old));
+    fn the_latest_verdict_of_each_checker_stands() {
+        let a = judged("a", "checker-b", Verdict::Approved, "2026-01-01T00:00:00Z");
+        let revise = judged("r", "checker-b", Verdict::Revise, "2026-01-01T00:00:01Z");
+        let again = judged("a2", "checker-b", Verdict::Approved, "2026-01-01T00:00:02Z");
+        assert_eq!(
+            tree_verdict(&[a.clone(), revise.clone()]),
+            TreeVerdict::Revoked {
+                approval: "a".into(),
+                revoked_by: "r".into()
+            }
+        );
+        assert_eq!(
+            tree_verdict(&[a.clone(), revise.clone(), again]),
+            TreeVerdict::Approved {
+                reference: "a2".into()
+            },
+            "approving again after a revision stands"
+        );
+        let other = judged("o", "checker-c", Verdict::Approved, "2026-01-01T00:00:00Z");
+        assert_eq!(
+            tree_verdict(&[a, revise, other]),
+            TreeVerdict::Approved {
+                reference: "o".into()
+            },
+            "one checker's revision revokes only that checker's approval"
+        );
+    }
+
+    #[test]
+    fn control_what_cannot_revoke_and_what_is_ambiguous() {
+        let a = judged("a", "checker-b", Verdict::Approved, "2026-01-01T00:00:00Z");
+        let mut forged = judged("f", "checker-b", Verdict::Blocked, "2026-01-02T00:00:00Z");
+        forged.trusted = false;
+        assert_eq!(
+            tree_verdict(&[a.clone(), forged]),
+            TreeVerdict::Approved {
+                reference: "a".into()
+            },
+            "an untrusted record revokes nothing"
+        );
+        let same = judged("s", "checker-b", Verdict::Blocked, "2026-01-01T00:00:00Z");
+        assert!(matches!(
+            tree_verdict(&[a.clone(), same]),
+            TreeVerdict::Ambiguous { .. }
+        ));
+        let mut broken = a;
+        broken.holds = false;
+        assert_eq!(tree_verdict(&[broken]), TreeVerdict::NoApproval);
+        assert_eq!(tree_verdict(&[]), TreeVerdict::NoApproval);
+    }
+
+    #[test]
+    fn control_the_signer_must_be_the_checker_and_never_the_maker() {
+        assert_eq!(
+            signer_problem(Some("checker-b"), "maker-a", "checker-b"),
+            None
+        );
+        let maker = signer_problem(Some("maker-a"), "maker-a", "checker-b").expect("refused");
+        assert!(
+            maker.contains("maker-a") && maker.contains("checker-b"),
+            "{maker}"
+        );
+        let other = signer_problem(Some("someone"), "maker-a", "checker-b").expect("refused");
+        assert!(
+            other.contains("someone") && other.contains("checker-b"),
+            "{other}"
+        );
+        assert!(signer_problem(Some("MAKER-A"), "maker-a", "checker-b").is_some());
     }
 
     #[test]

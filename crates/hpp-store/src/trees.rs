@@ -210,6 +210,33 @@ impl Store {
         Ok(base.is_some_and(|b| b.detach() == ancestor.oid()))
     }
 
+    /// Returns the root commits (those without parents) of the history of `commit`, sorted.
+    /// Walks the whole history once.
+    pub fn root_commits(&self, commit: &CommitId) -> Result<Vec<CommitId>, Error> {
+        let walk = self
+            .repo
+            .rev_walk([commit.oid()])
+            .all()
+            .map_err(git(format!("walking the history of {commit}")))?;
+        let mut roots = Vec::new();
+        for info in walk {
+            let info = info.map_err(git(format!("walking the history of {commit}")))?;
+            if info.parent_ids.is_empty() {
+                roots.push(CommitId::from(info.id));
+            }
+        }
+        roots.sort();
+        Ok(roots)
+    }
+
+    /// Tells whether `hex` names a commit of this repository that has no parent.
+    pub fn is_root_commit(&self, hex: &str) -> bool {
+        ObjectId::from_hex(hex.as_bytes())
+            .ok()
+            .and_then(|id| self.repo.find_commit(id).ok())
+            .is_some_and(|c| c.parent_ids().next().is_none())
+    }
+
     /// Takes the snapshot of the workspace at `dir` (a linked worktree of this repository).
     pub fn snapshot_of(dir: &Path) -> Result<TreeId, Error> {
         Store::discover(dir)?.snapshot()

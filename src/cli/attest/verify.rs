@@ -27,9 +27,16 @@ pub struct AttestVerifyArgs {
     /// Verify the attestations of this commit's tree
     #[arg(long, value_name = "COMMIT", conflicts_with = "attestation")]
     commit: Option<String>,
-    /// Allowed-signers file (git's format) to check signatures against
+    /// Allowed-signers file (git's format) to check signatures against [default: git config
+    /// hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
     #[arg(long, value_name = "FILE")]
     allowed_signers: Option<PathBuf>,
+    /// Require a signature by an allowed signer, even with no allowed-signers file configured
+    #[arg(long, conflicts_with = "allow_unsigned")]
+    require_signed: bool,
+    /// Let unsigned approvals pass although an allowed-signers file is configured
+    #[arg(long)]
+    allow_unsigned: bool,
     #[command(flatten)]
     format: JsonArg,
 }
@@ -37,7 +44,11 @@ pub struct AttestVerifyArgs {
 /// Verifies the snapshot.
 pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
+    let (allowed, require_signed) = ctx.signature_policy(
+        args.allowed_signers.as_deref(),
+        args.require_signed,
+        args.allow_unsigned,
+    )?;
     let (tree, only) = match (&args.attestation, &args.tree, &args.commit) {
         (Some(name), _, _) => {
             let (tree, full) = attest::resolve(store, name)?;
@@ -64,13 +75,14 @@ pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, 
         only.as_deref(),
         VerifyOptions {
             allowed: allowed.as_ref(),
-            require_signed: false,
+            require_signed,
         },
     )?;
     let human = if report.is_valid() {
         format!(
-            "attestation valid for snapshot {}\n{}",
+            "attestation valid for snapshot {}: {}\n{}",
             tree,
+            report.checked.as_deref().unwrap_or_default(),
             report.attestation.as_deref().unwrap_or_default()
         )
     } else if report.candidates.is_empty() {
