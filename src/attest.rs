@@ -623,7 +623,7 @@ pub fn verify_tree(
 fn is_unreadable(e: &store::Error) -> bool {
     !matches!(
         e,
-        store::Error::GitUnavailable { .. } | store::Error::Flush { .. }
+        store::Error::GitUnavailable { .. } | store::Error::Flush { .. } | store::Error::Io { .. }
     )
 }
 

@@ -1,7 +1,8 @@
-//! Installing the pre-push gate into the hooks directory git really uses.
+//! Installing the gates into the hooks directory git really uses: the client's `pre-push` and
+//! the server's `pre-receive` ([`Gate`]).
 //!
-//! Plan first: [`plan`] says what would be written; [`apply`] writes it. An existing pre-push
-//! hook that is not ours is kept, renamed `pre-push.hpp-chained`, and our hook runs it first
+//! Plan first: [`plan`] says what would be written; [`apply`] writes it. An existing hook of the
+//! same name that is not ours is kept, renamed `<hook>.hpp-chained`, and our hook runs it first
 //! with the same arguments and input. [`status`] tells whether the gate is really wired: a
 //! missing, non-executable or unreachable hook is a silent gate, which looks like a passing one.
 
@@ -11,12 +12,51 @@ use serde::Serialize;
 
 use hpp_store::Store;
 
-/// The hook script, as shipped in `hooks/pre-push`.
+/// The client's hook script, as shipped in `hooks/pre-push`.
 pub const PRE_PUSH: &str = include_str!("../hooks/pre-push");
-/// The line that marks a hook as ours.
-pub const MARKER: &str = "git-hpp: pre-push gate";
-/// Where a replaced hook is kept.
-pub const CHAINED: &str = "pre-push.hpp-chained";
+/// The server's hook script, as shipped in `hooks/pre-receive`.
+pub const PRE_RECEIVE: &str = include_str!("../hooks/pre-receive");
+
+/// Which gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Gate {
+    /// The client's gate: `pre-push`, skipped by `git push --no-verify`.
+    PrePush,
+    /// The server's gate: `pre-receive`, in the repository others push to.
+    PreReceive,
+}
+
+impl Gate {
+    /// Returns the hook's file name.
+    pub fn hook_name(self) -> &'static str {
+        match self {
+            Gate::PrePush => "pre-push",
+            Gate::PreReceive => "pre-receive",
+        }
+    }
+
+    /// Returns the script we install.
+    pub fn script(self) -> &'static str {
+        match self {
+            Gate::PrePush => PRE_PUSH,
+            Gate::PreReceive => PRE_RECEIVE,
+        }
+    }
+
+    /// Returns the line that marks a hook as ours.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Gate::PrePush => "git-hpp: pre-push gate",
+            Gate::PreReceive => "git-hpp: pre-receive gate",
+        }
+    }
+
+    /// Returns where a replaced hook is kept.
+    pub fn chained(self) -> String {
+        format!("{}.hpp-chained", self.hook_name())
+    }
+}
 
 /// Why installing failed.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +71,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A chained hook already exists, so replacing another hook would lose one.
-    #[error("{} already exists: move it away before installing over another pre-push hook", path.display())]
+    #[error("{} already exists: move it away before installing over another hook", path.display())]
     ChainTaken {
         /// The chained hook's path.
         path: PathBuf,
@@ -55,6 +95,8 @@ pub enum Existing {
 /// The plan for `hooks install`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// Which gate.
+    pub gate: Gate,
     /// The hooks directory git uses (`core.hooksPath` respected).
     pub hooks_dir: PathBuf,
     /// The hook file.
@@ -65,12 +107,12 @@ pub struct Plan {
     pub steps: Vec<String>,
 }
 
-/// Plans the installation.
-pub fn plan(store: &Store) -> Result<Plan, Error> {
+/// Plans the installation of `gate`.
+pub fn plan(store: &Store, gate: Gate) -> Result<Plan, Error> {
     let hooks_dir = store.hooks_dir();
-    let hook = hooks_dir.join("pre-push");
-    let existing = existing(&hook)?;
-    let chained = hooks_dir.join(CHAINED);
+    let hook = hooks_dir.join(gate.hook_name());
+    let existing = existing(&hook, gate)?;
+    let chained = hooks_dir.join(gate.chained());
     let mut steps = Vec::new();
     match existing {
         Existing::Current => {}
@@ -89,6 +131,7 @@ pub fn plan(store: &Store) -> Result<Plan, Error> {
         }
     }
     Ok(Plan {
+        gate,
         hooks_dir,
         hook,
         existing,
@@ -96,10 +139,10 @@ pub fn plan(store: &Store) -> Result<Plan, Error> {
     })
 }
 
-fn existing(hook: &Path) -> Result<Existing, Error> {
+fn existing(hook: &Path, gate: Gate) -> Result<Existing, Error> {
     match std::fs::read_to_string(hook) {
-        Ok(text) if text == PRE_PUSH => Ok(Existing::Current),
-        Ok(text) if text.contains(MARKER) => Ok(Existing::Outdated),
+        Ok(text) if text == gate.script() => Ok(Existing::Current),
+        Ok(text) if text.contains(gate.marker()) => Ok(Existing::Outdated),
         Ok(_) => Ok(Existing::Other),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Existing::None),
         // A hook that is not UTF-8 is somebody's binary: chain it.
@@ -122,11 +165,13 @@ pub fn apply(plan: &Plan) -> Result<(), Error> {
     }
     std::fs::create_dir_all(&plan.hooks_dir).map_err(io(&plan.hooks_dir))?;
     if plan.existing == Existing::Other {
-        let chained = plan.hooks_dir.join(CHAINED);
+        let chained = plan.hooks_dir.join(plan.gate.chained());
         std::fs::rename(&plan.hook, &chained).map_err(io(&chained))?;
     }
-    let tmp = plan.hooks_dir.join("pre-push.hpp-tmp");
-    std::fs::write(&tmp, PRE_PUSH).map_err(io(&tmp))?;
+    let tmp = plan
+        .hooks_dir
+        .join(format!("{}.hpp-tmp", plan.gate.hook_name()));
+    std::fs::write(&tmp, plan.gate.script()).map_err(io(&tmp))?;
     set_executable(&tmp).map_err(io(&tmp))?;
     std::fs::rename(&tmp, &plan.hook).map_err(io(&plan.hook))?;
     Ok(())
@@ -162,19 +207,32 @@ pub struct Status {
     pub problems: Vec<String>,
 }
 
-/// Inspects the hook git would run. `path_dirs` is the `PATH` the hook will see.
-pub fn status(store: &Store, path_dirs: &[PathBuf]) -> Result<Status, Error> {
+/// Inspects the hook of `gate` git would run. `path_dirs` is the `PATH` the hook will see.
+pub fn status(store: &Store, path_dirs: &[PathBuf], gate: Gate) -> Result<Status, Error> {
     let hooks_dir = store.hooks_dir();
-    let hook = hooks_dir.join("pre-push");
-    let existing = existing(&hook)?;
+    let hook = hooks_dir.join(gate.hook_name());
+    let existing = existing(&hook, gate)?;
     let executable = is_executable(&hook);
-    let chained = hooks_dir.join(CHAINED).exists();
+    let chained = hooks_dir.join(gate.chained()).exists();
     let git_hpp_on_path = path_dirs.iter().any(|d| is_executable(&d.join("git-hpp")));
     let mut problems = Vec::new();
+    let install = match gate {
+        Gate::PrePush => "git hpp hooks install --apply",
+        Gate::PreReceive => "git hpp hooks install --server --apply",
+    };
     match existing {
-        Existing::None => problems.push(format!("no pre-push hook at {}: run `git hpp hooks install --apply`", hook.display())),
-        Existing::Other => problems.push(format!("{} is another tool's hook, not the gate: run `git hpp hooks install --apply` to chain it", hook.display())),
-        Existing::Outdated => problems.push("the gate is from another version of git-hpp: run `git hpp hooks install --apply`".into()),
+        Existing::None => problems.push(format!(
+            "no {} hook at {}: run `{install}`",
+            gate.hook_name(),
+            hook.display()
+        )),
+        Existing::Other => problems.push(format!(
+            "{} is another tool's hook, not the gate: run `{install}` to chain it",
+            hook.display()
+        )),
+        Existing::Outdated => problems.push(format!(
+            "the gate is from another version of git-hpp: run `{install}`"
+        )),
         Existing::Current => {}
     }
     if existing != Existing::None && !executable {

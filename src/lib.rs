@@ -11,7 +11,7 @@
 //!   through the store; [`cli`] is the only module that prints and the only one that decides
 //!   exit codes; [`process`] and [`sign`] are the side effects the core takes as values.
 //!
-//! The workflows: [`events`] (a loop's event log), [`evidence`], [`attest`], [`deliberation`]
+//! The workflows: [`events`] (a loop's event log), [`gate`] (the pre-push and pre-receive gates), [`evidence`], [`attest`], [`deliberation`]
 //! (sealed House Sessions), [`lanes`], [`board`], [`continuity`] (handoffs), [`gotcha`] (the failure memory), [`hop`],
 //! [`doctor`], [`init`], [`modules`]
 //! (install), [`hooks`] (git hooks), [`atlas`], [`evals`] (controls and command cases).
@@ -26,6 +26,7 @@ pub mod doctor;
 pub mod evals;
 pub mod events;
 pub mod evidence;
+pub mod gate;
 pub mod gotcha;
 pub mod hooks;
 pub mod hop;

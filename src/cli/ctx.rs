@@ -45,6 +45,26 @@ impl Ctx {
         Ok(self.store.get_or_init(|| store))
     }
 
+    /// Opens the repository as a `pre-receive` hook sees it: the push's objects read from git's
+    /// quarantine (`GIT_QUARANTINE_PATH`, `GIT_ALTERNATE_OBJECT_DIRECTORIES`) and its ref updates
+    /// seen as landed. Every later [`Ctx::store`] is that view. Call it before anything else
+    /// opens the store.
+    pub fn receive(&self, updates: &[hpp_store::PendingUpdate]) -> Result<&Store, CliError> {
+        let quarantine = std::env::var_os("GIT_QUARANTINE_PATH").map(PathBuf::from);
+        let alternates: Vec<PathBuf> = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default();
+        let store =
+            Store::discover(&self.cwd)?.receiving(quarantine.as_deref(), &alternates, updates)?;
+        if self.store.get().is_some() {
+            return Err(CliError::internal(
+                "opening the repository for a push",
+                &std::io::Error::other("the repository was opened before the push was read"),
+            ));
+        }
+        Ok(self.store.get_or_init(|| store))
+    }
+
     /// Returns the file of the manifest in force, or `None` for the built-in one: `--manifest
     /// FILE` (from the working directory), else `hpp.manifest.json` at the root of the
     /// worktree. Outside a repository (and in a bare one) there is no worktree root, so the

@@ -133,7 +133,7 @@ impl From<store::Error> for CliError {
                 let context = context.clone();
                 CliError::internal(&context, &e)
             }
-            E::Flush { .. } | E::NothingToWrite { .. } => {
+            E::Flush { .. } | E::Io { .. } | E::NothingToWrite { .. } => {
                 CliError::internal("writing to the repository", &e)
             }
         }
@@ -272,6 +272,17 @@ impl From<crate::continuity::Error> for CliError {
     fn from(e: crate::continuity::Error) -> Self {
         match e {
             crate::continuity::Error::Store(inner) => inner.into(),
+            other => CliError::refused(other),
+        }
+    }
+}
+
+// The gates: bad input is refused; a verification that fails to run is its own error's.
+impl From<crate::gate::Error> for CliError {
+    fn from(e: crate::gate::Error) -> Self {
+        match e {
+            crate::gate::Error::Store(inner) => inner.into(),
+            crate::gate::Error::Attest(inner) => inner.into(),
             other => CliError::refused(other),
         }
     }

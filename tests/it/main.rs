@@ -45,6 +45,7 @@ mod repos;
 mod retrieval;
 mod review_guard;
 mod route;
+mod server_gate;
 mod sign;
 mod snapshot;
 mod tamper;

@@ -21,11 +21,13 @@
 //! - `trees`: commits with any parents, changed paths, three-way tree merges, ancestry;
 //! - `snapshot`: the workspace as a tree id, without touching the user's index;
 //! - `worktrees`, `status`, `worktree_facts`: linked worktrees and what git says of them;
+//! - `receive`: a push seen before it is accepted (quarantined objects, pending ref updates);
 //! - `sync`: push and fetch of `refs/hpp/*` and the notes, never forcing;
 //! - `git_cli`: the one place that spawns `git`, for what gix has no API for.
 
 mod git_cli;
 mod log;
+mod receive;
 mod records;
 pub mod refs;
 pub mod retry;
@@ -37,6 +39,7 @@ mod worktree_facts;
 mod worktrees;
 mod write;
 
+pub use receive::PendingUpdate;
 pub use records::{Content, NOTES_REF};
 pub use status::StatusEntry;
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
@@ -172,6 +175,15 @@ pub enum Error {
     Flush {
         /// The object.
         id: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file the store needs for itself (outside the repository) could not be made.
+    #[error("{what}: cannot be prepared")]
+    Io {
+        /// What it was.
+        what: String,
         /// The operating system's reason.
         #[source]
         source: std::io::Error,
@@ -320,6 +332,10 @@ pub struct NewRecord<'a> {
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
+    /// Ref updates of a push being received, seen as if they had landed ([`Store::receiving`]).
+    pending: std::collections::BTreeMap<String, Option<ObjectId>>,
+    /// The alternates directory that lets gix read a push's quarantined objects.
+    _quarantine: Option<tempfile::TempDir>,
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -372,7 +388,11 @@ impl Store {
             let _ = config.set_value(key, value);
         }
         let _ = config.commit();
-        Self { repo }
+        Self {
+            repo,
+            pending: std::collections::BTreeMap::new(),
+            _quarantine: None,
+        }
     }
 
     /// Returns the root of the worktree, or `None` for a bare repository.

@@ -127,8 +127,20 @@ impl Store {
                 context: format!("listing {prefix}"),
                 source: e,
             })?;
+            let name = reference.name().as_bstr().to_string();
+            if self.pending.contains_key(&name) {
+                continue;
+            }
             if let Some(id) = reference.target().try_id() {
-                out.push((reference.name().as_bstr().to_string(), id.to_owned().into()));
+                out.push((name, id.to_owned().into()));
+            }
+        }
+        for (name, id) in self.pending.range(prefix.to_owned()..) {
+            if !name.starts_with(prefix) {
+                break;
+            }
+            if let Some(id) = id {
+                out.push((name.clone(), (*id).into()));
             }
         }
         out.sort();
@@ -141,6 +153,9 @@ impl Store {
     }
 
     pub(crate) fn tip_oid(&self, name: &str) -> Result<Option<ObjectId>, Error> {
+        if let Some(pending) = self.pending.get(name) {
+            return Ok(*pending);
+        }
         let reference = self
             .repo
             .try_find_reference(name)

@@ -229,6 +229,58 @@ impl Store {
         Ok(roots)
     }
 
+    /// Returns the commits a ref update brings, newest first: those reachable from `new` and
+    /// not from `old`, or, for a new ref (`old` is `None`), not from any branch or tag that has
+    /// already landed (a push's pending updates are not counted as landed).
+    pub fn commits_brought(
+        &self,
+        new: &CommitId,
+        old: Option<&CommitId>,
+    ) -> Result<Vec<CommitId>, Error> {
+        let hidden: Vec<ObjectId> = match old {
+            Some(old) => vec![old.oid()],
+            None => {
+                let platform = self.repo.references().map_err(git("listing refs"))?;
+                let mut tips = Vec::new();
+                for prefix in ["refs/heads/", "refs/tags/"] {
+                    let iter = platform
+                        .prefixed(prefix.as_bytes().as_bstr())
+                        .map_err(git(format!("listing {prefix}")))?;
+                    for reference in iter.flatten() {
+                        let mut reference = reference;
+                        if let Ok(id) = reference.peel_to_id() {
+                            tips.push(id.detach());
+                        }
+                    }
+                }
+                tips
+            }
+        };
+        let hidden: Vec<ObjectId> = hidden
+            .into_iter()
+            .filter(|id| {
+                self.repo
+                    .find_object(*id)
+                    .is_ok_and(|o| o.kind == gix::object::Kind::Commit)
+            })
+            .collect();
+        let walk = self
+            .repo
+            .rev_walk([new.oid()])
+            .with_hidden(hidden)
+            .all()
+            .map_err(git(format!("walking the commits of {new}")))?;
+        let mut out = Vec::new();
+        for info in walk {
+            out.push(
+                info.map_err(git(format!("walking the commits of {new}")))?
+                    .id
+                    .into(),
+            );
+        }
+        Ok(out)
+    }
+
     /// Tells whether `hex` names a commit of this repository that has no parent.
     pub fn is_root_commit(&self, hex: &str) -> bool {
         ObjectId::from_hex(hex.as_bytes())

@@ -6,13 +6,19 @@ use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::hooks;
 
-/// Plan (then, with --apply, install) the pre-push gate
+/// Plan (then, with --apply, install) the pre-push gate, or with --server the pre-receive gate
 ///
-/// Installs hooks/pre-push into the hooks directory git really uses (core.hooksPath respected).
-/// An existing pre-push hook is kept as pre-push.hpp-chained and still runs first. Without
-/// --apply nothing is written. Exits 0.
+/// Installs hooks/pre-push (with --server, hooks/pre-receive) into the hooks directory git
+/// really uses (core.hooksPath respected). An existing hook of that name is kept as
+/// <hook>.hpp-chained and still runs first. A client's pre-push can be skipped (--no-verify, a
+/// hooksPath, a stub on PATH); the server's pre-receive, installed in the repository others push
+/// to, cannot: it refuses an update of a protected ref whose commits do not verify, with the
+/// records already there or pushed in the same push. Without --apply nothing is written. Exits 0.
 #[derive(Debug, clap::Args)]
 pub struct HooksInstallArgs {
+    /// Install the server's pre-receive gate (in the repository others push to, usually bare)
+    #[arg(long)]
+    server: bool,
     /// Perform the plan
     #[arg(long)]
     apply: bool,
@@ -22,14 +28,20 @@ pub struct HooksInstallArgs {
 
 /// Plans or installs the hook.
 pub fn cmd_hooks_install(ctx: &Ctx, args: &HooksInstallArgs) -> Result<Outcome, CliError> {
-    let plan = hooks::plan(ctx.store()?)?;
+    let gate = if args.server {
+        hooks::Gate::PreReceive
+    } else {
+        hooks::Gate::PrePush
+    };
+    let plan = hooks::plan(ctx.store()?, gate)?;
     if args.apply {
         hooks::apply(&plan)?;
     }
     let mut human = String::new();
     if plan.steps.is_empty() {
         human.push_str(&format!(
-            "the pre-push gate is already installed at {}\n",
+            "the {} gate is already installed at {}\n",
+            gate.hook_name(),
             plan.hook.display()
         ));
     }

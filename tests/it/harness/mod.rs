@@ -364,3 +364,66 @@ pub fn record_session(sandbox: &Sandbox, session: &str, extra: &[&str]) -> Run {
     args.extend_from_slice(extra);
     sandbox.hpp_in(&sandbox.root, &args)
 }
+
+/// A `git daemon` serving `base` on 127.0.0.1 with pushes enabled, started by a test and stopped
+/// when dropped: a real transport (`git://`), with hooks run by git's own receive-pack.
+pub struct GitDaemon {
+    child: std::process::Child,
+    /// The port it listens on.
+    pub port: u16,
+}
+
+impl GitDaemon {
+    /// Starts the daemon in the sandbox's hermetic environment (so the hooks it runs find the
+    /// built `git-hpp` first on PATH) and waits until it accepts connections.
+    pub fn start(sandbox: &Sandbox, base: &Path) -> Self {
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port on 127.0.0.1")
+                .port();
+            let child = sandbox
+                .command("git", base)
+                .args([
+                    "daemon",
+                    "--reuseaddr",
+                    "--listen=127.0.0.1",
+                    "--export-all",
+                    "--enable=receive-pack",
+                    "--informative-errors",
+                ])
+                .arg(format!("--port={port}"))
+                .arg(format!("--base-path={}", base.display()))
+                .arg(base)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("git daemon starts");
+            let mut daemon = GitDaemon { child, port };
+            for _ in 0..200 {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return daemon;
+                }
+                if daemon.child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            // The port was taken between choosing it and binding it: try another.
+            let _ = daemon.child.kill();
+        }
+        panic!("git daemon did not start on 127.0.0.1");
+    }
+
+    /// Returns the `git://` URL of the repository `name` under the daemon's base.
+    pub fn url(&self, name: &str) -> String {
+        format!("git://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
