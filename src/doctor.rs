@@ -232,6 +232,18 @@ pub struct NoteRepair {
     pub line: String,
 }
 
+/// A notes line that claims more than the records hold: no record behind it, a record that does
+/// not verify, or an approval its checker has since revoked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NoteUnbacked {
+    /// The commit whose note holds the line.
+    pub commit: CommitId,
+    /// The line.
+    pub line: String,
+    /// Why no record backs it.
+    pub why: String,
+}
+
 /// What the store check found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StoreCheck {
@@ -255,6 +267,8 @@ pub struct StoreCheck {
     pub hop_states: usize,
     /// Note lines missing from refs/notes/hpp (repairable).
     pub notes_missing: Vec<NoteRepair>,
+    /// Note lines that no verified record backs (repairable: the rebuild drops them).
+    pub notes_unbacked: Vec<NoteUnbacked>,
     /// What is wrong.
     pub findings: Vec<Finding>,
 }
@@ -272,8 +286,14 @@ pub fn note_line(record: &Value, attestation_ref: &str) -> String {
     )
 }
 
-/// Reads every ref under refs/hpp and checks it parses, then checks the notes mirror.
-pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::Error> {
+/// Reads every ref under refs/hpp and checks it parses, then checks the notes mirror against the
+/// records, verified with `options`: a line must mirror a record that holds (and, for an
+/// approval, one its checker has not revoked).
+pub fn check_store(
+    store: &Store,
+    spec: &LoopSpec,
+    options: attest::VerifyOptions<'_>,
+) -> Result<StoreCheck, store::Error> {
     let all = store.list(refs::PREFIX)?;
     let mut check = StoreCheck {
         refs: all.len(),
@@ -286,6 +306,7 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
         gotchas: 0,
         hop_states: 0,
         notes_missing: Vec::new(),
+        notes_unbacked: Vec::new(),
         findings: Vec::new(),
     };
     // tree -> [(attestation ref, record)]
@@ -342,13 +363,25 @@ pub fn check_store(store: &Store, spec: &LoopSpec) -> Result<StoreCheck, store::
     {
         check_hop(store, &mut check);
     }
-    check.notes_missing = missing_notes(store, &attested)?;
+    let notes = check_notes(store, &attested, options)?;
+    check.notes_missing = notes.missing;
+    check.notes_unbacked = notes.unbacked;
     for repair in &check.notes_missing {
         check.findings.push(Finding::warn(
             repair.commit.as_str(),
             format!(
                 "refs/notes/hpp lacks the note of {}: run `git hpp doctor --repair --apply`",
                 repair.attestation
+            ),
+        ));
+    }
+    for unbacked in &check.notes_unbacked {
+        check.findings.push(Finding::block(
+            unbacked.commit.as_str(),
+            format!(
+                "refs/notes/hpp claims more than the records: {:?}: {}; run `git hpp doctor --repair --apply` to rebuild the notes from verified records",
+                unbacked.line.trim_end(),
+                unbacked.why
             ),
         ));
     }
@@ -597,61 +630,192 @@ fn check_record(store: &Store, name: &str, file: &str) -> Option<Finding> {
     read_record(store, name, file).err()
 }
 
-fn missing_notes(
+/// What the notes mirror lacks and what it claims without a record.
+struct Notes {
+    missing: Vec<NoteRepair>,
+    unbacked: Vec<NoteUnbacked>,
+}
+
+/// Checks every note line of the commits at hand (HEAD and the branch tips) and of every commit
+/// that has a note: each must mirror an attestation of that commit's tree that holds, and every
+/// attestation that holds of a commit at hand must have its line.
+fn check_notes(
     store: &Store,
     attested: &BTreeMap<String, Vec<(String, Value)>>,
-) -> Result<Vec<NoteRepair>, store::Error> {
-    if attested.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut commits: Vec<CommitId> = store.head_commit()?.into_iter().collect();
-    commits.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
+    options: attest::VerifyOptions<'_>,
+) -> Result<Notes, store::Error> {
+    let mut at_hand: Vec<CommitId> = store.head_commit()?.into_iter().collect();
+    at_hand.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
+    at_hand.sort();
+    at_hand.dedup();
+    let mut commits = at_hand.clone();
+    commits.extend(
+        store
+            .noted_objects()?
+            .iter()
+            .filter_map(|hex| store.commit_id(hex)),
+    );
     commits.sort();
     commits.dedup();
-    let mut out = Vec::new();
+    let mut notes = Notes {
+        missing: Vec::new(),
+        unbacked: Vec::new(),
+    };
+    let mut backing: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for commit in commits {
         let tree = store.commit_tree(&commit)?;
-        let Some(records) = attested.get(tree.as_str()) else {
-            continue;
-        };
-        let note = store
+        if !backing.contains_key(tree.as_str()) {
+            let lines = backed_lines(store, &tree, attested.get(tree.as_str()), options)?;
+            backing.insert(tree.to_string(), lines);
+        }
+        let backed = &backing[tree.as_str()];
+        let text = store
             .note(&commit)?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
-        for (name, record) in records {
-            if !note.contains(name.as_str()) {
-                out.push(NoteRepair {
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let line = format!("{line}\n");
+            if !backed.iter().any(|(_, backed)| *backed == line) {
+                let why = why_unbacked(store, &tree, &line, attested, options)?;
+                notes.unbacked.push(NoteUnbacked {
                     commit: commit.clone(),
-                    attestation: name.clone(),
-                    line: note_line(record, name),
+                    line,
+                    why,
                 });
             }
+        }
+        if at_hand.contains(&commit) {
+            for (name, line) in backed {
+                if !text.contains(name.as_str()) {
+                    notes.missing.push(NoteRepair {
+                        commit: commit.clone(),
+                        attestation: name.clone(),
+                        line: line.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// The note lines the records of `tree` back, as `(attestation ref, line)`: each record that
+/// holds but for its verdict, and for an approval only while the tree verifies (its checker has
+/// not revoked it).
+fn backed_lines(
+    store: &Store,
+    tree: &TreeId,
+    records: Option<&Vec<(String, Value)>>,
+    options: attest::VerifyOptions<'_>,
+) -> Result<Vec<(String, String)>, store::Error> {
+    let Some(records) = records else {
+        return Ok(Vec::new());
+    };
+    let whole = verify(attest::verify_tree(store, tree, None, options))?;
+    let mut out = Vec::new();
+    for (name, record) in records {
+        let Some(judged) = whole.candidates.iter().find(|c| &c.attestation_ref == name) else {
+            continue;
+        };
+        let holds = judged.mismatches.iter().all(|m| *m == "verdict");
+        let approval = record.get("verdict").and_then(Value::as_str) == Some("approved");
+        if holds && (!approval || whole.is_valid()) {
+            out.push((name.clone(), note_line(record, name)));
         }
     }
     Ok(out)
 }
 
-/// Adds the missing lines to refs/notes/hpp, keeping whatever each note already says.
-pub fn repair_notes(store: &Store, repairs: &[NoteRepair]) -> Result<usize, store::Error> {
-    let mut by_commit: BTreeMap<&CommitId, Vec<&str>> = BTreeMap::new();
-    for repair in repairs {
+/// Says why a note line on a commit of `tree` has no record behind it.
+fn why_unbacked(
+    store: &Store,
+    tree: &TreeId,
+    line: &str,
+    attested: &BTreeMap<String, Vec<(String, Value)>>,
+    options: attest::VerifyOptions<'_>,
+) -> Result<String, store::Error> {
+    let Some(named) = line
+        .split_whitespace()
+        .last()
+        .filter(|w| w.starts_with(refs::ATTESTATIONS_PREFIX))
+    else {
+        return Ok("it names no attestation record".to_owned());
+    };
+    let Some((_, record)) = attested
+        .get(tree.as_str())
+        .and_then(|records| records.iter().find(|(name, _)| name == named))
+    else {
+        return Ok(format!(
+            "{named} is not an attestation of this commit's tree {tree}"
+        ));
+    };
+    if note_line(record, named) != line {
+        return Ok(format!("{named} does not say what the line says"));
+    }
+    let whole = verify(attest::verify_tree(store, tree, None, options))?;
+    if let Some(revoker) = &whole.revoked_by {
+        return Ok(format!("the approval was revoked by {revoker}"));
+    }
+    let mismatches = whole
+        .candidates
+        .iter()
+        .find(|c| c.attestation_ref == named)
+        .map(|c| c.mismatches.join(", "))
+        .unwrap_or_default();
+    Ok(format!("{named} does not verify ({mismatches})"))
+}
+
+/// Keeps the store's failure of a verification, and nothing else, as an error: a record that
+/// does not verify is what the caller reports.
+fn verify(
+    result: Result<attest::TreeVerification, attest::Error>,
+) -> Result<attest::TreeVerification, store::Error> {
+    match result {
+        Ok(v) => Ok(v),
+        Err(attest::Error::Store(e)) => Err(e),
+        Err(e) => Err(store::Error::Io {
+            what: "verifying attestations for the notes".into(),
+            source: std::io::Error::other(e.to_string()),
+        }),
+    }
+}
+
+/// Rebuilds refs/notes/hpp from the records: on every commit the check named, the note becomes
+/// the lines verified records back (the existing ones kept in their order, the missing ones
+/// added); a note left with none is removed. Returns how many notes changed.
+pub fn repair_notes(store: &Store, check: &StoreCheck) -> Result<usize, store::Error> {
+    let mut by_commit: BTreeMap<&CommitId, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
+    for repair in &check.notes_missing {
         by_commit
             .entry(&repair.commit)
             .or_default()
+            .0
             .push(&repair.line);
     }
-    for (commit, lines) in &by_commit {
-        let mut text = store
+    for unbacked in &check.notes_unbacked {
+        by_commit
+            .entry(&unbacked.commit)
+            .or_default()
+            .1
+            .push(&unbacked.line);
+    }
+    for (commit, (add, drop)) in &by_commit {
+        let text = store
             .note(commit)?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| format!("{l}\n"))
+            .filter(|l| !drop.contains(&l.as_str()))
+            .collect();
+        lines.extend(add.iter().map(|l| (*l).to_owned()));
+        if lines.is_empty() {
+            store.remove_note(commit)?;
+        } else {
+            store.set_note(commit, lines.concat().as_bytes())?;
         }
-        for line in lines {
-            text.push_str(line);
-        }
-        store.set_note(commit, text.as_bytes())?;
     }
     Ok(by_commit.len())
 }

@@ -67,21 +67,35 @@ pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
         Err(e) => return Err(e.into()),
     };
     let spec = manifest.loop_spec();
+    let (allowed, require_signed) = match &store {
+        Some(_) => ctx.signature_policy(None, false, false)?,
+        None => (None, false),
+    };
+    let options = crate::attest::VerifyOptions {
+        allowed: allowed.as_ref(),
+        require_signed,
+    };
     let mut store_check = store
         .as_ref()
-        .map(|s| doctor::check_store(s, spec))
+        .map(|s| doctor::check_store(s, spec, options))
         .transpose()?;
     let mut repaired = None;
-    let plan = store_check
+    let planned = store_check.clone();
+    let plan: Vec<doctor::NoteRepair> = planned
         .as_ref()
         .map(|c| c.notes_missing.clone())
+        .unwrap_or_default();
+    let drops: Vec<doctor::NoteUnbacked> = planned
+        .as_ref()
+        .map(|c| c.notes_unbacked.clone())
         .unwrap_or_default();
     if args.repair
         && args.apply
         && let Some(store) = &store
+        && let Some(check) = &store_check
     {
-        repaired = Some(doctor::repair_notes(store, &plan)?);
-        store_check = Some(doctor::check_store(store, spec)?);
+        repaired = Some(doctor::repair_notes(store, check)?);
+        store_check = Some(doctor::check_store(store, spec, options)?);
     }
     let mut findings: Vec<&Finding> = distribution.findings.iter().collect();
     findings.extend(store_check.iter().flat_map(|c| c.findings.iter()));
@@ -113,7 +127,7 @@ pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
         "findings": findings,
     });
     if args.repair {
-        value["repair"] = json!({"plan": plan, "applied": repaired.is_some(),
+        value["repair"] = json!({"plan": plan, "drop": drops, "applied": repaired.is_some(),
                                  "notes_written": repaired});
     }
     let human = human(
@@ -121,7 +135,7 @@ pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
         &distribution,
         store_check.as_ref(),
         &findings,
-        args.repair.then_some((&plan, repaired)),
+        args.repair.then_some((&plan, &drops, repaired)),
     );
     Ok(Outcome::document(args.json, &value, human, exit))
 }
@@ -144,7 +158,8 @@ fn store_json(check: &StoreCheck) -> Value {
            "attestations": check.attestations, "deliberations": check.deliberations,
            "lanes": check.lanes, "board_events": check.board_events,
            "handoffs": check.handoffs, "gotchas": check.gotchas, "hop_states": check.hop_states,
-           "notes_missing": check.notes_missing.len()})
+           "notes_missing": check.notes_missing.len(),
+           "notes_unbacked": check.notes_unbacked.len()})
 }
 
 fn human(
@@ -152,7 +167,11 @@ fn human(
     distribution: &Distribution,
     store: Option<&StoreCheck>,
     findings: &[&Finding],
-    repair: Option<(&Vec<doctor::NoteRepair>, Option<usize>)>,
+    repair: Option<(
+        &Vec<doctor::NoteRepair>,
+        &Vec<doctor::NoteUnbacked>,
+        Option<usize>,
+    )>,
 ) -> String {
     let mut out = format!("{summary}\n");
     if distribution.checked {
@@ -192,8 +211,8 @@ fn human(
             finding.subject, finding.problem
         ));
     }
-    if let Some((plan, done)) = repair {
-        if plan.is_empty() {
+    if let Some((plan, drops, done)) = repair {
+        if plan.is_empty() && drops.is_empty() {
             out.push_str("repair: nothing derived is out of step\n");
         }
         let prefix = if done.is_some() { "done: " } else { "" };
@@ -203,7 +222,15 @@ fn human(
                 step.attestation, step.commit
             ));
         }
-        if done.is_none() && !plan.is_empty() {
+        for drop in drops {
+            out.push_str(&format!(
+                "{prefix}drop from the note of commit {} the line {:?} ({})\n",
+                drop.commit,
+                drop.line.trim_end(),
+                drop.why
+            ));
+        }
+        if done.is_none() && !(plan.is_empty() && drops.is_empty()) {
             out.push_str("(plan only: run again with --repair --apply to write refs/notes/hpp)\n");
         }
     }

@@ -526,3 +526,71 @@ fn control_a_record_copied_into_an_unrelated_history_names_both_identities() {
         "{missing}"
     );
 }
+
+#[test]
+fn a_forged_notes_line_is_flagged_by_doctor_and_dropped_by_its_repair() {
+    let scene = scene();
+    scene.attest("checker-b", "approved", None, 0);
+    // A commit nobody attested, with a note that says it was approved, fetched from elsewhere.
+    std::fs::write(scene.sandbox.root.join("work.txt"), "unreviewed\n").expect("writable");
+    scene.sandbox.git(["add", "-A"]);
+    scene.sandbox.git(["commit", "-q", "-m", "unreviewed"]);
+    let tree = scene.sandbox.git(["rev-parse", "HEAD^{tree}"]);
+    let forged = format!(
+        "hpp attestation: approved by checker-b (maker maker-a, session review:001) refs/hpp/attestations/{tree}/forged"
+    );
+    scene.sandbox.git([
+        "notes",
+        "--ref",
+        "refs/notes/hpp",
+        "add",
+        "-m",
+        &forged,
+        "HEAD",
+    ]);
+    let shown = scene.sandbox.git(["log", "-1", "--notes=hpp"]);
+    assert!(
+        shown.contains("approved by checker-b"),
+        "the lie shows in git log: {shown}"
+    );
+
+    let report = scene.sandbox.hpp(["doctor", "--json"]).json(2);
+    let unbacked = report["store"]["notes_unbacked"].as_u64();
+    assert_eq!(unbacked, Some(1), "{report}");
+    let text = report.to_string();
+    assert!(text.contains("claims more than the records"), "{text}");
+
+    let plan = scene.sandbox.hpp(["doctor", "--repair"]).exit(2);
+    assert!(
+        plan.stdout.contains("drop from the note of commit"),
+        "{plan}"
+    );
+    scene.sandbox.hpp(["doctor", "--repair", "--apply"]).ok();
+    let shown = scene.sandbox.git(["log", "-1", "--notes=hpp"]);
+    assert!(
+        !shown.contains("approved by checker-b"),
+        "the lie is gone: {shown}"
+    );
+}
+
+#[test]
+fn control_a_genuine_note_passes_doctor_and_a_revoked_one_is_flagged() {
+    let scene = scene();
+    scene.attest("checker-b", "approved", None, 0);
+    let report = scene.sandbox.hpp(["doctor", "--json"]).json(0);
+    assert_eq!(report["store"]["notes_unbacked"], 0, "{report}");
+    assert!(
+        scene
+            .sandbox
+            .git(["log", "-1", "--notes=hpp"])
+            .contains("approved by checker-b")
+    );
+    // The checker blocks the same tree: the approval's line no longer holds.
+    scene.attest("checker-b", "blocked", None, 2);
+    let report = scene.sandbox.hpp(["doctor", "--json"]).json(2);
+    assert!(report.to_string().contains("revoked by"), "{report}");
+    scene.sandbox.hpp(["doctor", "--repair", "--apply"]).ok();
+    let shown = scene.sandbox.git(["log", "-1", "--notes=hpp"]);
+    assert!(!shown.contains("approved by"), "{shown}");
+    assert!(shown.contains("blocked by checker-b"), "{shown}");
+}

@@ -336,6 +336,38 @@ impl Store {
             .map_err(git(format!("writing the note of {commit}")))?;
         Ok(())
     }
+
+    /// Removes the note on `commit` in [`NOTES_REF`], if it has one.
+    pub fn remove_note(&self, commit: &CommitId) -> Result<(), Error> {
+        let mut notes = self
+            .repo
+            .notes()
+            .map_err(git("opening notes"))?
+            .with_commit_message("hpp: attestation note removed");
+        notes
+            .remove(NOTES_REF, commit.oid())
+            .map_err(git(format!("removing the note of {commit}")))?;
+        Ok(())
+    }
+
+    /// Lists every object that has a note in [`NOTES_REF`] (through `git notes list`, which
+    /// reads every fan-out layout git writes), sorted.
+    pub fn noted_objects(&self) -> Result<Vec<String>, Error> {
+        if self.tip(NOTES_REF)?.is_none() {
+            return Ok(Vec::new());
+        }
+        let out = super::git_cli::stdout(
+            super::git_cli::in_repo(self.repo.git_dir(), self.workdir())
+                .args(["notes", "--ref", NOTES_REF, "list"]),
+            "git notes list",
+        )?;
+        let mut objects: Vec<String> = String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|line| line.split_whitespace().nth(1).map(str::to_owned))
+            .collect();
+        objects.sort();
+        Ok(objects)
+    }
 }
 
 #[cfg(test)]
