@@ -18,7 +18,8 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
 use crate::events;
-use crate::evidence::{self, ArtifactCheck, Signing};
+use crate::evidence::{self, ArtifactCheck};
+use crate::sign::Signing;
 use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
 use hpp_core::attestation::{self as record, BoundEvidence, Claim, PanelRef, Record, Verdict};
 use hpp_core::event_loop::LoopSpec;
@@ -391,7 +392,7 @@ fn tree_entries(
     if let Some(signing) = signing {
         entries.push((
             SIGNATURE_FILE,
-            Content::Bytes(sign::sign(&signing.key, bytes)?.into_bytes()),
+            Content::Bytes(signing.sign(bytes)?.into_bytes()),
         ));
     }
     Ok(entries)

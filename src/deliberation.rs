@@ -19,6 +19,8 @@ pub const SIGNER_FILE: &str = "signer";
 /// The person's decision, outside the seal: added by `deliberate decide` in a child commit of
 /// the sealed record, `{"value": an option, "by": who, "note"?: text}`.
 pub const HUMAN_DECISION_FILE: &str = "human_decision.json";
+/// The deciding person's signature over the bytes of [`HUMAN_DECISION_FILE`], beside it.
+pub const HUMAN_DECISION_SIGNATURE: &str = "human_decision.sig";
 
 /// Why keeping or reading a sealed record at a ref failed.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +31,9 @@ pub enum StoreError {
     /// The name matches more than one record.
     #[error("{0} names more than one deliberation record; use its full id")]
     Ambiguous(String),
+    /// The record would be signed by someone other than its judge's seat.
+    #[error("the signer must be the judge's seat: {0}")]
+    SignerNotJudge(String),
     /// The id is taken by a different record.
     #[error("{0} already holds a different deliberation record; a record is written once")]
     Taken(String),
@@ -55,7 +60,7 @@ pub enum StoreError {
 pub fn store_record(
     store: &Store,
     record: &Value,
-    signing: Option<&crate::evidence::Signing>,
+    signing: Option<&crate::sign::Signing>,
 ) -> Result<String, StoreError> {
     let name = format!("{DELIBERATIONS_PREFIX}{}", record_id(record));
     let bytes = canonical_json(record);
@@ -66,6 +71,14 @@ pub fn store_record(
             return Ok(name);
         }
         return Err(StoreError::Taken(name));
+    }
+    if let Some(signing) = signing
+        && let Some(problem) = hpp_core::deliberation::panel::signer_problem(
+            record.get("panel").unwrap_or(&Value::Null),
+            signing.signer.as_str(),
+        )
+    {
+        return Err(StoreError::SignerNotJudge(problem));
     }
     let mut entries: Vec<(String, Content)> = Vec::new();
     let part = |key: &str| canonical_json(record.get(key).unwrap_or(&Value::Null));
@@ -90,7 +103,7 @@ pub fn store_record(
     }
     entries.push((RECORD_FILE.into(), Content::Bytes(bytes.clone())));
     if let Some(signing) = signing {
-        let armored = sign::sign(&signing.key, &bytes)?;
+        let armored = signing.sign(&bytes)?;
         entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
         entries.push((
             SIGNER_FILE.into(),
@@ -154,6 +167,9 @@ pub struct Loaded {
     pub bytes: Vec<u8>,
     /// The signature check.
     pub signature: SignatureReport,
+    /// The check of the deciding person's signature over the human decision, when there is a
+    /// decision.
+    pub decision_signature: Option<SignatureReport>,
     /// Tree entries that do not match the sealed record (empty when consistent).
     pub problems: Vec<String>,
 }
@@ -186,6 +202,14 @@ pub fn load(
         time::OffsetDateTime::now_utc(),
     );
     let mut problems = Vec::new();
+    if let Some(signer) = &signer
+        && let Some(problem) = hpp_core::deliberation::panel::signer_problem(
+            record.get("panel").unwrap_or(&Value::Null),
+            signer,
+        )
+    {
+        problems.push(problem);
+    }
     let mut side = |path: &str, expected: Option<&Value>| -> Result<(), StoreError> {
         let found = store.read_file(name, path)?;
         let expected = expected.filter(|v| !v.is_null()).map(canonical_json);
@@ -215,13 +239,34 @@ pub fn load(
         problems.push("a record kept in a ref carries no human_decision".into());
     }
     let mut record = record;
+    let mut decision_signature = None;
     if let Some(human) = store.read_file(name, HUMAN_DECISION_FILE)? {
         match (
             serde_json::from_slice::<Value>(&human),
             record.as_object_mut(),
         ) {
-            (Ok(human), Some(map)) => {
-                map.insert("human_decision".into(), human);
+            (Ok(decision), Some(map)) => {
+                // The deciding person signs the decision, as its `by`.
+                let by = decision
+                    .get("by")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let sig = store.read_file(name, HUMAN_DECISION_SIGNATURE)?;
+                let report = sign::check(
+                    &human,
+                    sig.as_deref(),
+                    by.as_deref(),
+                    allowed,
+                    time::OffsetDateTime::now_utc(),
+                );
+                if sig.is_some() && report.status == sign::SignatureStatus::Refused {
+                    problems.push(format!(
+                        "the human decision's signature does not hold: {}",
+                        report.detail.clone().unwrap_or_default()
+                    ));
+                }
+                decision_signature = Some(report);
+                map.insert("human_decision".into(), decision);
             }
             _ => problems.push(format!("{HUMAN_DECISION_FILE} is not JSON")),
         }
@@ -230,6 +275,7 @@ pub fn load(
         record,
         bytes,
         signature,
+        decision_signature,
         problems,
     })
 }

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use super::exit::CliError;
-use crate::evidence::Signing;
+use crate::sign::Signing;
 use crate::sign::{self, AllowedSigners, SignerId};
 use hpp_core::manifest::{self, Manifest};
 use hpp_store::Store;
@@ -102,13 +102,39 @@ impl Ctx {
         }
     }
 
-    /// Loads a signing key and pairs it with its principal; the passphrase of an encrypted key
-    /// comes from the environment variable [`sign::PASSPHRASE_ENV`].
+    /// Loads a signing key and pairs it with its principal: a private key file, or a public key
+    /// whose private half is in ssh-agent. The passphrase of an encrypted key comes from the
+    /// environment variable [`sign::PASSPHRASE_ENV`].
     pub fn signing(&self, key: &std::path::Path, signer: &str) -> Result<Signing, CliError> {
         let signer: SignerId = signer.parse()?;
         let passphrase = std::env::var(sign::PASSPHRASE_ENV).ok();
-        let key = sign::load_key(&self.cwd.join(key), passphrase.as_deref())?;
+        let key = sign::source::load(&self.cwd.join(key), passphrase.as_deref())?;
         Ok(Signing { key, signer })
+    }
+
+    /// Returns the key git signs with, when git is set up to sign with SSH (`gpg.format=ssh`
+    /// and `user.signingKey`), paired with `signer`; `None` otherwise. Like `git commit -S`, a
+    /// `key::` literal or a public key is used through ssh-agent.
+    pub fn git_signing(&self, signer: &str) -> Result<Option<Signing>, CliError> {
+        let store = self.store()?;
+        if store.config_string("gpg.format").as_deref() != Some("ssh") {
+            return Ok(None);
+        }
+        let Some(value) = store.config_string("user.signingKey") else {
+            return Ok(None);
+        };
+        let signer: SignerId = signer.parse()?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let passphrase = std::env::var(sign::PASSPHRASE_ENV).ok();
+        let key = sign::source::from_git_config(
+            &value,
+            &home,
+            store.workdir().unwrap_or(&self.cwd),
+            passphrase.as_deref(),
+        )?;
+        Ok(Some(Signing { key, signer }))
     }
 
     /// Returns the allowed-signers file in force: `--allowed-signers`, else git config

@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 
 use crate::events::{self, Appended};
 use crate::process;
-use crate::sign::{self, AllowedSigners, SignatureReport, SignerId};
+use crate::sign::{self, AllowedSigners, SignatureReport, Signing};
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::evidence::{
     self as bundle, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured, SCHEMA, Status,
@@ -75,14 +75,6 @@ pub enum Error {
     /// The store failed or refused.
     #[error(transparent)]
     Store(#[from] store::Error),
-}
-
-/// How to sign a record: the key and the principal an allowed-signers file lists for it.
-pub struct Signing {
-    /// The private key.
-    pub key: ssh_key::PrivateKey,
-    /// The principal recorded as the signer.
-    pub signer: SignerId,
 }
 
 /// A request to run a criterion command and record it.
@@ -261,7 +253,7 @@ fn store_record(
             let mut entries: Vec<(String, Content)> =
                 vec![(RECORD_FILE.into(), Content::Bytes(bytes.clone()))];
             if let Some(signing) = &request.signing {
-                let armored = sign::sign(&signing.key, &bytes)?;
+                let armored = signing.sign(&bytes)?;
                 entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
             }
             for (path, data) in kept {

@@ -16,6 +16,7 @@
 
 pub mod allowed;
 mod repair;
+pub mod source;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use ssh_key::{Algorithm, EcdsaCurve, HashAlg, LineEnding, PrivateKey, PublicKey,
 use time::OffsetDateTime;
 
 pub use allowed::{AllowedSigners, LineProblem, Refusal};
+pub use source::{Key, Signing};
 
 /// The SSHSIG namespace of every hpp signature (`ssh-keygen -Y sign -n hpp`).
 pub const NAMESPACE: &str = "hpp";
@@ -138,6 +140,14 @@ pub enum Error {
         /// Why reading failed.
         #[source]
         source: std::io::Error,
+    },
+    /// A key in ssh-agent could not sign through `ssh-keygen -Y sign`.
+    #[error("cannot sign with the key of {origin}: {reason}")]
+    Agent {
+        /// Where the key was named.
+        origin: String,
+        /// Why, in a sentence.
+        reason: String,
     },
 }
 

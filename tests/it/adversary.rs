@@ -594,3 +594,182 @@ fn control_a_genuine_note_passes_doctor_and_a_revoked_one_is_flagged() {
     assert!(!shown.contains("approved by"), "{shown}");
     assert!(shown.contains("blocked by checker-b"), "{shown}");
 }
+
+/// An `ssh-agent` in the foreground on a socket in the sandbox, killed when dropped.
+struct Agent {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Agent {
+    fn start(sandbox: &Sandbox) -> Agent {
+        let socket = sandbox.path("agent.sock");
+        let child = sandbox
+            .command("ssh-agent", &sandbox.root)
+            .args(["-D", "-a"])
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("ssh-agent runs");
+        // Dropping it kills and reaps the agent, whether or not it came up.
+        let agent = Agent { child, socket };
+        for _ in 0..200 {
+            if agent.socket.exists() {
+                return agent;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("ssh-agent did not open its socket");
+    }
+
+    fn add(&self, sandbox: &Sandbox, key: &Path) {
+        let out = sandbox
+            .command("ssh-add", &sandbox.root)
+            .env("SSH_AUTH_SOCK", &self.socket)
+            .arg(key)
+            .output()
+            .expect("ssh-add runs");
+        assert!(out.status.success(), "{}", Run::from_output(&out));
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_key_held_by_ssh_agent_signs_through_its_public_half() {
+    let mut scene = scene();
+    let agent = Agent::start(&scene.sandbox);
+    agent.add(&scene.sandbox, &scene.checker_key);
+    scene
+        .sandbox
+        .env
+        .insert("SSH_AUTH_SOCK".into(), agent.socket.display().to_string());
+    let public = PathBuf::from(format!("{}.pub", scene.checker_key.display()));
+    let created = scene.attest("checker-b", "approved", Some(&public), 0);
+    assert_eq!(created["record"]["signer"], "checker-b");
+    let allowed = ["--allowed-signers", text(&scene.allowed)];
+    let report = scene.verify(&scene.sandbox.root, &allowed, 0);
+    assert_eq!(
+        first(&report)["verification"]["checked"],
+        "signature verified (checker-b)"
+    );
+}
+
+#[test]
+fn control_a_public_key_whose_private_half_no_agent_holds_cannot_sign() {
+    let mut scene = scene();
+    let agent = Agent::start(&scene.sandbox);
+    scene
+        .sandbox
+        .env
+        .insert("SSH_AUTH_SOCK".into(), agent.socket.display().to_string());
+    let before = scene.sandbox.hpp_refs();
+    let public = format!("{}.pub", scene.checker_key.display());
+    let mut args = crate::harness::attest_args("review:001", "approved");
+    args.extend(["--sign-key", &public]);
+    let refused = scene.sandbox.hpp_in(&scene.sandbox.root, &args).refused();
+    assert!(refused.contains("ssh-keygen -Y sign failed"), "{refused}");
+    assert_eq!(scene.sandbox.hpp_refs(), before, "nothing was written");
+}
+
+#[test]
+fn with_gpg_format_ssh_the_users_signing_key_signs_like_git_commit_s() {
+    let scene = scene();
+    let sandbox = &scene.sandbox;
+    sandbox.git(["config", "gpg.format", "ssh"]);
+    sandbox.git(["config", "user.signingKey", text(&scene.checker_key)]);
+    let created = scene.attest("checker-b", "approved", None, 0);
+    assert_eq!(created["record"]["signer"], "checker-b");
+    let allowed = ["--allowed-signers", text(&scene.allowed)];
+    scene.verify(&sandbox.root, &allowed, 0);
+    // --no-sign opts out.
+    let mut args = crate::harness::attest_args("review:002", "approved");
+    args.extend(["--no-sign", "--json"]);
+    let unsigned = sandbox.hpp_in(&sandbox.root, &args).json(0);
+    assert!(unsigned["record"].get("signer").is_none(), "{unsigned}");
+}
+
+#[test]
+fn a_human_decision_is_signed_by_the_person_it_names() {
+    let scene = scene();
+    let sandbox = &scene.sandbox;
+    let recorded = crate::harness::record_session(sandbox, "review", &[]).json(0);
+    let reference = recorded["ref"].as_str().expect("a ref").to_owned();
+    let decided = sandbox
+        .hpp([
+            "deliberate",
+            "decide",
+            &reference,
+            "--value",
+            "high",
+            "--by",
+            "checker-b",
+            "--sign-key",
+            text(&scene.checker_key),
+        ])
+        .json(0);
+    assert_eq!(decided["signed"], true);
+    let verify = |allowed: &Path, code: i32| {
+        sandbox
+            .hpp([
+                "deliberate",
+                "verify",
+                &reference,
+                "--allowed-signers",
+                text(allowed),
+            ])
+            .json(code)
+    };
+    // The session itself is unsigned, so only a file that also lets it through is used: the
+    // decision's signature is what this checks.
+    let report = verify(&scene.allowed, 2);
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("signature"),
+        "the unsigned session is reported first: {report}"
+    );
+    assert_eq!(report["human_decision_signature"]["status"], "verified");
+}
+
+#[test]
+fn control_a_decision_signed_by_someone_else_does_not_hold() {
+    let scene = scene();
+    let sandbox = &scene.sandbox;
+    let recorded = crate::harness::record_session(sandbox, "review", &[]).json(0);
+    let reference = recorded["ref"].as_str().expect("a ref").to_owned();
+    // The maker's key signs a decision that says the checker decided.
+    sandbox
+        .hpp([
+            "deliberate",
+            "decide",
+            &reference,
+            "--value",
+            "high",
+            "--by",
+            "checker-b",
+            "--sign-key",
+            text(&scene.maker_key),
+        ])
+        .json(0);
+    let report = sandbox
+        .hpp([
+            "deliberate",
+            "verify",
+            &reference,
+            "--allowed-signers",
+            text(&scene.allowed),
+        ])
+        .json(2);
+    assert_eq!(
+        report["human_decision_signature"]["status"], "refused",
+        "{report}"
+    );
+}

@@ -162,17 +162,31 @@ fn keygen(sandbox: &Sandbox, name: &str) -> (PathBuf, String) {
 }
 
 #[test]
+fn control_only_the_judges_seat_may_sign_a_session() {
+    let sandbox = Sandbox::repo();
+    let (key, _) = keygen(&sandbox, "key");
+    let refused =
+        record_review(&sandbox, &["--sign-key", text(&key), "--signer", "lane-a"]).refused();
+    assert!(
+        refused.contains("lane-a") && refused.contains("lane-judge"),
+        "{refused}"
+    );
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+}
+
+/// The judge's seat in the review example signs as its lane.
+#[test]
 fn a_signed_record_verifies_against_its_allowed_signers_and_not_a_strangers() {
     let sandbox = Sandbox::repo();
     let (key, public) = keygen(&sandbox, "key");
     let (_, other) = keygen(&sandbox, "other");
     let allowed = sandbox.path("allowed");
-    std::fs::write(&allowed, format!("judge@example.com {public}\n")).expect("writable");
+    std::fs::write(&allowed, format!("lane-judge {public}\n")).expect("writable");
     let stranger = sandbox.path("stranger");
-    std::fs::write(&stranger, format!("judge@example.com {other}\n")).expect("writable");
+    std::fs::write(&stranger, format!("lane-judge {other}\n")).expect("writable");
     let recorded = record_review(
         &sandbox,
-        &["--sign-key", text(&key), "--signer", "judge@example.com"],
+        &["--sign-key", text(&key), "--signer", "lane-judge"],
     )
     .json(0);
     let reference = ref_of(&recorded);
@@ -180,7 +194,7 @@ fn a_signed_record_verifies_against_its_allowed_signers_and_not_a_strangers() {
     assert!(files.lines().any(|f| f == "record.sig"), "{files}");
     assert_eq!(
         sandbox.git(["show", &format!("{reference}:signer")]),
-        "judge@example.com"
+        "lane-judge"
     );
     // By hand from a clone: ssh-keygen accepts what we signed.
     let record = sandbox.git(["show", &format!("{reference}:record.json")]);
@@ -198,7 +212,7 @@ fn a_signed_record_verifies_against_its_allowed_signers_and_not_a_strangers() {
             "-f",
             text(&allowed),
             "-I",
-            "judge@example.com",
+            "lane-judge",
             "-n",
             "hpp",
             "-s",

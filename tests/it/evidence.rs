@@ -312,7 +312,7 @@ fn control_refused_runs_start_nothing_and_write_nothing() {
         (
             vec!["--id", "s", "--signer", "ci@example.com"],
             touch.to_vec(),
-            "--signer needs --sign-key",
+            "--signer needs a key",
         ),
     ];
     for (flags, command, needle) in cases {

@@ -69,14 +69,13 @@ impl Store {
     }
 
     /// Moves `name` forward from `expected` to a child commit whose tree is `expected`'s plus the
-    /// blob `file`. Refuses with [`Error::Moved`] when `name` no longer points at `expected`, so
-    /// two people deciding at once cannot both win.
+    /// blobs `files` (name and bytes). Refuses with [`Error::Moved`] when `name` no longer points
+    /// at `expected`, so two people deciding at once cannot both win.
     pub fn extend_record(
         &self,
         name: &str,
         expected: &CommitId,
-        file: &str,
-        bytes: &[u8],
+        files: &[(&str, &[u8])],
         message: &str,
     ) -> Result<CommitId, Error> {
         let repo = &self.repo;
@@ -87,20 +86,25 @@ impl Store {
             .tree_id()
             .map_err(git("reading a record tree"))?
             .detach();
-        let blob = repo
-            .write_blob(bytes)
-            .map_err(git("writing a record blob"))?
-            .detach();
         let mut editor = repo.edit_tree(tree).map_err(git("editing a tree"))?;
-        editor
-            .upsert(file, EntryKind::Blob, blob)
-            .map_err(git("editing a tree"))?;
+        let mut written = Vec::new();
+        for (file, bytes) in files {
+            let blob = repo
+                .write_blob(bytes)
+                .map_err(git("writing a record blob"))?
+                .detach();
+            editor
+                .upsert(*file, EntryKind::Blob, blob)
+                .map_err(git("editing a tree"))?;
+            written.push(blob);
+        }
         let tree = editor
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
         let commit = self.new_commit(tree, Some(parent), message)?;
-        self.sync_objects(&[blob, tree, commit])?;
+        written.extend([tree, commit]);
+        self.sync_objects(&written)?;
         self.cas(name, Some(parent), commit)?;
         Ok(commit.into())
     }

@@ -13,9 +13,12 @@ use hpp_core::deliberation;
 
 /// Record a checker's verdict on the current workspace snapshot
 ///
-/// Binds the verdict to the repository identity (a hash of the origin URL), HEAD, the spec
-/// (path, sha256, blob) and the snapshot tree of tracked plus untracked-not-ignored files, with
-/// the evidence bundles named by --evidence and those the loop recorded. Writes
+/// Binds the verdict to the repository identity (the root commits of HEAD's history, which every
+/// clone shares; HEAD needs a commit), HEAD, the spec (path, sha256, blob) and the snapshot tree
+/// of tracked plus untracked-not-ignored files, with the evidence bundles named by --evidence
+/// and those the loop recorded. The record is signed as the checker (only the checker may sign
+/// it) with --sign-key, else with git's user.signingKey when gpg.format=ssh, unless --no-sign.
+/// A later revise or blocked by the same checker revokes an earlier approval of the tree. Writes
 /// refs/hpp/attestations/<tree>/<id>, and a note in refs/notes/hpp on HEAD and each branch tip
 /// whose tree is the snapshot. Maker and checker must differ ignoring case. With --deliberation,
 /// a sealed release-gate session (a file, or a ref or id under refs/hpp/deliberations) judged
@@ -43,12 +46,17 @@ pub struct AttestCreateArgs {
     /// Evidence bundle the verdict relies on: id, <id>-<stamp> or ref (can be repeated)
     #[arg(long = "evidence", value_name = "BUNDLE")]
     evidence: Vec<String>,
-    /// OpenSSH private key to sign the record with (ed25519 or ecdsa)
+    /// Key to sign the record with: an OpenSSH private key (ed25519 or ecdsa), or a public key
+    /// whose private half is in ssh-agent [default: git's user.signingKey when gpg.format=ssh]
     #[arg(long, value_name = "KEY")]
     sign_key: Option<PathBuf>,
-    /// Principal the allowed-signers file lists for that key [default: the checker]
-    #[arg(long, value_name = "NAME", requires = "sign_key")]
+    /// Principal the allowed-signers file lists for that key; must be the checker [default: the
+    /// checker]
+    #[arg(long, value_name = "NAME")]
     signer: Option<String>,
+    /// Record it unsigned even where git has a signing key
+    #[arg(long, conflicts_with_all = ["sign_key", "signer"])]
+    no_sign: bool,
     /// A sealed release-gate session whose verdict can only make this one stricter: a file, a ref or an id
     #[arg(long, value_name = "REF")]
     deliberation: Option<String>,
@@ -87,10 +95,17 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
         None => None,
     };
     let manifest = ctx.manifest()?;
-    let signing = match &args.sign_key {
-        Some(key) => Some(ctx.signing(key, args.signer.as_deref().unwrap_or(args.checker.trim()))?),
-        None => None,
+    let signer = args.signer.as_deref().unwrap_or(args.checker.trim());
+    let signing = match (&args.sign_key, args.no_sign) {
+        (Some(key), _) => Some(ctx.signing(key, signer)?),
+        (None, false) => ctx.git_signing(signer)?,
+        (None, true) => None,
     };
+    if args.signer.is_some() && signing.is_none() {
+        return Err(CliError::refused(
+            "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
+        ));
+    }
     // The loop's evidence is bound when the loop can be named; a detached HEAD just binds none.
     let loop_id = match &args.target.name {
         Some(id) => Some(id.clone()),

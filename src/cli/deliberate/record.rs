@@ -41,11 +41,14 @@ pub struct DeliberateRecordArgs {
     /// Also write the sealed record to this file (pretty, sorted keys)
     #[arg(long, value_name = "OUT.json")]
     out: Option<PathBuf>,
-    /// OpenSSH private key to sign record.json with (ed25519 or ecdsa)
+    /// Key to sign record.json with: an OpenSSH private key (ed25519 or ecdsa), or a public key
+    /// whose private half is in ssh-agent [default with --signer: git's user.signingKey when
+    /// gpg.format=ssh]
     #[arg(long, value_name = "KEY", requires = "signer")]
     sign_key: Option<PathBuf>,
-    /// Principal the allowed-signers file lists for that key
-    #[arg(long, value_name = "NAME", requires = "sign_key")]
+    /// Principal the allowed-signers file lists for that key: the judge's seat (its declared
+    /// principal, else its lane or seat id)
+    #[arg(long, value_name = "NAME")]
     signer: Option<String>,
 }
 
@@ -65,6 +68,11 @@ pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<O
     let record = deliberation::build_record(&panel, &turns, judge.as_ref(), rationale.as_ref())?;
     let signing = match (&args.sign_key, &args.signer) {
         (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
+        (None, Some(signer)) => Some(ctx.git_signing(signer)?.ok_or_else(|| {
+            CliError::refused(
+                "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
+            )
+        })?),
         _ => None,
     };
     let store = ctx.store()?;

@@ -17,8 +17,10 @@ use hpp_core::deliberation;
 /// from the panel, the turns, the judge and the rationale the record holds; extra keys are
 /// refused, and a v1 record verifies under v1 rules. RECORD is a file, or
 /// refs/hpp/deliberations/<id>, <id> or a panel id naming one record (then the ref's panel.json,
-/// turns/ and judge.json must be the sealed ones too). With --allowed-signers the signature of
-/// record.json must verify for the signer the ref names. Prints {"status": "intact", "schema",
+/// turns/ and judge.json must be the sealed ones too). The signer the ref names must be the
+/// judge's seat (its declared principal, else its lane or seat id). With --allowed-signers the
+/// signature of record.json must verify for that signer, and a human decision must be signed by
+/// the person it names. Prints {"status": "intact", "schema",
 /// "record_sha256", "verdict", "stop"} (plus "ref" and "signature" for a ref) or {"status":
 /// "broken", "reason"}.
 ///
@@ -91,10 +93,28 @@ pub fn cmd_deliberate_verify(ctx: &Ctx, args: &DeliberateVerifyArgs) -> Result<O
         ));
         intact = false;
     }
+    if let Some(decision) = &loaded.decision_signature
+        && intact
+        && allowed.is_some()
+        && !decision.is_verified()
+    {
+        value = broken(format!(
+            "human decision: {}",
+            decision
+                .detail
+                .clone()
+                .unwrap_or_else(|| "it is not signed by the person it names".into())
+        ));
+        intact = false;
+    }
     value["ref"] = json!(name);
     if let Some(human) = loaded.record.get("human_decision").filter(|h| !h.is_null()) {
         value["human_decision"] = human.clone();
     }
     value["signature"] = serde_json::to_value(&loaded.signature).expect("a report serialises");
+    if let Some(decision) = &loaded.decision_signature {
+        value["human_decision_signature"] =
+            serde_json::to_value(decision).expect("a report serialises");
+    }
     Ok(outcome(value, intact))
 }

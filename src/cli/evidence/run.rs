@@ -38,10 +38,12 @@ pub struct EvidenceRunArgs {
     /// Store the artifacts' bytes in the record, so a clone can inspect them
     #[arg(long)]
     keep_artifacts: bool,
-    /// OpenSSH private key to sign the record with (ed25519 or ecdsa)
+    /// Key to sign the record with: an OpenSSH private key (ed25519 or ecdsa), or a public key
+    /// whose private half is in ssh-agent [default with --signer: git's user.signingKey when
+    /// gpg.format=ssh]
     #[arg(long, value_name = "KEY", requires = "signer")]
     sign_key: Option<PathBuf>,
-    /// Principal the allowed-signers file lists for that key
+    /// Principal the allowed-signers file lists for that key (signs the record)
     #[arg(long, value_name = "NAME")]
     signer: Option<String>,
     #[command(flatten)]
@@ -68,7 +70,11 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
     };
     let signing = match (&args.sign_key, &args.signer) {
         (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
-        (None, Some(_)) => return Err(CliError::refused("--signer needs --sign-key KEY")),
+        (None, Some(signer)) => Some(ctx.git_signing(signer)?.ok_or_else(|| {
+            CliError::refused(
+                "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
+            )
+        })?),
         _ => None,
     };
     let outcome = evidence::run(

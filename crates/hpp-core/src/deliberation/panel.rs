@@ -279,6 +279,45 @@ pub fn judge_seat(panel: &Value) -> &Value {
         .unwrap_or(&Value::Null)
 }
 
+/// Returns the principals that may sign a session judged by the panel's judge seat: the
+/// `principal` the seat declares, else its lane and its seat id.
+///
+/// ```
+/// use serde_json::json;
+/// use hpp_core::deliberation::panel::judge_principals;
+/// let panel = json!({"judge": "j", "seats": [{"id": "j", "lane": "lane-j"}]});
+/// assert_eq!(judge_principals(&panel), ["lane-j", "j"]);
+/// let declared = json!({"judge": "j", "seats": [{"id": "j", "lane": "l", "principal": "judge-9"}]});
+/// assert_eq!(judge_principals(&declared), ["judge-9"]);
+/// ```
+pub fn judge_principals(panel: &Value) -> Vec<String> {
+    let seat = judge_seat(panel);
+    if let Some(principal) = seat["principal"].as_str().filter(|p| !p.is_empty()) {
+        return vec![principal.to_owned()];
+    }
+    ["lane", "id"]
+        .iter()
+        .filter_map(|key| seat[*key].as_str().filter(|v| !v.is_empty()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Returns why `signer` may not sign a session of `panel` (the signer is the judge's seat or
+/// the principal it declares), or `None` when it may.
+pub fn signer_problem(panel: &Value, signer: &str) -> Option<String> {
+    let allowed = judge_principals(panel);
+    (!allowed.iter().any(|p| p == signer)).then(|| {
+        format!(
+            "signed by {signer}, but only the judge's seat signs the session ({})",
+            if allowed.is_empty() {
+                "the panel names no judge seat".to_owned()
+            } else {
+                allowed.join(" or ")
+            }
+        )
+    })
+}
+
 /// Returns the panel's options.
 pub fn options(panel: &Value) -> Vec<String> {
     panel["question"]["options"]
