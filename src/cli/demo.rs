@@ -9,15 +9,18 @@ use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::sign;
 
-/// Walk the whole loop in a throwaway repository: evidence, attestation, gate, clone, lanes
+/// Walk the whole loop in a throwaway repository: evidence, attestation, gates, clone, lanes
 ///
-/// Creates a bare remote and a maker's repository in a temporary directory, then runs each step
-/// as the command a user would type (this binary as `git hpp ...`, and git): the loop's gates, a
-/// refused out-of-order event, evidence from a real command, a signed attestation by a checker
-/// who is not the maker, a push of an unverified commit refused by the pre-push gate, the
-/// verified push going through, and a fresh clone verifying it. Removes everything at the end
-/// unless --keep is given. Needs git on PATH. Exits 0 when every step behaved as the tour
-/// expects, 3 otherwise.
+/// Creates a bare remote and a maker's repository in a temporary directory, serves the remote
+/// with `git daemon` on 127.0.0.1 (a real transport; the local path when git daemon cannot
+/// start), then runs each step as the command a user would type (this binary as `git hpp ...`,
+/// and git): the loop's gates, a refused out-of-order event, evidence from a real command, a
+/// signed attestation by a checker who is not the maker, a push of an unverified commit refused
+/// by the client's pre-push gate and, with the client's hook skipped, by the server's pre-receive
+/// gate, the verified push going through, a fresh clone verifying it, and the checker revoking
+/// and restoring the approval. Removes everything (and stops the daemon) at the end unless
+/// --keep is given. Needs git on PATH. Exits 0 when every step behaved as the tour expects, 3
+/// otherwise.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// Keep the throwaway directory and print its path
@@ -99,10 +102,28 @@ const SETUP: &[Step] = &[
         &["commit", "-q", "-m", "Add the spec and the discount code"],
         "",
     ),
-    git(&["remote", "add", "origin", "../remote.git"], ""),
+    git(&["remote", "add", "origin", SERVER], ""),
 ];
 
+/// Stands for the remote's URL in a step: `git://127.0.0.1:<port>/remote.git` while the tour's
+/// `git daemon` serves it, else the local path.
+const SERVER: &str = "{server}";
+
 const STEPS: &[Step] = &[
+    in_dir(
+        hpp(
+            &["hooks", "install", "--server", "--apply"],
+            "The server gets the pre-receive gate: an update of main is checked where it lands.",
+        ),
+        "remote.git",
+    ),
+    in_dir(
+        git(
+            &["config", "hpp.allowedSignersFile", "../allowed_signers"],
+            "The server trusts the same signers.",
+        ),
+        "remote.git",
+    ),
     hpp(
         &["hooks", "install", "--apply"],
         "Install the pre-push gate: main cannot be pushed unless its tip is verified.",
@@ -133,6 +154,13 @@ const STEPS: &[Step] = &[
         git(
             &["push", "-q", "origin", "main"],
             "Pushing main now is refused: nobody verified this commit.",
+        ),
+        Expect::Fails,
+    ),
+    expect(
+        git(
+            &["push", "-q", "--no-verify", "origin", "main"],
+            "Skipping the client's hook does not help: the server's pre-receive gate refuses it too.",
         ),
         Expect::Fails,
     ),
@@ -207,13 +235,13 @@ const STEPS: &[Step] = &[
         &["verify"],
         "The commit's tree has an approved, signed attestation whose evidence still verifies.",
     ),
-    git(
-        &["push", "-q", "origin", "main"],
-        "Now the gate lets main through.",
-    ),
     hpp(
         &["push"],
         "Records travel with git: refs/hpp/* and refs/notes/hpp, never forced.",
+    ),
+    git(
+        &["push", "-q", "origin", "main"],
+        "Now both gates let main through: the server verified it with the records it holds.",
     ),
     in_dir(
         git(
@@ -258,6 +286,55 @@ const STEPS: &[Step] = &[
         "reviewer",
     ),
     in_dir(hpp(&["loops"], "Every loop in the repository."), "reviewer"),
+    expect(
+        hpp(
+            &[
+                "attest",
+                "create",
+                "--spec",
+                "SPEC.md",
+                "--maker",
+                "maker-a",
+                "--checker",
+                "checker-b",
+                "--session",
+                "review:002",
+                "--verdict",
+                "revise",
+                "--sign-key",
+                "../checker-key",
+            ],
+            "The checker changes their mind: a later revise of the same tree by the same checker...",
+        ),
+        Expect::Code(2),
+    ),
+    expect(
+        hpp(
+            &["verify"],
+            "...revokes the approval, and verify names the record that revoked it.",
+        ),
+        Expect::Code(2),
+    ),
+    hpp(
+        &[
+            "attest",
+            "create",
+            "--spec",
+            "SPEC.md",
+            "--maker",
+            "maker-a",
+            "--checker",
+            "checker-b",
+            "--session",
+            "review:003",
+            "--verdict",
+            "approved",
+            "--sign-key",
+            "../checker-key",
+        ],
+        "Once the work holds again, the checker approves it again: the latest verdict stands.",
+    ),
+    hpp(&["verify"], ""),
     hpp(
         &[
             "lane",
@@ -325,10 +402,23 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
         .map_err(|e| CliError::internal("creating a temporary directory", &e))?;
     let root = dir.path().to_path_buf();
     let mut out = String::from("git hpp demo: the whole loop, in a throwaway directory\n");
+    let daemon = Daemon::start(&root);
+    let server = match &daemon {
+        Some(d) => format!("git://127.0.0.1:{}/remote.git", d.port),
+        None => "../remote.git".to_owned(),
+    };
+    match &daemon {
+        Some(_) => out.push_str(&format!(
+            "\n# The remote is served by `git daemon` on 127.0.0.1: pushes cross a real transport.\n$ git daemon --listen=127.0.0.1 --enable=receive-pack --export-all --base-path=. .   # {server}\n"
+        )),
+        None => out.push_str(
+            "\n# git daemon could not start here: the tour pushes to the remote by its path.\n",
+        ),
+    }
     let mut failed = None;
     let mut run_all = |steps: &[Step], out: &mut String| -> Result<(), CliError> {
         for step in steps {
-            let (transcript, code) = run_step(&exe, &root, step)?;
+            let (transcript, code) = run_step(&exe, &root, step, &server)?;
             if !step.note.is_empty() {
                 out.push_str(&format!("\n# {}\n", step.note));
             }
@@ -340,7 +430,7 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
             if !ok && failed.is_none() {
                 failed = Some(format!(
                     "step `{}` exited {code}, which the tour did not expect",
-                    shown(step)
+                    shown(step, &server)
                 ));
             }
         }
@@ -362,6 +452,7 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
     );
     out.push_str("$ ssh-keygen -q -t ed25519 -N '' -f checker-key\n$ echo \"checker-b namespaces=\\\"hpp\\\" $(cat checker-key.pub)\" > allowed_signers\n");
     run_all(STEPS, &mut out)?;
+    drop(daemon);
     if args.keep {
         let kept = dir.keep();
         out.push_str(&format!("\nkept everything under {}\n", kept.display()));
@@ -395,8 +486,16 @@ fn write_files(repo: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn shown(step: &Step) -> String {
-    let words: Vec<String> = step.args.iter().map(|a| shell_quote(a)).collect();
+/// The step's arguments, with [`SERVER`] replaced by the remote's URL.
+fn args<'a>(step: &'a Step, server: &'a str) -> Vec<&'a str> {
+    step.args
+        .iter()
+        .map(|a| if *a == SERVER { server } else { a })
+        .collect()
+}
+
+fn shown(step: &Step, server: &str) -> String {
+    let words: Vec<String> = args(step, server).iter().map(|a| shell_quote(a)).collect();
     let prog = match step.prog {
         Prog::Hpp => "git hpp",
         Prog::Git => "git",
@@ -404,7 +503,7 @@ fn shown(step: &Step) -> String {
     format!("{prog} {}", words.join(" "))
 }
 
-fn run_step(exe: &Path, root: &Path, step: &Step) -> Result<(String, u8), CliError> {
+fn run_step(exe: &Path, root: &Path, step: &Step, server: &str) -> Result<(String, u8), CliError> {
     let cwd: PathBuf = root.join(step.dir);
     let mut text = String::new();
     if step.dir != "maker" {
@@ -413,7 +512,7 @@ fn run_step(exe: &Path, root: &Path, step: &Step) -> Result<(String, u8), CliErr
             if step.dir == "." { "top" } else { step.dir }
         ));
     }
-    text.push_str(&format!("$ {}", shown(step)));
+    text.push_str(&format!("$ {}", shown(step, server)));
     if let Some(file) = step.stdout_to {
         text.push_str(&format!(" > {file}"));
     }
@@ -431,20 +530,21 @@ fn run_step(exe: &Path, root: &Path, step: &Step) -> Result<(String, u8), CliErr
         }
     };
     // The pre-push hook calls `git hpp`: make sure it finds this binary first.
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut dirs: Vec<PathBuf> = exe.parent().map(Path::to_path_buf).into_iter().collect();
-    dirs.extend(std::env::split_paths(&path));
-    let path = std::env::join_paths(dirs)
-        .map_err(|e| CliError::internal("building PATH for the tour", &e))?;
+    let path = tour_path()?;
     let output = cmd
-        .args(step.args)
+        .args(args(step, server))
         .current_dir(&cwd)
         .env("PATH", path)
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .output()
-        .map_err(|e| CliError::refused(format!("the tour could not run `{}`: {e}", shown(step))))?;
+        .map_err(|e| {
+            CliError::refused(format!(
+                "the tour could not run `{}`: {e}",
+                shown(step, server)
+            ))
+        })?;
     let code = output
         .status
         .code()
@@ -464,6 +564,70 @@ fn run_step(exe: &Path, root: &Path, step: &Step) -> Result<(String, u8), CliErr
         text.push_str(&format!("[exit {code}]\n"));
     }
     Ok((text, code))
+}
+
+/// The tour's `git daemon`: it serves the throwaway directory on 127.0.0.1 with pushes enabled,
+/// and is stopped when dropped.
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Daemon {
+    /// Starts it, or returns `None` when git daemon cannot start here.
+    fn start(root: &Path) -> Option<Daemon> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .ok()?
+            .port();
+        let child = Command::new("git")
+            .args([
+                "daemon",
+                "--reuseaddr",
+                "--listen=127.0.0.1",
+                "--export-all",
+                "--enable=receive-pack",
+                "--informative-errors",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", root.display()))
+            .arg(root)
+            .current_dir(root)
+            .env("PATH", tour_path().ok()?)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut daemon = Daemon { child, port };
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(daemon);
+            }
+            if daemon.child.try_wait().ok().flatten().is_some() {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        None
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `PATH` with this binary's directory first, so hooks that call `git hpp` run this one.
+fn tour_path() -> Result<std::ffi::OsString, CliError> {
+    let exe =
+        std::env::current_exe().map_err(|e| CliError::internal("finding this program", &e))?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = exe.parent().map(Path::to_path_buf).into_iter().collect();
+    dirs.extend(std::env::split_paths(&path));
+    std::env::join_paths(dirs).map_err(|e| CliError::internal("building PATH for the tour", &e))
 }
 
 fn shell_quote(arg: &str) -> String {

@@ -428,7 +428,10 @@ fn a_ref_that_is_not_a_record_is_named_broken_and_the_records_beside_it_decide()
         "{human}"
     );
     let doctor = scene.sandbox.hpp(["doctor"]).exit(2);
-    assert!(doctor.stdout.contains(&junk), "doctor names it too: {doctor}");
+    assert!(
+        doctor.stdout.contains(&junk),
+        "doctor names it too: {doctor}"
+    );
     // The pre-push gate is not held hostage by it either.
     scene.sandbox.hpp(["hooks", "install", "--apply"]).ok();
     scene.sandbox.git(["push", "-q", "origin", "main"]);
