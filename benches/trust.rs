@@ -18,11 +18,16 @@
 //! which should be the changed and untracked ones, not all 50,000.
 //!
 //! Measurement B, verify against many attestations: `git-hpp verify HEAD` in a repository with
-//! one real attestation of HEAD's tree, and with 10,000 more attestation refs (for other tree
+//! one real attestation of HEAD's tree, and with 100,000 more attestation refs (for other tree
 //! ids, pointing at the same record) stored loose and packed by `git pack-refs --all`. The
 //! baseline, run on the same repositories, is `git for-each-ref` listing HEAD's tree's
-//! attestations. The ratios "10k / 1" of git-hpp's medians are printed at the end: looking
+//! attestations. The ratios "100k / 1" of git-hpp's medians are printed at the end: looking
 //! attestations up by ref prefix should not scan them all.
+//!
+//! Measurement C, the server's gate: in a bare repository holding one attested commit and its
+//! records, `git-hpp hook pre-receive` fed the line of a push of that commit to main, next to
+//! `git-hpp verify` of the same commit in the same repository (both through `bash -c`, so both
+//! pay the same shell). The target: the gate within 2x of verify.
 //!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
@@ -64,7 +69,7 @@ const MODIFIED: usize = 100;
 const UNTRACKED: usize = 100;
 
 /// Extra attestations in the "many attestations" repositories.
-const MANY_ATTESTATIONS: usize = 10_000;
+const MANY_ATTESTATIONS: usize = 100_000;
 
 /// The command every attestation in this benchmark is recorded with.
 const ATTEST: &[&str] = &[
@@ -451,8 +456,8 @@ fn measure_verify(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats, St
 
     let repos = [
         ("verify HEAD, 1 attestation", one),
-        ("verify HEAD, 10k loose", loose),
-        ("verify HEAD, 10k packed", packed),
+        ("verify HEAD, 100k loose", loose),
+        ("verify HEAD, 100k packed", packed),
     ];
     let mut series = Vec::new();
     for (_, (dir, tree)) in &repos {
@@ -476,6 +481,31 @@ fn measure_verify(sandbox: &Sandbox, plan: Plan) -> Vec<(&'static str, Stats, St
         .collect()
 }
 
+/// Measurement C: (gate, verify) of one commit in a bare repository holding its records.
+fn measure_gate(sandbox: &Sandbox, plan: Plan) -> (Stats, Stats) {
+    let (work, _) = attested_repo(sandbox, "gate-work", 0);
+    let bare = sandbox.root().join("gate-server.git");
+    run(sandbox.git(
+        sandbox.root(),
+        &["init", "-q", "--bare", "-b", "main", &bare.display().to_string()],
+    ));
+    let url = bare.display().to_string();
+    run(sandbox.git(&work, &["push", "-q", &url, "main", "refs/hpp/*:refs/hpp/*"]));
+    let commit = rev_parse(sandbox, &work, "HEAD");
+    let zero = "0".repeat(40);
+    let gate = format!("printf '%s\\n' '{zero} {commit} refs/heads/main' | {HPP} hook pre-receive");
+    let verify = format!("{HPP} verify {commit} > /dev/null");
+    // Both must pass, or the comparison means nothing.
+    run(sandbox.bash(&bare, &gate));
+    run(sandbox.bash(&bare, &verify));
+    let mut series = vec![
+        Series::new(|_| sandbox.bash(&bare, &gate)),
+        Series::new(|_| sandbox.bash(&bare, &verify)),
+    ];
+    run_interleaved(&mut series, plan.verify);
+    (series[0].stats(), series[1].stats())
+}
+
 fn main() {
     let plan = Plan::from_env();
     let sandbox = Sandbox::new();
@@ -496,6 +526,7 @@ fn main() {
 
     let large = measure_large_tree(&sandbox, plan);
     let verify = measure_verify(&sandbox, plan);
+    let (gate, gate_verify) = measure_gate(&sandbox, plan);
 
     println!();
     print_header();
@@ -526,6 +557,10 @@ fn main() {
         );
     }
 
+    println!("C. the server's gate on a push of one commit");
+    print_row("git-hpp hook pre-receive", &gate, "");
+    print_row("git-hpp verify <commit> (baseline)", &gate_verify, "");
+
     println!();
     println!(
         "ratios (median): snapshot / git status = {:.2}x (target <= 1.5x); \
@@ -535,11 +570,15 @@ fn main() {
         large.attest_verify.median / large.snapshot.median,
     );
     println!(
-        "ratios (median): verify 10k loose / 1 = {:.2}x, 10k packed / 1 = {:.2}x; \
+        "ratios (median): verify 100k loose / 1 = {:.2}x, 100k packed / 1 = {:.2}x; \
          git for-each-ref {:.2}x, {:.2}x",
         verify[1].1.median / verify[0].1.median,
         verify[2].1.median / verify[0].1.median,
         verify[1].2.median / verify[0].2.median,
         verify[2].2.median / verify[0].2.median,
+    );
+    println!(
+        "ratios (median): pre-receive gate / verify = {:.2}x (target <= 2x)",
+        gate.median / gate_verify.median
     );
 }
