@@ -487,10 +487,20 @@ fn measure_gate(sandbox: &Sandbox, plan: Plan) -> (Stats, Stats) {
     let bare = sandbox.root().join("gate-server.git");
     run(sandbox.git(
         sandbox.root(),
-        &["init", "-q", "--bare", "-b", "main", &bare.display().to_string()],
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            &bare.display().to_string(),
+        ],
     ));
     let url = bare.display().to_string();
-    run(sandbox.git(&work, &["push", "-q", &url, "main", "refs/hpp/*:refs/hpp/*"]));
+    run(sandbox.git(
+        &work,
+        &["push", "-q", &url, "main", "refs/hpp/*:refs/hpp/*"],
+    ));
     let commit = rev_parse(sandbox, &work, "HEAD");
     let zero = "0".repeat(40);
     let gate = format!("printf '%s\\n' '{zero} {commit} refs/heads/main' | {HPP} hook pre-receive");
