@@ -209,13 +209,22 @@ pub enum Refusal {
         /// The entry's line number.
         line: usize,
     },
+    /// The entry with the right key does not mark its principal as a person: its
+    /// `namespaces=` does not list [`crate::sign::PERSON_NAMESPACE`] by name.
+    NotAPerson {
+        /// The entry's line number.
+        line: usize,
+    },
 }
 
 impl Refusal {
     /// Orders refusals by how much they tell the user; lower is more specific.
     fn rank(&self) -> u8 {
         match self {
-            Self::NamespaceNotAllowed { .. } | Self::NotYetValid { .. } | Self::Expired { .. } => 0,
+            Self::NamespaceNotAllowed { .. }
+            | Self::NotYetValid { .. }
+            | Self::Expired { .. }
+            | Self::NotAPerson { .. } => 0,
             Self::Malformed { .. } => 1,
             Self::CertAuthority { .. } => 2,
             Self::NoValidSigner => 3,
@@ -227,6 +236,11 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoValidSigner => f.write_str("the signature names no valid signer"),
+            Self::NotAPerson { line } => write!(
+                f,
+                "the allowed-signers entry on line {line} does not mark its principal as a person (list namespaces=\"{}\" on it)",
+                crate::sign::PERSON_NAMESPACE
+            ),
             Self::NamespaceNotAllowed { line, namespace } => write!(
                 f,
                 "the allowed-signers entry on line {line} does not allow namespace {namespace:?}"
@@ -334,6 +348,34 @@ impl AllowedSigners {
         namespace: &str,
         at: OffsetDateTime,
     ) -> Result<(), Refusal> {
+        self.admit_where(principal, key, namespace, at, false)
+    }
+
+    /// Tells whether some entry admits `key` for `principal` as a person: as [`Self::admit`] in
+    /// namespace [`crate::sign::PERSON_NAMESPACE`], from an entry whose `namespaces=` lists that
+    /// namespace by name. An entry with no `namespaces=` admits every namespace to OpenSSH, but
+    /// marks no one as a person here: a person is marked on purpose, never by default.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::admit`], and [`Refusal::NotAPerson`] for an entry that does not list it.
+    pub fn admit_person(
+        &self,
+        principal: &str,
+        key: &KeyData,
+        at: OffsetDateTime,
+    ) -> Result<(), Refusal> {
+        self.admit_where(principal, key, crate::sign::PERSON_NAMESPACE, at, true)
+    }
+
+    fn admit_where(
+        &self,
+        principal: &str,
+        key: &KeyData,
+        namespace: &str,
+        at: OffsetDateTime,
+        listed_by_name: bool,
+    ) -> Result<(), Refusal> {
         let now = at.unix_timestamp();
         let mut best = Refusal::NoValidSigner;
         let mut consider = |refusal: Refusal| {
@@ -373,6 +415,15 @@ impl AllowedSigners {
                     line: entry.line,
                     namespace: namespace.to_owned(),
                 });
+                continue;
+            }
+            if listed_by_name
+                && !options
+                    .namespaces
+                    .as_deref()
+                    .is_some_and(|list| list.split(',').any(|n| n.trim() == namespace))
+            {
+                consider(Refusal::NotAPerson { line: entry.line });
                 continue;
             }
             if let Some(valid_after) = options.valid_after
@@ -823,6 +874,37 @@ mod tests {
             admit(&negated, "alice", 1),
             Err(Refusal::NamespaceNotAllowed { .. })
         ));
+    }
+
+    #[test]
+    fn a_person_is_marked_by_listing_the_person_namespace_by_name() {
+        let person = |text: &str| AllowedSigners::parse(text).admit_person("alice", &data(1), NOW);
+        assert_eq!(
+            person(&format!(
+                "alice namespaces=\"hpp,hpp-human\" {}\n",
+                openssh(1)
+            )),
+            Ok(())
+        );
+        // A pattern admits the namespace to OpenSSH but does not mark a person on purpose.
+        assert_eq!(
+            person(&format!("alice namespaces=\"hpp*\" {}\n", openssh(1))),
+            Err(Refusal::NotAPerson { line: 1 })
+        );
+    }
+
+    #[test]
+    fn control_an_entry_without_the_person_namespace_is_not_a_person() {
+        let text = format!("alice {}\n", openssh(1));
+        assert_eq!(admit(&text, "alice", 1), Ok(()));
+        let refused = AllowedSigners::parse(&text).admit_person("alice", &data(1), NOW);
+        assert_eq!(refused, Err(Refusal::NotAPerson { line: 1 }));
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("namespaces=\"hpp-human\"")
+        );
     }
 
     #[test]

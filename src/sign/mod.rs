@@ -33,6 +33,31 @@ pub use source::{Key, Signing};
 /// The SSHSIG namespace of every hpp signature (`ssh-keygen -Y sign -n hpp`).
 pub const NAMESPACE: &str = "hpp";
 
+/// The SSHSIG namespace a person signs their approval of a loop in
+/// ([`hpp_core::event_loop::gates::PERSON_NAMESPACE`]); an allowed-signers line that lists it by
+/// name (`namespaces="hpp,hpp-human"`) marks its principal as a person.
+pub const PERSON_NAMESPACE: &str = hpp_core::event_loop::gates::PERSON_NAMESPACE;
+
+/// What a signature vouches for, which decides its namespace and who may have made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A record (evidence, attestation, decision): namespace [`NAMESPACE`].
+    Record,
+    /// A person's approval: namespace [`PERSON_NAMESPACE`], from a principal the
+    /// allowed-signers file marks as a person ([`AllowedSigners::admit_person`]).
+    Person,
+}
+
+impl Purpose {
+    /// The SSHSIG namespace.
+    pub fn namespace(self) -> &'static str {
+        match self {
+            Self::Record => NAMESPACE,
+            Self::Person => PERSON_NAMESPACE,
+        }
+    }
+}
+
 /// The environment variable the CLI reads a signing key's passphrase from and passes to
 /// [`load_key`] (the library itself never reads the environment).
 pub const PASSPHRASE_ENV: &str = "HPP_SIGNING_PASSPHRASE";
@@ -291,6 +316,15 @@ pub fn load_key(path: &Path, passphrase: Option<&str>) -> Result<PrivateKey, Err
 /// [`Error::UnsupportedKey`] for keys other than ed25519 and ECDSA nistp256/nistp384, and
 /// [`Error::Sign`] when signing fails (for example with a key that is still encrypted).
 pub fn sign(key: &PrivateKey, bytes: &[u8]) -> Result<String, Error> {
+    sign_for(key, Purpose::Record, bytes)
+}
+
+/// As [`sign`], in the namespace of `purpose`.
+///
+/// # Errors
+///
+/// As [`sign`].
+pub fn sign_for(key: &PrivateKey, purpose: Purpose, bytes: &[u8]) -> Result<String, Error> {
     match key.algorithm() {
         Algorithm::Ed25519
         | Algorithm::Ecdsa {
@@ -298,7 +332,7 @@ pub fn sign(key: &PrivateKey, bytes: &[u8]) -> Result<String, Error> {
         } => {}
         algorithm => return Err(Error::UnsupportedKey { algorithm }),
     }
-    key.sign(NAMESPACE, HashAlg::Sha512, bytes)
+    key.sign(purpose.namespace(), HashAlg::Sha512, bytes)
         .and_then(|signature| signature.to_pem(LineEnding::LF))
         .map_err(|source| Error::Sign { source })
 }
@@ -417,6 +451,21 @@ pub fn check(
     allowed: Option<&AllowedSigners>,
     at: OffsetDateTime,
 ) -> SignatureReport {
+    check_for(Purpose::Record, bytes, armored, signer, allowed, at)
+}
+
+/// As [`check`], for a signature made for `purpose`: a person's approval is in namespace
+/// [`PERSON_NAMESPACE`] and verifies only for a principal the allowed-signers file marks as a
+/// person ([`AllowedSigners::admit_person`]).
+pub fn check_for(
+    purpose: Purpose,
+    bytes: &[u8],
+    armored: Option<&[u8]>,
+    signer: Option<&str>,
+    allowed: Option<&AllowedSigners>,
+    at: OffsetDateTime,
+) -> SignatureReport {
+    let namespace = purpose.namespace();
     let Some(armored) = armored else {
         return match allowed {
             None => SignatureReport::new(SignatureStatus::NotSigned, None, None),
@@ -436,13 +485,13 @@ pub fn check(
     let Ok(signature) = SshSig::from_pem(armored) else {
         return SignatureReport::refused(Some(signer), "the signature is not an SSH signature");
     };
-    const WRONG_FORM: &str = "unknown signature form; expected sshsig in namespace hpp";
-    if signature.namespace() != NAMESPACE {
-        return SignatureReport::refused(Some(signer), WRONG_FORM);
+    let wrong_form = format!("unknown signature form; expected sshsig in namespace {namespace}");
+    if signature.namespace() != namespace {
+        return SignatureReport::refused(Some(signer), wrong_form);
     }
     // The same order as ssh-keygen: the signature itself first, then who may have made it.
     let public = PublicKey::new(signature.public_key().clone(), "");
-    match public.verify(NAMESPACE, bytes, &signature) {
+    match public.verify(namespace, bytes, &signature) {
         Ok(()) => {}
         Err(ssh_key::Error::AlgorithmUnsupported { algorithm }) => {
             return SignatureReport::refused(
@@ -451,7 +500,7 @@ pub fn check(
             );
         }
         Err(ssh_key::Error::Namespace) => {
-            return SignatureReport::refused(Some(signer), WRONG_FORM);
+            return SignatureReport::refused(Some(signer), wrong_form);
         }
         Err(_) => {
             return SignatureReport::refused(
@@ -472,7 +521,11 @@ pub fn check(
             )),
         );
     };
-    match allowed.admit(signer_id.as_str(), signature.public_key(), NAMESPACE, at) {
+    let admitted = match purpose {
+        Purpose::Record => allowed.admit(signer_id.as_str(), signature.public_key(), namespace, at),
+        Purpose::Person => allowed.admit_person(signer_id.as_str(), signature.public_key(), at),
+    };
+    match admitted {
         Ok(()) => SignatureReport {
             status: SignatureStatus::Verified,
             signer: Some(signer.to_owned()),

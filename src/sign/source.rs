@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ssh_key::{PrivateKey, PublicKey, SshSig};
 
-use super::{Error, NAMESPACE, SignerId};
+use super::{Error, Purpose, SignerId};
 use crate::process;
 
 /// How long `ssh-keygen -Y sign` may take (a security key waits for a touch).
@@ -42,7 +42,7 @@ pub struct Signing {
 }
 
 impl Signing {
-    /// Signs `bytes` in namespace [`NAMESPACE`] and returns the armored signature.
+    /// Signs `bytes` in namespace [`super::NAMESPACE`] and returns the armored signature.
     ///
     /// # Errors
     ///
@@ -50,9 +50,18 @@ impl Signing {
     /// `ssh-keygen` cannot sign (no agent, the key not in it) or returns a signature that does
     /// not verify.
     pub fn sign(&self, bytes: &[u8]) -> Result<String, Error> {
+        self.sign_for(Purpose::Record, bytes)
+    }
+
+    /// As [`Self::sign`], in the namespace of `purpose`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::sign`].
+    pub fn sign_for(&self, purpose: Purpose, bytes: &[u8]) -> Result<String, Error> {
         match &self.key {
-            Key::File(key) => super::sign(key, bytes),
-            Key::Agent { public, origin } => sign_with_agent(public, origin, bytes),
+            Key::File(key) => super::sign_for(key, purpose, bytes),
+            Key::Agent { public, origin } => sign_with_agent(public, origin, purpose, bytes),
         }
     }
 }
@@ -105,7 +114,12 @@ pub fn from_git_config(
     load(&path, passphrase)
 }
 
-fn sign_with_agent(public: &PublicKey, origin: &str, bytes: &[u8]) -> Result<String, Error> {
+fn sign_with_agent(
+    public: &PublicKey,
+    origin: &str,
+    purpose: Purpose,
+    bytes: &[u8],
+) -> Result<String, Error> {
     let agent = |reason: String| Error::Agent {
         origin: origin.to_owned(),
         reason,
@@ -126,7 +140,7 @@ fn sign_with_agent(public: &PublicKey, origin: &str, bytes: &[u8]) -> Result<Str
         "-Y".into(),
         "sign".into(),
         "-n".into(),
-        NAMESPACE.into(),
+        purpose.namespace().into(),
         "-f".into(),
         key_file.display().to_string(),
     ];
@@ -151,7 +165,9 @@ fn sign_with_agent(public: &PublicKey, origin: &str, bytes: &[u8]) -> Result<Str
     let signature = SshSig::from_pem(armored.as_bytes())
         .map_err(|e| agent(format!("ssh-keygen returned no SSH signature: {e}")))?;
     if signature.public_key() != public.key_data()
-        || public.verify(NAMESPACE, bytes, &signature).is_err()
+        || public
+            .verify(purpose.namespace(), bytes, &signature)
+            .is_err()
     {
         return Err(agent(
             "ssh-keygen returned a signature that does not verify with the key named".into(),

@@ -57,8 +57,20 @@ impl Store {
         expected: Option<&CommitId>,
         record: &NewRecord<'_>,
     ) -> Result<CommitId, Error> {
+        self.append_with(name, expected, record, &[])
+    }
+
+    /// As [`Store::append`], with more blobs `beside` the record in the commit's tree (a
+    /// signature over the record's bytes, say).
+    pub fn append_with(
+        &self,
+        name: &str,
+        expected: Option<&CommitId>,
+        record: &NewRecord<'_>,
+        beside: &[(&str, &[u8])],
+    ) -> Result<CommitId, Error> {
         let mut written = Vec::new();
-        let id = self.write_record(expected.map(CommitId::oid), record, &mut written)?;
+        let id = self.write_record(expected.map(CommitId::oid), record, beside, &mut written)?;
         self.sync_objects(&written)?;
         self.cas(name, expected.map(CommitId::oid), id)?;
         Ok(id.into())
@@ -105,7 +117,7 @@ impl Store {
         let mut written = Vec::new();
         let mut parent = None;
         for record in records {
-            parent = Some(self.write_record(parent, record, &mut written)?);
+            parent = Some(self.write_record(parent, record, &[], &mut written)?);
         }
         let tip = parent.ok_or_else(|| Error::NothingToWrite {
             name: name.to_owned(),
@@ -242,10 +254,10 @@ mod tests {
         let (_dir, store) = repo();
         let mut written = Vec::new();
         let one = store
-            .write_record(None, &record(b"same"), &mut written)
+            .write_record(None, &record(b"same"), &[], &mut written)
             .unwrap();
         let two = store
-            .write_record(None, &record(b"same"), &mut written)
+            .write_record(None, &record(b"same"), &[], &mut written)
             .unwrap();
         assert_ne!(one, two);
     }
@@ -255,7 +267,7 @@ mod tests {
         let (_dir, store) = repo();
         let mut written = Vec::new();
         store
-            .write_record(None, &record(b"flush me"), &mut written)
+            .write_record(None, &record(b"flush me"), &[], &mut written)
             .unwrap();
         assert_eq!(
             store.sync_objects(&written).unwrap(),

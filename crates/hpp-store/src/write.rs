@@ -33,26 +33,32 @@ impl Store {
         &self,
         parent: Option<ObjectId>,
         record: &NewRecord<'_>,
+        beside: &[(&str, &[u8])],
         written: &mut Vec<ObjectId>,
     ) -> Result<ObjectId, Error> {
-        let blob = self
-            .repo
-            .write_blob(record.bytes)
-            .map_err(git("writing a record blob"))?
-            .detach();
         let mut editor = self
             .repo
             .edit_tree(ObjectId::empty_tree(self.repo.object_hash()))
             .map_err(git("editing a tree"))?;
-        editor
-            .upsert(record.file, EntryKind::Blob, blob)
-            .map_err(git("editing a tree"))?;
+        for (file, bytes) in
+            std::iter::once((record.file, record.bytes)).chain(beside.iter().copied())
+        {
+            let blob = self
+                .repo
+                .write_blob(bytes)
+                .map_err(git("writing a record blob"))?
+                .detach();
+            editor
+                .upsert(file, EntryKind::Blob, blob)
+                .map_err(git("editing a tree"))?;
+            written.push(blob);
+        }
         let tree = editor
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
         let id = self.new_commit(tree, parent, record.message)?;
-        written.extend([blob, tree, id]);
+        written.extend([tree, id]);
         Ok(id)
     }
 

@@ -6,6 +6,8 @@
 //! default, so a missing or invalid block is a refusal. This module is pure: it validates the
 //! block and projects a history of event types onto it.
 
+pub mod gates;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -56,6 +58,7 @@ pub struct LoopSpec {
     initial: String,
     transitions: Vec<Transition>,
     next_step: BTreeMap<String, String>,
+    gates: BTreeMap<String, gates::Condition>,
 }
 
 /// Where a history of events leaves the loop.
@@ -142,11 +145,29 @@ impl LoopSpec {
                 text(steps.get(state), &format!("next_step.{state}"))?,
             );
         }
+        let gates = gates::from_block(obj).map_err(Error::InvalidSpec)?;
+        for gate in gates.keys() {
+            if !transitions.iter().any(|t| &t.gate == gate) {
+                return Err(bad(&format!("gates.{gate} names no transition's gate")));
+            }
+        }
         Ok(Self {
             initial,
             transitions,
             next_step,
+            gates,
         })
+    }
+
+    /// Returns the condition of `gate`, or `None` when the manifest gives it none (the gate then
+    /// checks only the order of events).
+    pub fn condition(&self, gate: &str) -> Option<&gates::Condition> {
+        self.gates.get(gate)
+    }
+
+    /// Returns every gate that has a condition.
+    pub fn conditions(&self) -> &BTreeMap<String, gates::Condition> {
+        &self.gates
     }
 
     /// Returns the initial state.
