@@ -23,6 +23,7 @@ use crate::sign::Signing;
 use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
 use hpp_core::attestation::{self as record, BoundEvidence, Claim, PanelRef, Record, Verdict};
 use hpp_core::event_loop::LoopSpec;
+use hpp_core::event_loop::gates::Named;
 use hpp_core::record::{canonical_json, canonical_record, sha256_hex};
 use hpp_core::timestamp;
 use hpp_store::refs::{self, LoopId};
@@ -120,6 +121,16 @@ pub enum Error {
     /// Evidence named by `--evidence` could not be found.
     #[error(transparent)]
     Evidence(#[from] evidence::Error),
+    /// An evidence bundle did not run on the tree being attested.
+    #[error("{evidence} {why}: an attestation binds evidence of the tree it attests{fix}")]
+    StaleEvidence {
+        /// The bundle.
+        evidence: String,
+        /// What tree it ran on, in words.
+        why: String,
+        /// How to get fresh evidence, or leave the loop's out.
+        fix: String,
+    },
     /// Signing failed.
     #[error(transparent)]
     Sign(#[from] sign::Error),
@@ -147,6 +158,10 @@ pub struct CreateRequest<'a> {
     pub evidence: &'a [String],
     /// The loop whose recorded evidence is bound too, if it exists.
     pub loop_id: Option<(&'a LoopSpec, LoopId)>,
+    /// Whether the loop was named (`--loop`): then every bundle it recorded must have run on the
+    /// tree being attested; the current branch's loop, taken by default, lends only those that
+    /// did.
+    pub loop_named: bool,
     /// Sign the record.
     pub signing: Option<Signing>,
 }
@@ -276,8 +291,14 @@ struct AtHand {
 fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHand, Error> {
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     let (spec_rel, spec_bytes) = read_spec(&root, cwd, request.spec)?;
-    let evidence = bind_evidence(store, request.evidence, request.loop_id.as_ref())?;
     let snapshot = store.snapshot()?;
+    let evidence = bind_evidence(
+        store,
+        &snapshot,
+        request.evidence,
+        request.loop_id.as_ref(),
+        request.loop_named,
+    )?;
     let head = store.head_commit()?;
     let roots = match &head {
         Some(head) => store.root_commits(head)?,
@@ -328,45 +349,77 @@ fn read_spec(root: &Path, cwd: &Path, spec: &Path) -> Result<(String, Vec<u8>), 
 }
 
 /// Binds the evidence bundles named on the command line, then those the loop recorded (each
-/// once), by their self-hash as stored now.
+/// once), by their self-hash as stored now. Each must have run on `tree`, the snapshot being
+/// attested: evidence of another tree says nothing about this one.
 fn bind_evidence(
     store: &Store,
+    tree: &TreeId,
     named: &[String],
     loop_id: Option<&(&LoopSpec, LoopId)>,
+    loop_named: bool,
 ) -> Result<Vec<BoundEvidence>, Error> {
-    let mut bound = Vec::new();
+    // Each bundle with how to fix it when stale; `None` for one that is left out instead.
+    let mut bound: Vec<(String, Option<String>)> = Vec::new();
     for name in named {
-        bound.push(evidence::resolve(store, name)?);
+        let fix = format!(
+            ": run `git hpp evidence run --id ID ...` on this tree and name that bundle instead of {name}"
+        );
+        bound.push((evidence::resolve(store, name)?, Some(fix)));
     }
     if let Some((spec, loop_id)) = loop_id {
         let state = events::read(store, spec, loop_id)?;
         for event in &state.events {
-            if let Some(Value::String(r)) = event.data.get("evidence")
-                && r.starts_with(refs::EVIDENCE_PREFIX)
-                && !bound.contains(r)
-            {
-                bound.push(r.clone());
+            for r in Named::from_data(&event.data).evidence {
+                if r.starts_with(refs::EVIDENCE_PREFIX) && !bound.iter().any(|(b, _)| *b == r) {
+                    let fix = format!(
+                        ": loop {loop_id} recorded it; record fresh evidence on this tree in a new loop (--loop NAME), or attest without --loop"
+                    );
+                    bound.push((r, loop_named.then_some(fix)));
+                }
             }
         }
     }
-    bound
-        .into_iter()
-        .map(|evidence_ref| {
-            let bytes = store
-                .read_file(&evidence_ref, evidence::RECORD_FILE)?
-                .ok_or_else(|| Error::NotFound(evidence_ref.clone()))?;
-            // Read as JSON, not as a typed bundle: a bundle without a self-hash is bound as null.
-            let record_sha256 = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
-                v.get("record_sha256")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            });
-            Ok(BoundEvidence {
-                evidence_ref,
-                record_sha256,
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (evidence_ref, fix) in bound {
+        let bytes = store
+            .read_file(&evidence_ref, evidence::RECORD_FILE)?
+            .ok_or_else(|| Error::NotFound(evidence_ref.clone()))?;
+        // Read as JSON, not as a typed bundle: a bundle without a self-hash is bound as null.
+        let record = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        let stale = match hpp_core::evidence::Snapshot::of_record(&record) {
+            None => Some("was recorded before bundles carried the tree they ran on".to_owned()),
+            Some(Err(problem)) => Some(problem),
+            Some(Ok(ran)) if !ran.covers(tree.as_str()) => Some(format!(
+                "ran on tree {}, not on {}, the tree being attested",
+                ran.tree.get(..12).unwrap_or(&ran.tree),
+                tree.as_str().get(..12).unwrap_or(tree.as_str())
+            )),
+            Some(Ok(_)) => None,
+        };
+        match (stale, fix) {
+            (Some(why), Some(fix)) => {
+                return Err(Error::StaleEvidence {
+                    evidence: evidence_ref,
+                    why,
+                    fix,
+                });
+            }
+            (Some(_), None) => continue,
+            (None, _) => {}
+        }
+        let record_sha256 = record
+            .get("record_sha256")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        out.push(BoundEvidence {
+            evidence_ref,
+            record_sha256,
+        });
+    }
+    Ok(out)
 }
 
 /// The record commit's tree: the record, the spec, the snapshot, the sealed session when one
@@ -522,12 +575,41 @@ pub struct TreeVerification {
     pub candidates: Vec<Judged>,
     /// Refs under the tree's attestations that hold no readable record.
     pub broken: Vec<Broken>,
+    /// What the verdict was decided from, one per candidate: lets a caller ask how one
+    /// checker stands ([`TreeVerification::verdict_of`]).
+    #[serde(skip)]
+    pub judgements: Vec<record::Judgement>,
 }
 
 impl TreeVerification {
     /// Tells whether the tree has a valid attestation.
     pub fn is_valid(&self) -> bool {
         self.status == record::Status::Valid
+    }
+
+    /// How the tree stands by `checker`'s records alone: their latest approval that holds,
+    /// unless a later record of theirs revoked it.
+    pub fn verdict_of(&self, checker: &str) -> record::TreeVerdict {
+        let theirs: Vec<record::Judgement> = self
+            .judgements
+            .iter()
+            .filter(|j| j.checker == checker)
+            .cloned()
+            .collect();
+        record::tree_verdict(&theirs)
+    }
+
+    /// The checkers that recorded a judgement of the tree, each once, sorted.
+    pub fn checkers(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self
+            .judgements
+            .iter()
+            .map(|j| j.checker.as_str())
+            .filter(|c| !c.is_empty())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 }
 
@@ -584,6 +666,7 @@ pub fn verify_tree(
         ambiguous: Vec::new(),
         candidates: Vec::new(),
         broken,
+        judgements: Vec::new(),
     };
     match record::tree_verdict(&judgements) {
         record::TreeVerdict::Approved { reference } => {
@@ -616,6 +699,7 @@ pub fn verify_tree(
         },
     }
     verification.candidates = candidates;
+    verification.judgements = judgements;
     Ok(verification)
 }
 
@@ -793,6 +877,11 @@ fn repo_problem(
 /// The attestation binds each bundle by its self-hash, so its own signature covers them.
 fn evidence_problems(store: &Store, rec: &Map<String, Value>) -> Result<Vec<String>, Error> {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let attested = rec
+        .get("snapshot")
+        .and_then(|s| s.get("tree"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let mut problems = Vec::new();
     for item in rec
         .get("evidence")
@@ -803,6 +892,16 @@ fn evidence_problems(store: &Store, rec: &Map<String, Value>) -> Result<Vec<Stri
         let evidence_ref = text(item.get("ref")).unwrap_or_default();
         let expected = text(item.get("record_sha256"));
         match evidence::verify(store, &evidence_ref, None, ArtifactCheck::RecordOnly) {
+            // A bundle from before bundles carried their tree is judged on the rest alone.
+            Ok(v)
+                if v.status == hpp_core::evidence::Status::Valid
+                    && v.record_sha256 == expected
+                    && v.snapshot.as_ref().is_some_and(|s| !s.covers(attested)) =>
+            {
+                problems.push(format!(
+                    "{evidence_ref} ran on another tree than the one attested"
+                ));
+            }
             Ok(v)
                 if v.status == hpp_core::evidence::Status::Valid && v.record_sha256 == expected => {
             }

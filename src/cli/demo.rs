@@ -145,10 +145,12 @@ const STEPS: &[Step] = &[
             "append",
             "--type",
             "work_started",
-            "--data",
-            r#"{"work":"ITEM-1"}"#,
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "maker-a",
         ],
-        "Gate scope: the maker starts work.",
+        "Gate scope: the loop names its work item and its maker, fixed from here on.",
     ),
     expect(
         git(
@@ -181,16 +183,12 @@ const STEPS: &[Step] = &[
         ],
         "Gate fresh-evidence: the criterion command really runs; its bundle is recorded and the loop advances.",
     ),
-    hpp(
-        &[
-            "event",
-            "append",
-            "--type",
-            "check_passed",
-            "--data",
-            r#"{"checker":"checker-b"}"#,
-        ],
-        "Gate read-only-checker: a checker who is not the maker passes it.",
+    expect(
+        hpp(
+            &["event", "append", "--type", "check_passed"],
+            "Gate read-only-checker measures: no checker has approved this tree yet, so it refuses and writes nothing.",
+        ),
+        Expect::Code(2),
     ),
     hpp(
         &[
@@ -212,19 +210,27 @@ const STEPS: &[Step] = &[
         "The checker attests the exact snapshot (a git tree) and signs it with an SSH key.",
     ),
     hpp(
+        &["event", "append", "--type", "check_passed"],
+        "Gate read-only-checker: the approval of this tree by checker-b, who is not the maker, holds.",
+    ),
+    hpp(
         &[
             "event",
             "append",
             "--type",
             "human_approved",
-            "--data",
-            r#"{"by":"reviewer"}"#,
+            "--by",
+            "reviewer",
+            "--sign-key",
+            "../person-key",
+            "--allowed-signers",
+            "../allowed_signers",
         ],
-        "Gate human: a person approves.",
+        "Gate human: a person approves, signing with a key the allowed signers mark as a person.",
     ),
     hpp(
         &["event", "append", "--type", "verified"],
-        "Gate closure: the loop is verified.",
+        "Gate closure: the evidence, the approval and the person's signature still hold for this tree.",
     ),
     git(
         &["config", "hpp.allowedSignersFile", "../allowed_signers"],
@@ -265,8 +271,8 @@ const STEPS: &[Step] = &[
     ),
     in_dir(
         hpp(
-            &["event", "verify"],
-            "The loop's commit chain and hash chain hold in the clone too.",
+            &["event", "verify", "--allowed-signers", "../allowed_signers"],
+            "The loop's chains hold in the clone too, and every gate's records are re-checked.",
         ),
         "reviewer",
     ),
@@ -312,6 +318,13 @@ const STEPS: &[Step] = &[
         hpp(
             &["verify"],
             "...revokes the approval, and verify names the record that revoked it.",
+        ),
+        Expect::Code(2),
+    ),
+    expect(
+        hpp(
+            &["event", "verify"],
+            "The loop's read-only-checker gate no longer holds either.",
         ),
         Expect::Code(2),
     ),
@@ -442,15 +455,20 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
     run_all(&SETUP[2..], &mut out)?;
     let public = sign::generate_key(&root.join("checker-key"))
         .map_err(|e| CliError::internal("generating the checker's key", &e))?;
+    let person = sign::generate_key(&root.join("person-key"))
+        .map_err(|e| CliError::internal("generating the person's key", &e))?;
     std::fs::write(
         root.join("allowed_signers"),
-        format!("checker-b namespaces=\"hpp\" {public}\n"),
+        format!(
+            "checker-b namespaces=\"hpp\" {public}\nreviewer namespaces=\"{}\" {person}\n",
+            sign::PERSON_NAMESPACE
+        ),
     )
     .map_err(|e| CliError::internal("writing allowed_signers", &e))?;
     out.push_str(
-        "\n# The checker's throwaway SSH key, and the allowed-signers file that trusts it.\n",
+        "\n# Throwaway SSH keys for the checker and a person, and the allowed-signers file that\n# trusts them; namespaces=\"hpp-human\" marks the person.\n",
     );
-    out.push_str("$ ssh-keygen -q -t ed25519 -N '' -f checker-key\n$ echo \"checker-b namespaces=\\\"hpp\\\" $(cat checker-key.pub)\" > allowed_signers\n");
+    out.push_str("$ ssh-keygen -q -t ed25519 -N '' -f checker-key\n$ ssh-keygen -q -t ed25519 -N '' -f person-key\n$ echo \"checker-b namespaces=\\\"hpp\\\" $(cat checker-key.pub)\" > allowed_signers\n$ echo \"reviewer namespaces=\\\"hpp-human\\\" $(cat person-key.pub)\" >> allowed_signers\n");
     run_all(STEPS, &mut out)?;
     drop(daemon);
     if args.keep {

@@ -186,6 +186,10 @@ impl From<events::Error> for CliError {
     fn from(e: events::Error) -> Self {
         match e {
             events::Error::Store(inner) => inner.into(),
+            events::Error::Gate(refusal) => {
+                let hint = format!("gate {} requires: {}", refusal.gate, refusal.requires);
+                CliError::refused(refusal).hint(hint)
+            }
             events::Error::Broken { ref id, .. } => {
                 let hint = format!("inspect it with `git hpp event verify --loop {id}`");
                 CliError::refused(e).hint(hint)

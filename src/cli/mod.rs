@@ -172,6 +172,36 @@ pub struct LoopArg {
     pub name: Option<LoopId>,
 }
 
+/// The trust flags of the commands whose loop gates check signatures: the allowed signers and
+/// whether signatures are required ([`Ctx::signature_policy`], the same rule as `verify`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct GateTrustArgs {
+    /// Allowed-signers file (git's format) the gates check signatures against [default: git
+    /// config hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
+    #[arg(long, value_name = "FILE")]
+    pub allowed_signers: Option<PathBuf>,
+    /// Require signatures at the gates, even with no allowed-signers file configured
+    #[arg(long, conflicts_with = "allow_unsigned")]
+    pub require_signed: bool,
+    /// Let the gates pass unsigned records although an allowed-signers file is configured
+    #[arg(long)]
+    pub allow_unsigned: bool,
+}
+
+impl GateTrustArgs {
+    /// Returns the allowed signers in force and whether signatures are required.
+    pub fn policy(
+        &self,
+        ctx: &Ctx,
+    ) -> Result<(Option<crate::sign::AllowedSigners>, bool), CliError> {
+        ctx.signature_policy(
+            self.allowed_signers.as_deref(),
+            self.require_signed,
+            self.allow_unsigned,
+        )
+    }
+}
+
 /// The `--json` flag shared by every command with a human rendering.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct JsonArg {

@@ -10,8 +10,9 @@ use crate::events;
 
 /// Print the state, next step and event count of a loop as JSON
 ///
-/// Always JSON: {"state", "next_step", "event_count"}. A broken chain is refused with exit 2.
-/// Reads refs/hpp/loops/<loop>.
+/// Always JSON: {"state", "next_step", "event_count", "next_action", "gates"}: next_action is
+/// the command that passes the next gate, gates how each stands now (as `status` shows them).
+/// A broken chain is refused with exit 2. Reads refs/hpp/loops/<loop>.
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {
     #[command(flatten)]
@@ -25,6 +26,9 @@ pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let id = ctx.loop_id(args.target.name.as_ref())?;
     let state = events::read(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
-    let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count});
+    let allowed = ctx.allowed_signers(None)?;
+    let outlook = events::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;
+    let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count,
+                       "next_action": outlook.next_action, "gates": outlook.gates});
     Ok(Outcome::json(&value, Exit::Ok))
 }

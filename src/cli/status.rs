@@ -11,8 +11,10 @@ use crate::events;
 /// Show where a loop stands and what to do next
 ///
 /// Prints the state, event and evidence counts, the history, the next step and the chain's
-/// status. A broken chain is refused with exit 2, naming the first divergent event.
-/// Reads refs/hpp/loops/<loop>.
+/// status; then each gate (holds, not yet, reference missing, no longer holds, held on another
+/// tree, unchecked for legacy events) and the command that passes the next one, against the
+/// workspace as it is now. A broken chain is refused with exit 2, naming the first divergent
+/// event. Reads refs/hpp/loops/<loop> and the records its events name.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     #[command(flatten)]
@@ -28,6 +30,8 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let id = ctx.loop_id(args.target.name.as_ref())?;
     let state = events::read(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
+    let allowed = ctx.allowed_signers(None)?;
+    let outlook = events::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;
     let chain = &state.chain;
     let status = serde_json::to_value(chain.status).expect("a status serialises");
     let status = status.as_str().unwrap_or_default();
@@ -40,6 +44,9 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
         "evidence_count": p.evidence_count,
         "history": p.history,
         "next_step": p.next_step,
+        "gates": outlook.gates,
+        "next_action": outlook.next_action,
+        "tree": outlook.tree,
         "chain": {"status": chain.status, "chained": chain.chained, "legacy": chain.legacy,
                   "head_sha256": chain.head_sha256, "head": state.head},
     });
@@ -48,9 +55,20 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     } else {
         String::new()
     };
-    let human = format!(
+    let mut human = format!(
         "HPP status: {} · loop={} · events={} · next={} · chain={status}{legacy}",
         p.state, state.id, p.event_count, p.next_step
     );
+    for gate in &outlook.gates {
+        human.push_str(&format!(
+            "\n  gate {}: {}{}",
+            gate.gate,
+            gate.status,
+            gate.event
+                .as_ref()
+                .map_or_else(String::new, |e| format!(" ({e})"))
+        ));
+    }
+    human.push_str(&format!("\nnext: {}", outlook.next_action));
     Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
 }

@@ -194,11 +194,25 @@ fn event_evidence_gate() -> Result<(), String> {
 fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
     let (_dir, store) = throwaway()?;
     let manifest = Manifest::built_in();
-    let spec = manifest.loop_spec();
+    let gated = manifest.loop_spec();
+    // The order of events, apart from what each gate measures (tested on its own).
+    let spec = &gated.ungated();
+    let options = events::GateOptions::default();
+    let bare = loop_id("control-bare")?;
+    match events::append(&store, gated, &bare, walk[0], Map::new(), &options) {
+        Err(events::Error::Gate(_)) => {}
+        Err(e) => {
+            return Err(format!(
+                "a bare {} was refused for the wrong reason: {e}",
+                walk[0]
+            ));
+        }
+        Ok(_) => return Err(format!("a bare {} passed its measured gate", walk[0])),
+    }
     let good = loop_id("control-good")?;
     let mut state = None;
     for kind in walk {
-        let appended = events::append(&store, spec, &good, kind, Map::new())
+        let appended = events::append(&store, spec, &good, kind, Map::new(), &options)
             .map_err(|e| format!("the valid sequence was refused at {kind}: {e}"))?;
         state = Some(appended.projection.state);
     }
@@ -209,7 +223,7 @@ fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
         ));
     }
     let bad = loop_id("control-bad")?;
-    let refused = events::append(&store, spec, &bad, premature, Map::new());
+    let refused = events::append(&store, spec, &bad, premature, Map::new(), &options);
     let created = store
         .tip(&refs::loop_log(&bad))
         .map_err(|e| format!("cannot read the throwaway repository: {e}"))?;
@@ -258,6 +272,7 @@ fn attestation_directions(before: &str, after: &str) -> Result<(), String> {
             verdict: "approved",
             evidence: &[],
             loop_id: None,
+            loop_named: false,
             signing: None,
         },
     )

@@ -91,6 +91,8 @@ pub struct RunRequest<'a> {
     pub keep_artifacts: bool,
     /// Append `evidence_recorded` to this loop when the run passed.
     pub record_event: Option<(&'a LoopSpec, LoopId)>,
+    /// How strictly that event's gate checks.
+    pub gate_options: events::GateOptions<'a>,
     /// Sign the record.
     pub signing: Option<Signing>,
 }
@@ -123,6 +125,9 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     let before = artifacts::stamp(&root, &patterns);
     let base_commit = store.head_commit()?;
+    // The tree the run starts on; the one it leaves differs when it wrote files git does not
+    // ignore, and the evidence is fresh for either.
+    let tree_before = store.snapshot()?;
     let (started_at, stamp) = utc_stamp(OffsetDateTime::now_utc());
     let clock = std::time::Instant::now();
     let finished = match process::run_bounded(&process::Request {
@@ -140,6 +145,7 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
         .as_ref()
         .map_or_else(|| clock.elapsed(), |f| f.duration);
     let (groups, kept) = collect_artifacts(store, &root, &patterns, &before, &request);
+    let tree_after = store.snapshot()?;
     let record = Bundle::assemble(Measured {
         id: request.id.clone(),
         command: request.command.clone(),
@@ -150,6 +156,10 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
         duration,
         artifacts: groups,
         kept_artifacts: request.keep_artifacts,
+        snapshot: Some(bundle::Snapshot {
+            tree: tree_before.to_string(),
+            after: tree_after.to_string(),
+        }),
         signer: request
             .signing
             .as_ref()
@@ -165,9 +175,16 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
     if let (Some((spec, loop_id)), Verdict::Passed) =
         (&request.record_event, outcome.record.verdict)
     {
-        let data = json!({"evidence": outcome.record_ref, "evidence_sha256": outcome.record.record_sha256, "id": request.id});
+        let data = json!({"evidence": [outcome.record_ref], "id": request.id});
         let data = data.as_object().cloned().expect("a JSON object literal");
-        match events::append(store, spec, loop_id, "evidence_recorded", data) {
+        match events::append(
+            store,
+            spec,
+            loop_id,
+            "evidence_recorded",
+            data,
+            &request.gate_options,
+        ) {
             Ok(appended) => outcome.event = Some(appended),
             Err(e) => outcome.event_error = Some(e.to_string()),
         }
@@ -370,6 +387,9 @@ pub struct Verification {
     pub signature: SignatureReport,
     /// The record's self-hash, as recomputed.
     pub record_sha256: Option<String>,
+    /// The workspace trees the run saw, when the record names them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<bundle::Snapshot>,
 }
 
 /// Verifies an `hpp.evidence/v1` record file against the workspace at `root`: its self-hash,
@@ -444,6 +464,7 @@ pub fn verify(
             OffsetDateTime::now_utc(),
         ),
         record_sha256: None,
+        snapshot: None,
     };
     // Read as JSON, not as a typed Bundle: the self-hash covers every key the record holds,
     // and an edited record must have each of its problems named, not be refused whole.
@@ -468,6 +489,7 @@ pub fn verify(
         allowed,
         OffsetDateTime::now_utc(),
     );
+    report.snapshot = bundle::Snapshot::of_record(&record).and_then(Result::ok);
     let hash = bundle::self_hash(&record);
     report.record_sha256 = Some(hash.clone());
     if text("record_sha256").as_deref() != Some(hash.as_str()) {

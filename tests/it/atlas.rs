@@ -20,6 +20,10 @@ fn demo() -> Sandbox {
             "work_started",
             "--loop",
             "feature-a",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
         ])
         .ok();
     sandbox

@@ -184,7 +184,16 @@ fn a_bad_module_block_does_not_stop_event_commands() {
     )
     .unwrap();
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     sandbox.hpp(["doctor"]).refused();
 }

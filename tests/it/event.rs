@@ -48,7 +48,7 @@ fn append_prints_the_projection() {
             "--type",
             "work_started",
             "--data",
-            r#"{"work":"ITEM-1"}"#,
+            r#"{"work":"ITEM-1","maker":"agent-a"}"#,
             "--json",
         ])
         .json(0);
@@ -63,10 +63,12 @@ fn append_prints_the_projection() {
         Value::String(sandbox.git(["rev-parse", "refs/hpp/loops/main"]))
     );
     let blob = sandbox.git(["show", "refs/hpp/loops/main:event.json"]);
+    // The gate stamps what it passed and the workspace tree it measured (here HEAD's).
+    let tree = sandbox.git(["rev-parse", "HEAD^{tree}"]);
     assert_eq!(
         blob,
         format!(
-            r#"{{"data":{{"work":"ITEM-1"}},"id":"event:1","prev_sha256":"{GENESIS}","seq":1,"type":"work_started"}}"#
+            r#"{{"data":{{"gate":{{"name":"scope","tree":"{tree}"}},"maker":"agent-a","work":"ITEM-1"}},"id":"event:1","prev_sha256":"{GENESIS}","seq":1,"type":"work_started"}}"#
         )
     );
 }
@@ -88,7 +90,16 @@ fn control_a_bare_verified_is_refused_and_leaves_no_ref() {
 fn control_an_out_of_order_event_is_refused_and_the_tip_does_not_move() {
     let sandbox = Sandbox::repo();
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     let before = sandbox.hpp_refs();
     let reason = sandbox
@@ -118,7 +129,7 @@ fn control_bad_data_is_refused_before_writing() {
             .refused();
         assert!(reason.contains(needle), "{reason}");
     }
-    let prose = r#"{"note":"no password or secret is involved"}"#;
+    let prose = r#"{"note":"no password or secret is involved","work":"W","maker":"agent-a"}"#;
     sandbox
         .hpp(["event", "append", "--type", "work_started", "--data", prose])
         .ok();
@@ -129,7 +140,16 @@ fn the_default_loop_is_the_current_branch_and_detached_head_needs_a_name() {
     let sandbox = Sandbox::repo();
     sandbox.git(["checkout", "-q", "-b", "feature/login"]);
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     assert!(
         sandbox
@@ -155,7 +175,7 @@ fn loops_and_log_show_every_loop_and_event() {
             "--loop",
             "b",
             "--data",
-            r#"{"work":"X"}"#,
+            r#"{"work":"X","maker":"agent-a"}"#,
         ])
         .ok();
     let loops = sandbox.hpp(["loops", "--json"]).json(0);
@@ -215,17 +235,10 @@ fn export_then_import_round_trips_byte_for_byte() {
             "--type",
             "work_started",
             "--data",
-            r#"{"work":"ITEM-1","note":"ação"}"#,
+            r#"{"work":"ITEM-1","maker":"agent-a","note":"ação"}"#,
         ])
         .ok();
-    for kind in [
-        "evidence_recorded",
-        "check_passed",
-        "human_approved",
-        "verified",
-    ] {
-        sandbox.hpp(["event", "append", "--type", kind]).ok();
-    }
+    sandbox.walk_steps("main", 1..5);
     let exported = sandbox.hpp(["event", "export"]).ok();
     assert_eq!(exported.lines().count(), 5);
     assert!(exported.ends_with('\n'));
@@ -384,16 +397,19 @@ fn a_legacy_log_imports_and_new_events_chain_to_its_last_line() {
         .json(0);
     assert_eq!(verify["status"], "legacy");
     assert_eq!(verify["legacy"], 1);
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "evidence_recorded",
-            "--loop",
-            "old",
-        ])
-        .ok();
+    sandbox.record_evidence("old");
+    // The imported event names nothing a gate checks: reported as unchecked, never as checked;
+    // the event written after it was measured.
+    let verify = sandbox
+        .hpp(["event", "verify", "--loop", "old", "--json"])
+        .json(0);
+    assert_eq!(verify["gates"][0]["status"], "unchecked-legacy");
+    assert_eq!(verify["gates"][1]["status"], "ok");
+    let human = sandbox.hpp(["event", "verify", "--loop", "old"]).ok();
+    assert!(
+        human.contains("event:1 work_started · gates: unchecked (legacy)"),
+        "{human}"
+    );
     let exported = sandbox.hpp(["event", "export", "--loop", "old"]).ok();
     let second: Value =
         serde_json::from_str(exported.lines().nth(1).expect("two lines")).expect("JSON");
@@ -412,7 +428,16 @@ fn control_a_manifest_without_a_loop_block_is_refused_and_a_worktree_manifest_is
     )
     .expect("writable");
     let reason = sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .refused();
     assert!(reason.contains("no loop block"), "{reason}");
     assert_eq!(sandbox.hpp_refs(), "");
@@ -436,11 +461,32 @@ fn control_a_manifest_without_a_loop_block_is_refused_and_a_worktree_manifest_is
 fn resume_prints_three_facts_as_json() {
     let sandbox = Sandbox::repo();
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     let resume = sandbox.hpp(["resume"]).json(0);
     assert_eq!(
-        resume,
-        serde_json::json!({"state": "active", "next_step": "record fresh evidence", "event_count": 1})
+        (
+            &resume["state"],
+            &resume["next_step"],
+            &resume["event_count"]
+        ),
+        (
+            &Value::from("active"),
+            &Value::from("record fresh evidence"),
+            &Value::from(1)
+        )
     );
+    let next = resume["next_action"].as_str().expect("a next action");
+    assert!(next.contains("git hpp evidence run --loop main"), "{next}");
+    assert_eq!(resume["gates"][0]["status"], "holds");
+    assert_eq!(resume["gates"][1]["status"], "not yet");
 }

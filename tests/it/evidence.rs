@@ -337,7 +337,16 @@ fn control_refused_runs_start_nothing_and_write_nothing() {
 fn record_event_appends_evidence_recorded_only_for_a_passing_run() {
     let sandbox = Sandbox::repo();
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
 
@@ -367,8 +376,9 @@ fn record_event_appends_evidence_recorded_only_for_a_passing_run() {
         .and_then(|events| events.last())
         .expect("the log has events");
     assert_eq!(last["type"], "evidence_recorded");
-    assert_eq!(last["data"]["evidence"], printed["record_ref"]);
-    assert_eq!(last["data"]["evidence_sha256"], printed["record_sha256"]);
+    assert_eq!(last["data"]["evidence"][0], printed["record_ref"]);
+    assert_eq!(last["data"]["evidence_sha256"][0], printed["record_sha256"]);
+    assert_eq!(last["data"]["gate"]["name"], "fresh-evidence");
     assert_eq!(
         printed["event"]["commit"],
         sandbox.git(["rev-parse", "refs/hpp/loops/main"])

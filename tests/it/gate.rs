@@ -261,7 +261,16 @@ fn a_non_protected_branch_a_deletion_and_records_pass_the_gate() {
     gate.install();
     gate.commit("unverified\n");
     gate.sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
 
     let topic = gate.push(&["origin", "HEAD:refs/heads/topic"]);

@@ -34,6 +34,10 @@ fn control_eight_racers_on_one_new_loop_exactly_one_wins() {
                     "work_started",
                     "--loop",
                     "race",
+                    "--work",
+                    "ITEM-1",
+                    "--maker",
+                    "agent-a",
                 ],
             )
         })
@@ -76,6 +80,26 @@ fn eight_racers_on_an_active_loop_record_evidence_once() {
             "work_started",
             "--loop",
             "gate",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
+        .ok();
+    // One real bundle on this tree, which every racer names.
+    sandbox.ignore_outputs();
+    sandbox
+        .hpp([
+            "evidence",
+            "run",
+            "--id",
+            "unit",
+            "--artifact",
+            "hpp-out/unit.txt",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p hpp-out && echo ok > hpp-out/unit.txt",
         ])
         .ok();
     let children: Vec<Child> = (0..8)
@@ -89,6 +113,8 @@ fn eight_racers_on_an_active_loop_record_evidence_once() {
                     "evidence_recorded",
                     "--loop",
                     "gate",
+                    "--evidence",
+                    "unit",
                 ],
             )
         })
@@ -110,7 +136,7 @@ fn eight_racers_on_an_active_loop_record_evidence_once() {
 #[test]
 fn eight_writers_times_a_hundred_new_loops_lose_nothing() {
     let sandbox = Sandbox::repo();
-    let script = "for i in $(seq 1 100); do \"$0\" event append --type work_started --loop \"w$1-$i\" >/dev/null || exit 1; done";
+    let script = "for i in $(seq 1 100); do \"$0\" event append --type work_started --work W --maker agent-a --loop \"w$1-$i\" >/dev/null || exit 1; done";
     let children: Vec<Child> = (0..8)
         .map(|w| {
             let mut sh = sandbox.command("sh", &sandbox.root);

@@ -16,7 +16,19 @@ fn a_linked_worktree_writes_to_the_shared_store_under_its_own_branch() {
         lane.to_str().expect("utf-8"),
     ]);
     sandbox
-        .hpp_in(&lane, &["event", "append", "--type", "work_started"])
+        .hpp_in(
+            &lane,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--work",
+                "ITEM-1",
+                "--maker",
+                "agent-a",
+            ],
+        )
         .ok();
     let loops = sandbox.hpp(["loops", "--json"]).json(0);
     assert_eq!(
@@ -37,7 +49,19 @@ fn git_dir_selects_the_repository_from_anywhere() {
         sandbox.root.join(".git").display().to_string(),
     );
     sandbox
-        .hpp_in(&elsewhere, &["event", "append", "--type", "work_started"])
+        .hpp_in(
+            &elsewhere,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--work",
+                "ITEM-1",
+                "--maker",
+                "agent-a",
+            ],
+        )
         .ok();
     sandbox.env.clear();
     assert!(
@@ -64,7 +88,16 @@ fn without_a_git_identity_commits_carry_the_fixed_one() {
         "the sandbox has no identity"
     );
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     let who = sandbox.git([
         "log",
@@ -82,7 +115,16 @@ fn without_a_git_identity_commits_carry_the_fixed_one() {
 fn with_a_git_identity_commits_carry_it() {
     let sandbox = Sandbox::repo().with_identity();
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     let who = sandbox.git(["log", "-1", "--format=%cn <%ce>", "refs/hpp/loops/main"]);
     assert_eq!(who, "Hpp Tester <tester@example.com>");
@@ -92,7 +134,16 @@ fn with_a_git_identity_commits_carry_it() {
 fn control_outside_any_repository_is_a_clear_refusal() {
     let sandbox = Sandbox::empty();
     let reason = sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .refused();
     assert!(reason.starts_with("not a git repository"), "{reason}");
     sandbox.hpp(["status"]).refused();
@@ -120,11 +171,18 @@ fn control_the_users_hooks_never_run_while_git_would_run_them() {
         assert!(status.success());
     }
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
-    sandbox
-        .hpp(["event", "append", "--type", "evidence_recorded"])
-        .ok();
+    sandbox.record_evidence("main");
     assert!(!marker.exists(), "git-hpp ran a hook");
     // The control: the same hooks do run for git itself, so their absence above is meaningful.
     sandbox.git(["update-ref", "refs/heads/probe", "HEAD"]);

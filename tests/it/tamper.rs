@@ -45,9 +45,7 @@ fn forge(sandbox: &Sandbox, payload: Option<&str>, parents: &[&str]) -> String {
 
 /// A loop `main` with three events; returns the commit ids and the event.json texts.
 fn three_events(sandbox: &Sandbox) -> (Vec<String>, Vec<String>) {
-    for kind in ["work_started", "evidence_recorded", "check_passed"] {
-        sandbox.hpp(["event", "append", "--type", kind]).ok();
-    }
+    sandbox.walk_steps("main", 0..3);
     let commits: Vec<String> = sandbox
         .git(["rev-list", "--reverse", "refs/hpp/loops/main"])
         .lines()
@@ -141,7 +139,7 @@ fn a_forged_parent_is_broken_at_the_event_that_links_to_it() {
             "--loop",
             "other",
             "--data",
-            r#"{"w":1}"#,
+            r#"{"w":1,"work":"W","maker":"agent-a"}"#,
         ])
         .ok();
     let other = sandbox.git(["rev-parse", "refs/hpp/loops/other"]);

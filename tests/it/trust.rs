@@ -70,7 +70,16 @@ fn setup(signed: bool) -> Trust {
     sandbox.git(["commit", "-q", "-m", "spec"]);
 
     sandbox
-        .hpp(["event", "append", "--type", "work_started"])
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "ITEM-1",
+            "--maker",
+            "agent-a",
+        ])
         .ok();
     sandbox
         .hpp([
@@ -459,7 +468,7 @@ fn a_diverged_loop_is_never_overwritten_by_push_or_fetch() {
                     "--loop",
                     "feature",
                     "--data",
-                    &format!(r#"{{"who":"{who}"}}"#),
+                    &format!(r#"{{"who":"{who}","work":"W","maker":"agent-a"}}"#),
                 ],
             )
             .ok();

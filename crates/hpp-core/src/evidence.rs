@@ -192,6 +192,10 @@ pub struct Bundle {
     pub missing: Vec<String>,
     /// Whether the artifacts' bytes are kept in the record's tree.
     pub kept_artifacts: bool,
+    /// The workspace tree the run started on and the one it left; absent in bundles recorded
+    /// before bundles carried it (the fresh-evidence gate refuses those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
     /// The principal that signed the record; absent when it is unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signer: Option<String>,
@@ -201,6 +205,40 @@ pub struct Bundle {
     /// The self-hash ([`self_hash`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_sha256: Option<String>,
+}
+
+/// The workspace trees a run saw: `tree` when it started and `after` when it ended (they differ
+/// when it wrote artifacts that are not ignored). Evidence is fresh for either tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The snapshot tree (tracked and untracked, not ignored files) before the run.
+    pub tree: String,
+    /// The snapshot tree after it.
+    pub after: String,
+}
+
+impl Snapshot {
+    /// Tells whether the run saw `tree`, at its start or its end.
+    pub fn covers(&self, tree: &str) -> bool {
+        self.tree == tree || self.after == tree
+    }
+
+    /// Reads the snapshot of a record read as JSON: `None` when it has none (a bundle recorded
+    /// before bundles carried one), `Some(Err)` when it has one that is malformed.
+    pub fn of_record(record: &Map<String, Value>) -> Option<Result<Self, String>> {
+        let value = record.get("snapshot")?;
+        Some(
+            serde_json::from_value::<Self>(value.clone())
+                .ok()
+                .filter(|s| is_object_id(&s.tree) && is_object_id(&s.after))
+                .ok_or_else(|| "the snapshot is not a pair of tree ids".to_owned()),
+        )
+    }
+}
+
+/// Tells whether `s` is a git object id in hex (SHA-1 or SHA-256).
+fn is_object_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The size and sha256 of a captured stream.
@@ -267,6 +305,8 @@ pub struct Measured<'a> {
     pub artifacts: Vec<ArtifactGroup>,
     /// Whether the artifacts' bytes are kept.
     pub kept_artifacts: bool,
+    /// The workspace trees before and after the run.
+    pub snapshot: Option<Snapshot>,
     /// The principal that signs the record, when it is signed.
     pub signer: Option<String>,
 }
@@ -306,6 +346,7 @@ impl Bundle {
             artifacts: measured.artifacts,
             missing,
             kept_artifacts: measured.kept_artifacts,
+            snapshot: measured.snapshot,
             signer: measured.signer,
             record_ref: None,
             record_sha256: None,
@@ -403,6 +444,9 @@ pub fn consistency_problems(record: &Map<String, Value>) -> Vec<String> {
                 problems.push(format!("artifact {path:?} has no sha256 digest"));
             }
         }
+    }
+    if let Some(Err(problem)) = Snapshot::of_record(record) {
+        problems.push(problem);
     }
     if matches!(typed, Some(Verdict::Passed | Verdict::MissingArtifacts))
         && empty_patterns != missing
@@ -536,8 +580,41 @@ mod tests {
                 },
             ],
             kept_artifacts: false,
+            snapshot: None,
             signer: None,
         }
+    }
+
+    #[test]
+    fn a_snapshot_covers_the_trees_before_and_after_the_run() {
+        let mut m = measured(None, 0);
+        m.snapshot = Some(Snapshot {
+            tree: "a".repeat(40),
+            after: "b".repeat(40),
+        });
+        let mut bundle = Bundle::assemble(m);
+        let bytes = bundle.seal("refs/hpp/evidence/smoke".into());
+        let record: Map<String, Value> = serde_json::from_slice(&bytes).expect("JSON");
+        let snapshot = Snapshot::of_record(&record)
+            .expect("present")
+            .expect("valid");
+        assert!(snapshot.covers(&"a".repeat(40)) && snapshot.covers(&"b".repeat(40)));
+        assert!(!snapshot.covers(&"c".repeat(40)));
+        assert!(Snapshot::of_record(&Map::new()).is_none());
+    }
+
+    #[test]
+    fn control_a_malformed_snapshot_is_a_consistency_problem() {
+        let mut r = record("passed", json!(0), &[], 1);
+        assert!(consistency_problems(&r).is_empty());
+        r.insert(
+            "snapshot".into(),
+            json!({"tree": "not-a-tree", "after": "b".repeat(40)}),
+        );
+        assert_eq!(
+            consistency_problems(&r),
+            ["the snapshot is not a pair of tree ids"]
+        );
     }
 
     #[test]

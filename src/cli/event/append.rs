@@ -1,26 +1,61 @@
 //! `git hpp event append`: record one event on a loop.
 
-use serde_json::Value;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
 
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::cli::{JsonArg, LoopArg};
-use crate::events;
+use crate::cli::{GateTrustArgs, JsonArg, LoopArg};
+use crate::events::{self, GateOptions};
 
 /// Append one event to a loop and print where the loop stands
 ///
 /// The whole history plus the new event must walk the loop (planned → active → evidenced →
-/// checked → approved → verified); otherwise the event is refused with exit 2 and nothing is
-/// written. Writes refs/hpp/loops/<loop> by compare-and-swap; concurrent writers lose nothing.
+/// checked → approved → verified), and the gate the event passes must hold against the records
+/// it names, on the workspace tree as it is now: scope (work_started) names the work item and
+/// the maker; fresh-evidence (evidence_recorded) names bundles that verify, passed, and ran on
+/// this tree; read-only-checker (check_passed) finds an approved attestation of this tree by a
+/// checker who is not the maker; human (human_approved) names a person, signed by them with a
+/// key the allowed-signers file marks as a person (namespaces="hpp-human") when signatures are
+/// required; closure (verified) re-checks all three. A refusal names the gate, the record it
+/// looked at and why; it exits 2 and writes nothing. Writes refs/hpp/loops/<loop> by
+/// compare-and-swap; concurrent writers lose nothing.
 #[derive(Debug, clap::Args)]
 pub struct EventAppendArgs {
     /// Event type (work_started, evidence_recorded, check_passed, human_approved, verified)
     #[arg(long = "type", value_name = "TYPE")]
     kind: String,
-    /// Event data, a JSON object [default: {}]
+    /// Event data, a JSON object [default: {}]; the flags below add to it
     #[arg(long, value_name = "JSON")]
     data: Option<String>,
+    /// The work item the loop is about (scope)
+    #[arg(long, value_name = "ITEM")]
+    work: Option<String>,
+    /// Who makes the work; fixed for the loop from its first event (scope)
+    #[arg(long, value_name = "NAME")]
+    maker: Option<String>,
+    /// Evidence bundle, an id or a ref (fresh-evidence; can be repeated)
+    #[arg(long, value_name = "ID|REF")]
+    evidence: Vec<String>,
+    /// The attestation that checked this tree [default: the latest approval of the tree by a
+    /// checker other than the maker] (read-only-checker)
+    #[arg(long, value_name = "REF")]
+    attestation: Option<String>,
+    /// The person who approves (human)
+    #[arg(long, value_name = "NAME")]
+    by: Option<String>,
+    /// Key the person signs their approval with: an OpenSSH private key, or a public key whose
+    /// private half is in ssh-agent [default with --by: git's user.signingKey when
+    /// gpg.format=ssh]
+    #[arg(long, value_name = "KEY", requires = "by")]
+    sign_key: Option<PathBuf>,
+    /// Do not sign the approval with git's signing key
+    #[arg(long, conflicts_with = "sign_key")]
+    no_sign: bool,
+    #[command(flatten)]
+    trust: GateTrustArgs,
     #[command(flatten)]
     target: LoopArg,
     #[command(flatten)]
@@ -29,18 +64,45 @@ pub struct EventAppendArgs {
 
 /// Appends the event and renders the projection.
 pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, CliError> {
-    let data = match args.data.as_deref() {
-        None => serde_json::Map::new(),
+    let mut data = match args.data.as_deref() {
+        None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
             Ok(_) => return Err(CliError::refused("event data must be a JSON object")),
             Err(e) => return Err(CliError::refused(format!("invalid JSON in --data: {e}"))),
         },
     };
+    for (key, value) in [
+        ("work", &args.work),
+        ("maker", &args.maker),
+        ("attestation", &args.attestation),
+        ("by", &args.by),
+    ] {
+        if let Some(value) = value {
+            data.insert(key.to_owned(), Value::String(value.clone()));
+        }
+    }
+    if !args.evidence.is_empty() {
+        data.insert(
+            "evidence".to_owned(),
+            Value::Array(args.evidence.iter().cloned().map(Value::String).collect()),
+        );
+    }
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let id = ctx.loop_id(args.target.name.as_ref())?;
-    let appended = events::append(store, manifest.loop_spec(), &id, &args.kind, data)?;
+    let (allowed, require_signed) = args.trust.policy(ctx)?;
+    let person = match (&args.by, &args.sign_key) {
+        (Some(by), Some(key)) => Some(ctx.signing(key, by)?),
+        (Some(by), None) if !args.no_sign => ctx.git_signing(by)?,
+        _ => None,
+    };
+    let options = GateOptions {
+        allowed: allowed.as_ref(),
+        require_signed,
+        person: person.as_ref(),
+    };
+    let appended = events::append(store, manifest.loop_spec(), &id, &args.kind, data, &options)?;
     let p = &appended.projection;
     let human = format!(
         "appended {} {} to loop {} (commit {})\nHPP status: {} · events={} · evidence={} · next={}",

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::cli::{JsonArg, LoopArg};
+use crate::cli::{GateTrustArgs, JsonArg, LoopArg};
 use crate::evidence::{self, RunRequest};
 use hpp_core::evidence::{EvidenceId, Verdict};
 use hpp_core::record::to_object;
@@ -47,6 +47,8 @@ pub struct EvidenceRunArgs {
     #[arg(long, value_name = "NAME")]
     signer: Option<String>,
     #[command(flatten)]
+    trust: GateTrustArgs,
+    #[command(flatten)]
     target: LoopArg,
     #[command(flatten)]
     format: JsonArg,
@@ -77,6 +79,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
         })?),
         _ => None,
     };
+    let (allowed, require_signed) = args.trust.policy(ctx)?;
     let outcome = evidence::run(
         store,
         RunRequest {
@@ -86,6 +89,11 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
             timeout_s: args.timeout,
             keep_artifacts: args.keep_artifacts,
             record_event,
+            gate_options: crate::events::GateOptions {
+                allowed: allowed.as_ref(),
+                require_signed,
+                person: None,
+            },
             signing,
         },
     )

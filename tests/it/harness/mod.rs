@@ -208,20 +208,122 @@ impl Sandbox {
         ])
     }
 
-    /// Appends the five events that take a loop to verified.
+    /// Appends the five events that take a loop to verified, each gate passed by real records.
     pub fn walk_to_verified(&self, loop_name: &str) {
-        for kind in [
-            "work_started",
-            "evidence_recorded",
-            "check_passed",
-            "human_approved",
-            "verified",
-        ] {
-            self.hpp(["event", "append", "--type", kind, "--loop", loop_name])
+        self.walk_steps(loop_name, 0..5);
+    }
+
+    /// Appends `events` (0-based) of the five that take a loop to verified, each gate passed
+    /// by real records: the scope names the work and `agent-a` as maker; a real evidence run
+    /// (its artifact in an ignored directory, so the tree does not move); an approval by
+    /// `checker-b` of README; a person's approval by `alice`, unsigned (no signatures required).
+    pub fn walk_steps(&self, loop_name: &str, events: std::ops::Range<usize>) {
+        let steps: [&dyn Fn(); 5] = [
+            &|| {
+                let mut args = vec!["event", "append", "--loop", loop_name, "--type"];
+                args.push("work_started");
+                args.extend(SCOPE);
+                self.hpp_in(&self.root, &args).ok();
+            },
+            &|| self.record_evidence(loop_name),
+            &|| {
+                self.approve_tree("checker-b");
+                self.hpp([
+                    "event",
+                    "append",
+                    "--loop",
+                    loop_name,
+                    "--type",
+                    "check_passed",
+                ])
                 .ok();
+            },
+            &|| {
+                self.hpp([
+                    "event",
+                    "append",
+                    "--loop",
+                    loop_name,
+                    "--type",
+                    "human_approved",
+                    "--by",
+                    "alice",
+                ])
+                .ok();
+            },
+            &|| {
+                self.hpp(["event", "append", "--loop", loop_name, "--type", "verified"])
+                    .ok();
+            },
+        ];
+        for step in &steps[events] {
+            step();
+        }
+    }
+
+    /// Runs a real criterion for `loop_name` and records it as its `evidence_recorded`; the
+    /// artifact goes to `hpp-out/`, which the repository ignores, so the tree stays put.
+    pub fn record_evidence(&self, loop_name: &str) {
+        self.ignore_outputs();
+        let artifact = format!("hpp-out/{loop_name}.txt");
+        let script = format!("mkdir -p hpp-out && date +%s%N >> {artifact}");
+        self.hpp_in(
+            &self.root,
+            &[
+                "evidence",
+                "run",
+                "--loop",
+                loop_name,
+                "--id",
+                "unit",
+                "--artifact",
+                &artifact,
+                "--record-event",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+        )
+        .ok();
+    }
+
+    /// Records `checker`'s approval of the workspace tree (spec README, maker `agent-a`).
+    pub fn approve_tree(&self, checker: &str) {
+        self.hpp_in(
+            &self.root,
+            &[
+                "attest",
+                "create",
+                "--spec",
+                "README",
+                "--maker",
+                "agent-a",
+                "--checker",
+                checker,
+                "--session",
+                "review:1",
+                "--verdict",
+                "approved",
+            ],
+        )
+        .ok();
+    }
+
+    /// Makes the repository ignore `hpp-out/`, where the harness's criteria write.
+    pub fn ignore_outputs(&self) {
+        let exclude = self.git(["rev-parse", "--git-path", "info/exclude"]);
+        let path = self.root.join(exclude.trim());
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !text.lines().any(|l| l == "hpp-out/") {
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
+            std::fs::write(&path, format!("{text}hpp-out/\n")).expect("writable");
         }
     }
 }
+
+/// The flags that pass the scope gate of `work_started`: a work item and the maker.
+pub const SCOPE: [&str; 4] = ["--work", "ITEM-1", "--maker", "agent-a"];
 
 /// What one command did.
 #[must_use = "assert on it (.ok(), .refused(), .exit(n))"]

@@ -208,6 +208,57 @@ impl Named {
     }
 }
 
+/// The key under which a gated event's data records the gate it passed and the tree it was on.
+pub const STAMP_KEY: &str = "gate";
+
+/// What a gated event records of its gate: which gate it passed and the workspace tree the loop
+/// was at. An event without it was written before gates measured (or imported).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Stamp {
+    /// The gate passed.
+    pub name: String,
+    /// The workspace snapshot tree when it passed.
+    pub tree: String,
+}
+
+impl Stamp {
+    /// Reads the stamp of an event's data, if it has a well-formed one.
+    pub fn of(data: &Map<String, Value>) -> Option<Self> {
+        serde_json::from_value(data.get(STAMP_KEY)?.clone()).ok()
+    }
+
+    /// Writes the stamp into an event's data.
+    pub fn put(&self, data: &mut Map<String, Value>) {
+        data.insert(
+            STAMP_KEY.to_owned(),
+            serde_json::to_value(self).expect("a stamp serialises"),
+        );
+    }
+}
+
+/// Says, in words a person acts on, what passes `condition` for `event` next on loop `name`
+/// (whose maker, once fixed, is `maker`).
+pub fn instruction(condition: &Condition, event: &str, name: &str, maker: Option<&str>) -> String {
+    let maker = maker.unwrap_or("MAKER");
+    match condition {
+        Condition::Scope => format!(
+            "run `git hpp event append --loop {name} --type {event} --work ITEM --maker NAME`"
+        ),
+        Condition::Evidence { .. } => format!(
+            "run `git hpp evidence run --loop {name} --id ID --artifact GLOB --record-event -- COMMAND` on this tree"
+        ),
+        Condition::Checker { .. } => format!(
+            "a checker other than {maker} runs `git hpp attest create --spec FILE --maker {maker} --checker NAME --session ID --verdict approved --loop {name}`, then `git hpp event append --loop {name} --type {event}`"
+        ),
+        Condition::Person { .. } => format!(
+            "a person runs `git hpp event append --loop {name} --type {event} --by NAME` (signed with --sign-key KEY when signatures are required)"
+        ),
+        Condition::Closure { .. } => {
+            format!("run `git hpp event append --loop {name} --type {event}`")
+        }
+    }
+}
+
 /// Why a gate refused an event: the gate, what it requires, the record it looked at, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
 #[error("gate {gate} refused: {reason}")]
@@ -286,6 +337,37 @@ mod tests {
             let err = from_block(bad.as_object().expect("object")).expect_err("refused");
             assert!(err.contains("gates"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_stamp_round_trips_through_event_data() {
+        let stamp = Stamp {
+            name: "fresh-evidence".into(),
+            tree: "a".repeat(40),
+        };
+        let mut data = Map::new();
+        stamp.put(&mut data);
+        assert_eq!(Stamp::of(&data), Some(stamp));
+        assert_eq!(Stamp::of(&Map::new()), None);
+    }
+
+    #[test]
+    fn control_each_instruction_names_the_command_that_passes_its_gate() {
+        let spec: Value = serde_json::from_str(crate::manifest::BUILT_IN).expect("JSON");
+        let gates = from_block(spec["loop"].as_object().expect("object")).expect("valid");
+        let evidence = instruction(&gates["fresh-evidence"], "evidence_recorded", "main", None);
+        assert!(
+            evidence.contains("git hpp evidence run --loop main"),
+            "{evidence}"
+        );
+        let checker = instruction(
+            &gates["read-only-checker"],
+            "check_passed",
+            "main",
+            Some("agent-a"),
+        );
+        assert!(checker.contains("other than agent-a"), "{checker}");
+        assert!(!instruction(&gates["human"], "human_approved", "main", None).contains("evidence"));
     }
 
     #[test]

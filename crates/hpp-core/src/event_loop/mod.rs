@@ -165,6 +165,15 @@ impl LoopSpec {
         self.gates.get(gate)
     }
 
+    /// Returns the same machine with no gate conditions: only the order of events is checked,
+    /// as by the Python reference and by a manifest without a `gates` block.
+    pub fn ungated(&self) -> Self {
+        Self {
+            gates: BTreeMap::new(),
+            ..self.clone()
+        }
+    }
+
     /// Returns every gate that has a condition.
     pub fn conditions(&self) -> &BTreeMap<String, gates::Condition> {
         &self.gates

@@ -5,7 +5,10 @@
 //! on `refs/hpp/loops/<loop>` whose tree holds `event.json`, the exact bytes of one line of the
 //! reference's `events.jsonl`. A chain is intact only if both the commit chain and the hash chain
 //! hold and the history walks the loop. Every write is refused before anything reaches the
-//! repository unless the whole history plus the new event projects onto the loop.
+//! repository unless the whole history plus the new event projects onto the loop, and the
+//! gate it passes holds against the records it names ([`gates`]).
+
+pub mod gates;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -17,6 +20,8 @@ use hpp_core::secrets;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::retry::{self, Attempt};
 use hpp_store::{self as store, Chain, CommitId, NewRecord, Store};
+
+pub use gates::GateOptions;
 
 /// The blob that holds an event in its commit's tree.
 pub const EVENT_FILE: &str = "event.json";
@@ -82,6 +87,12 @@ pub enum Error {
     /// The imported file cannot become a loop as it is.
     #[error("refusing to import: {0}")]
     ImportRefused(String),
+    /// A gate's condition does not hold: the gate, what it requires, the record it looked at.
+    #[error(transparent)]
+    Gate(#[from] event_loop::gates::Refusal),
+    /// The person's key could not sign the approval.
+    #[error(transparent)]
+    Sign(#[from] crate::sign::Error),
     /// The store failed or refused.
     #[error(transparent)]
     Store(#[from] store::Error),
@@ -218,14 +229,17 @@ fn check_chain(chain: &Chain, spec: &LoopSpec) -> (ChainReport, Vec<LoggedEvent>
 }
 
 /// Appends one event to a loop, refusing it unless the whole history plus the event walks the
-/// loop. Concurrent writers never lose an event: a writer whose compare-and-swap fails re-reads
-/// the tip, re-checks the transition against it and tries again, by the store's one retry rule ([`retry::retry`]).
+/// loop and the gate it passes holds ([`gates::admit`]: the records it names are checked against
+/// the workspace tree now). Concurrent writers never lose an event: a writer whose
+/// compare-and-swap fails re-reads the tip, re-checks the transition and the gate against it
+/// and tries again, by the store's one retry rule ([`retry::retry`]).
 pub fn append(
     store: &Store,
     spec: &LoopSpec,
     id: &LoopId,
     kind: &str,
     data: Map<String, Value>,
+    options: &GateOptions<'_>,
 ) -> Result<Appended, Error> {
     if kind.trim().is_empty() {
         return Err(Error::EmptyType);
@@ -237,21 +251,58 @@ pub fn append(
     if secrets::looks_secret(&data_text) || secrets::looks_secret(kind) {
         return Err(Error::Secret);
     }
+    // The tree the gates measure against: the workspace as it is now (none in a bare
+    // repository, where only a loop without conditions can move).
+    let tree = if spec.conditions().is_empty() {
+        None
+    } else {
+        Some(store.snapshot()?)
+    };
     let appended = retry::retry(|attempt| {
         let state = read(store, spec, id)?;
         state.require_intact()?;
         let history = state.events.iter().map(|e| e.kind.as_str()).chain([kind]);
         let projection = spec.project(history)?;
+        let admitted = match &tree {
+            Some(tree) => gates::admit(store, spec, &state, tree, kind, data.clone(), options)?,
+            None => gates::Admitted {
+                data: data.clone(),
+                sign: None,
+            },
+        };
         let seq = state.events.len() + 1;
         let prev = state.chain.head_sha256.as_deref().unwrap_or(GENESIS_SHA256);
-        let bytes = event_log::new_event(seq, kind, data.clone(), prev);
+        let bytes = event_log::new_event(seq, kind, admitted.data.clone(), prev);
+        let signature = match admitted.sign {
+            Some(signing) => {
+                let armored = signing.sign_for(crate::sign::Purpose::Person, &bytes)?;
+                let gate = event_loop::gates::Stamp::of(&admitted.data)
+                    .map(|s| s.name)
+                    .unwrap_or_default();
+                gates::check_person(
+                    &bytes,
+                    armored.as_bytes(),
+                    signing.signer.as_str(),
+                    options,
+                    &gate,
+                )?;
+                Some(armored)
+            }
+            None => None,
+        };
+        let beside: Vec<(&str, &[u8])> = signature
+            .as_deref()
+            .map(|s| (gates::SIGNATURE_FILE, s.as_bytes()))
+            .into_iter()
+            .collect();
         let message = format!("hpp event {seq}: {kind}");
         let record = NewRecord {
             file: EVENT_FILE,
             bytes: &bytes,
             message: &message,
         };
-        let written = Attempt::of(store.append(&state.ref_name, state.head.as_ref(), &record))?;
+        let written =
+            Attempt::of(store.append_with(&state.ref_name, state.head.as_ref(), &record, &beside))?;
         Ok::<_, Error>(written.map(|commit| Appended {
             id: id.clone(),
             commit,
