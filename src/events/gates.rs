@@ -440,15 +440,31 @@ pub fn report(
         if let (Standing::Ok, Some(Condition::Closure { holds })) =
             (&standing, gate.as_deref().and_then(|g| spec.condition(g)))
         {
-            let failing = holds.iter().find_map(|held| {
-                out.iter()
-                    .rev()
-                    .find(|e| e.gate.as_deref() == Some(held.as_str()))
-                    .filter(|e| e.standing != Standing::Ok)
-                    .map(|e| format!("{held} ({}) does not hold now", e.event))
-            });
-            if let Some(reason) = failing {
-                standing = Standing::NoLongerHolds { reason };
+            // The worst of what it re-checked: a record that no longer holds, else one missing.
+            let held: Vec<&EventGate> = holds
+                .iter()
+                .filter_map(|held| {
+                    out.iter()
+                        .rev()
+                        .find(|e| e.gate.as_deref() == Some(held.as_str()))
+                })
+                .collect();
+            if let Some(e) = held
+                .iter()
+                .find(|e| matches!(e.standing, Standing::NoLongerHolds { .. }))
+            {
+                standing = Standing::NoLongerHolds {
+                    reason: format!(
+                        "{} ({}) does not hold now",
+                        e.gate.as_deref().unwrap_or_default(),
+                        e.event
+                    ),
+                };
+            } else if let Some(e) = held
+                .iter()
+                .find(|e| matches!(e.standing, Standing::ReferenceMissing { .. }))
+            {
+                standing = e.standing.clone();
             }
         }
         out.push(EventGate {

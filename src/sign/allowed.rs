@@ -408,15 +408,6 @@ impl AllowedSigners {
             if parsed.key != *key {
                 continue;
             }
-            if let Some(namespaces) = &options.namespaces
-                && match_pattern_list(namespace, namespaces) != PatternMatch::Positive
-            {
-                consider(Refusal::NamespaceNotAllowed {
-                    line: entry.line,
-                    namespace: namespace.to_owned(),
-                });
-                continue;
-            }
             if listed_by_name
                 && !options
                     .namespaces
@@ -424,6 +415,15 @@ impl AllowedSigners {
                     .is_some_and(|list| list.split(',').any(|n| n.trim() == namespace))
             {
                 consider(Refusal::NotAPerson { line: entry.line });
+                continue;
+            }
+            if let Some(namespaces) = &options.namespaces
+                && match_pattern_list(namespace, namespaces) != PatternMatch::Positive
+            {
+                consider(Refusal::NamespaceNotAllowed {
+                    line: entry.line,
+                    namespace: namespace.to_owned(),
+                });
                 continue;
             }
             if let Some(valid_after) = options.valid_after
