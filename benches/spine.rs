@@ -10,6 +10,15 @@
 //! Measurement B, start-up: `git-hpp --version`, `git-hpp status` and `git status` in a
 //! repository with one loop on branch main.
 //!
+//! Measurement C, a gate that measures: `git-hpp event append --type verified` on a loop at
+//! `approved` whose fresh-evidence event named two bundles and whose checker event named one
+//! attestation, so the closure gate re-verifies two evidence bundles, one attestation and the
+//! person's event on the workspace tree; next to the same append with the gates' conditions
+//! taken out of the manifest (`--manifest` with no `gates` block), which checks only the order
+//! of events. Each sample appends to its own copy of the loop (a ref at the same `approved`
+//! commit), so both series append the fifth event of the same history. The target: the gated
+//! append within 3x of the bare one.
+//!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
 //! a temporary directory and every process runs in a hermetic environment (no user or system git
@@ -72,6 +81,10 @@ impl Sandbox {
                 "work_started",
                 "--loop",
                 "seed",
+                "--work",
+                "W",
+                "--maker",
+                "agent-a",
             ],
         ));
         let seed = rev_parse(self, dir, "refs/hpp/loops/seed");
@@ -117,7 +130,18 @@ fn measure_append(sandbox: &Sandbox, plan: Rounds) -> Vec<(&'static str, Stats, 
             let name = format!("fresh-{n}");
             sandbox.hpp(
                 dir,
-                &["event", "append", "--type", "work_started", "--loop", &name],
+                &[
+                    "event",
+                    "append",
+                    "--type",
+                    "work_started",
+                    "--loop",
+                    &name,
+                    "--work",
+                    "W",
+                    "--maker",
+                    "agent-a",
+                ],
             )
         }));
         series.push(Series::new(move |n| {
@@ -136,7 +160,19 @@ fn measure_append(sandbox: &Sandbox, plan: Rounds) -> Vec<(&'static str, Stats, 
 /// Measurement B: (label, stats) for `git-hpp --version`, `git-hpp status` and `git status`.
 fn measure_startup(sandbox: &Sandbox, plan: Rounds) -> Vec<(&'static str, Stats)> {
     let dir = sandbox.repo("one-loop");
-    run(sandbox.hpp(&dir, &["event", "append", "--type", "work_started"]));
+    run(sandbox.hpp(
+        &dir,
+        &[
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "W",
+            "--maker",
+            "agent-a",
+        ],
+    ));
     let dir = dir.as_path();
     let mut series = vec![
         Series::new(move |_| sandbox.hpp(dir, &["--version"])),
@@ -149,6 +185,130 @@ fn measure_startup(sandbox: &Sandbox, plan: Rounds) -> Vec<(&'static str, Stats)
         .into_iter()
         .zip(series.iter().map(Series::stats))
         .collect()
+}
+
+/// Walks loop `seed` of `dir` to `approved` on real records: two bundles, one approval by a
+/// checker who is not the maker, a person's approval; then makes `copies` loops at the same
+/// commit. `manifest` is passed to every append (`None`: the built-in, gated loop).
+fn approved_loops(sandbox: &Sandbox, dir: &Path, manifest: Option<&Path>, copies: usize) {
+    let hpp = |args: &[&str]| {
+        let mut all: Vec<&str> = Vec::new();
+        if let Some(m) = manifest {
+            all.extend(["--manifest", m.to_str().expect("a UTF-8 path")]);
+        }
+        all.extend(args);
+        run(sandbox.hpp(dir, &all));
+    };
+    common::write(&dir.join(".git/info/exclude"), b"out/\n");
+    let scope = ["--work", "W", "--maker", "agent-a"];
+    let loop_flag = ["--loop", "seed"];
+    let mut start = vec!["event", "append", "--type", "work_started"];
+    start.extend(scope);
+    start.extend(loop_flag);
+    hpp(&start);
+    for id in ["unit", "lint"] {
+        let artifact = format!("out/{id}.txt");
+        let script = format!("mkdir -p out && echo ok > {artifact}");
+        hpp(&[
+            "evidence",
+            "run",
+            "--id",
+            id,
+            "--artifact",
+            &artifact,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]);
+    }
+    let mut evidence = vec!["event", "append", "--type", "evidence_recorded"];
+    evidence.extend(["--evidence", "unit", "--evidence", "lint"]);
+    evidence.extend(loop_flag);
+    hpp(&evidence);
+    hpp(&[
+        "attest",
+        "create",
+        "--spec",
+        "README",
+        "--maker",
+        "agent-a",
+        "--checker",
+        "checker-b",
+        "--session",
+        "bench:1",
+        "--verdict",
+        "approved",
+    ]);
+    let mut check = vec!["event", "append", "--type", "check_passed"];
+    check.extend(loop_flag);
+    hpp(&check);
+    let mut human = vec![
+        "event",
+        "append",
+        "--type",
+        "human_approved",
+        "--by",
+        "alice",
+    ];
+    human.extend(loop_flag);
+    hpp(&human);
+    let seed = rev_parse(sandbox, dir, "refs/hpp/loops/seed");
+    let script: String = (0..copies)
+        .map(|i| format!("create refs/hpp/loops/c{i} {seed}\n"))
+        .collect();
+    run_with_input(
+        sandbox.git(dir, &["update-ref", "--stdin"]),
+        script.as_bytes(),
+    );
+}
+
+/// Measurement C: (gated append, bare append) of `verified` to a loop at `approved`.
+fn measure_gates(sandbox: &Sandbox, plan: Rounds) -> (Stats, Stats) {
+    let copies = plan.warmup + plan.samples;
+    let gated = sandbox.repo("gated");
+    approved_loops(sandbox, &gated, None, copies);
+    let bare = sandbox.repo("bare");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(include_str!("../hpp.manifest.json")).expect("the manifest is JSON");
+    manifest["loop"]
+        .as_object_mut()
+        .expect("a loop block")
+        .remove("gates");
+    let ungated = sandbox.root().join("ungated.manifest.json");
+    common::write(
+        &ungated,
+        serde_json::to_string(&manifest).expect("JSON").as_bytes(),
+    );
+    approved_loops(sandbox, &bare, Some(&ungated), copies);
+    let (gated, bare, ungated) = (gated.as_path(), bare.as_path(), ungated.as_path());
+    let mut series = vec![
+        Series::new(move |n| {
+            let name = format!("c{n}");
+            sandbox.hpp(
+                gated,
+                &["event", "append", "--type", "verified", "--loop", &name],
+            )
+        }),
+        Series::new(move |n| {
+            let name = format!("c{n}");
+            sandbox.hpp(
+                bare,
+                &[
+                    "--manifest",
+                    ungated.to_str().expect("a UTF-8 path"),
+                    "event",
+                    "append",
+                    "--type",
+                    "verified",
+                    "--loop",
+                    &name,
+                ],
+            )
+        }),
+    ];
+    run_interleaved(&mut series, plan);
+    (series[0].stats(), series[1].stats())
 }
 
 fn main() {
@@ -179,6 +339,12 @@ fn main() {
         println!("{:<26} {label:<17} {stats}", "start-up, 1 loop");
     }
 
+    let (gated, bare) = measure_gates(&sandbox, plan);
+    println!(
+        "{:<26} gated   {gated}\n{:<26} bare    {bare}",
+        "append verified, gates", "append verified, no gates"
+    );
+
     let ratio = |i: usize, pick: fn(&(&str, Stats, Stats)) -> Stats| {
         pick(&append[i]).median / pick(&append[0]).median
     };
@@ -190,5 +356,9 @@ fn main() {
         ratio(2, |r| r.1),
         ratio(1, |r| r.2),
         ratio(2, |r| r.2),
+    );
+    println!(
+        "gate ratio (median): append verified checking 2 bundles + 1 attestation / bare = {:.2}x (target < 3x)",
+        gated.median / bare.median
     );
 }

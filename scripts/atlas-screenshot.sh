@@ -39,11 +39,13 @@ printf 'hello\n' > README
 git add -A
 git commit -q -m "spec"
 
-git hpp event append --type work_started --loop greeter >/dev/null
+git hpp event append --type work_started --loop greeter --work GREET-1 --maker maker-a >/dev/null
 git hpp evidence run --id unit-tests --record-event --loop greeter --artifact out/report.txt \
   -- sh -c 'mkdir -p out && echo "3 passed" > out/report.txt' >/dev/null
+git hpp attest create --spec SPEC.md --maker maker-a --checker checker-b --session review:000 \
+  --verdict approved --loop greeter >/dev/null
 git hpp event append --type check_passed --loop greeter >/dev/null
-git hpp event append --type work_started --loop docs >/dev/null
+git hpp event append --type work_started --loop docs --work DOCS-1 --maker maker-a >/dev/null
 git hpp evidence run --id lint -- true >/dev/null
 printf 'out/\n' > .gitignore
 git add -A

@@ -188,26 +188,42 @@ fn monitor_section(manifest: &Value, now: i64) -> Section {
 }
 
 fn loops_section(store: &Store, manifest: &Manifest) -> Result<Section, Error> {
-    let loops = events::list(store, manifest.loop_spec())?;
-    let rows: Vec<Value> = loops
-        .iter()
-        .map(|l| {
+    let spec = manifest.loop_spec();
+    let loops = events::list(store, spec)?;
+    let tree = events::gates::workspace_tree(store, spec)?;
+    let mut rows: Vec<Value> = Vec::with_capacity(loops.len());
+    for l in &loops {
+        // Each gate as it stands now, and the command that passes the next one.
+        let (gates, next_action) = if l.chain.is_broken() {
+            (String::new(), String::new())
+        } else {
+            let outlook = events::gates::outlook_at(store, spec, l, None, tree.clone())?;
+            let gates = outlook
+                .gates
+                .iter()
+                .map(|g| format!("{}: {}", g.gate, g.status))
+                .collect::<Vec<_>>()
+                .join("; ");
+            (gates, outlook.next_action)
+        };
+        rows.push(
             json!({"loop": l.id, "state": l.projection.as_ref().map(|p| p.state.clone()),
                 "event_count": l.chain.events, "chain": l.chain.status,
                 "next_step": l.projection.as_ref().map(|p| p.next_step.clone()),
-                "first_divergent": l.chain.first_divergent, "head": l.head})
-        })
-        .collect();
+                "gates": gates, "next_action": next_action,
+                "first_divergent": l.chain.first_divergent, "head": l.head}),
+        );
+    }
     let mut section = Section::note(
         "loops",
         "Loops",
         "git hpp loops --json",
         &sha(&Value::Array(rows.clone())),
-        "Each loop under refs/hpp/loops/ with its state, its event count and whether its chain holds.",
+        "Each loop under refs/hpp/loops/ with its state, its event count, whether its chain holds, how each gate stands on the workspace now, and what passes the next one.",
     );
     section.tables.push(Table {
         caption: "loops".into(),
-        columns: ["loop", "state", "events", "chain", "next step", "head"]
+        columns: ["loop", "state", "events", "chain", "gates", "next", "head"]
             .map(String::from)
             .to_vec(),
         rows: rows
@@ -221,7 +237,8 @@ fn loops_section(store: &Store, manifest: &Manifest) -> Result<Section, Error> {
                     },
                     text(r.get("event_count")),
                     text(r.get("chain")),
-                    text(r.get("next_step")),
+                    text(r.get("gates")),
+                    text(r.get("next_action")),
                     text(r.get("head")).chars().take(12).collect(),
                 ]
             })

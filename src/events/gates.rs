@@ -758,11 +758,30 @@ pub fn outlook(
     state: &LoopState,
     allowed: Option<&AllowedSigners>,
 ) -> Result<Outlook, Error> {
-    let tree = if store.workdir().is_some() && !spec.conditions().is_empty() {
-        Some(store.snapshot()?.to_string())
-    } else {
-        None
-    };
+    let tree = workspace_tree(store, spec)?;
+    outlook_at(store, spec, state, allowed, tree)
+}
+
+/// The workspace tree the gates of `spec` measure against now; `None` in a bare repository or
+/// when no gate has a condition.
+pub fn workspace_tree(store: &Store, spec: &LoopSpec) -> Result<Option<String>, Error> {
+    Ok(
+        if store.workdir().is_some() && !spec.conditions().is_empty() {
+            Some(store.snapshot()?.to_string())
+        } else {
+            None
+        },
+    )
+}
+
+/// As [`outlook`], against a workspace tree already computed (one snapshot for many loops).
+pub fn outlook_at(
+    store: &Store,
+    spec: &LoopSpec,
+    state: &LoopState,
+    allowed: Option<&AllowedSigners>,
+    tree: Option<String>,
+) -> Result<Outlook, Error> {
     let mut gates: Vec<GateNow> = Vec::new();
     let mut moved: Option<(String, String)> = None;
     for t in spec.transitions() {

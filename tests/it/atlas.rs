@@ -82,6 +82,15 @@ fn the_page_labels_every_view_with_its_command_and_source_hash() {
     assert!(page.contains("<code>git hpp map lane --now 1764700000</code>"));
     assert!(page.contains("<svg"));
     assert!(page.contains("feature-a"));
+    // Per loop: how each gate stands, and the command that passes the next one.
+    assert!(
+        page.contains("scope: holds; fresh-evidence: not yet"),
+        "the loop's gates"
+    );
+    assert!(
+        page.contains("git hpp evidence run --loop feature-a"),
+        "the loop's next action"
+    );
     assert!(page.contains("unit-tests"));
     assert!(page.contains("checker-b"));
 }
