@@ -488,15 +488,16 @@ fn mirror_notes(
         if store.commit_tree(&commit)? != *snapshot {
             continue;
         }
-        let mut text = store
-            .note(&commit)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(line);
-        store.set_note(&commit, text.as_bytes())?;
+        store.update_note(&commit, |old| {
+            let mut text = old
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(line);
+            text.into_bytes()
+        })?;
         noted.push(commit);
     }
     Ok(noted)

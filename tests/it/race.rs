@@ -170,3 +170,49 @@ fn eight_writers_times_a_hundred_new_loops_lose_nothing() {
         800
     );
 }
+
+#[test]
+fn eight_concurrent_attestations_each_keep_their_record_and_their_note_line() {
+    let sandbox = Sandbox::repo();
+    let checkers: Vec<String> = (0..8).map(|i| format!("checker-{i}")).collect();
+    let children: Vec<Child> = checkers
+        .iter()
+        .map(|checker| {
+            spawn(
+                &sandbox,
+                &[
+                    "attest",
+                    "create",
+                    "--spec",
+                    "README",
+                    "--maker",
+                    "maker-a",
+                    "--checker",
+                    checker,
+                    "--session",
+                    "review:race",
+                    "--verdict",
+                    "approved",
+                ],
+            )
+        })
+        .collect();
+    for run in wait_all(children) {
+        run.ok();
+    }
+    let records = sandbox.git([
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/hpp/attestations/",
+    ]);
+    assert_eq!(records.lines().count(), 8, "{records}");
+    // The notes mirror lost no line to the race on refs/notes/hpp.
+    let note = sandbox.git(["notes", "--ref=hpp", "show", "HEAD"]);
+    for checker in &checkers {
+        assert!(
+            note.contains(&format!("by {checker} ")),
+            "{checker}: {note}"
+        );
+    }
+    assert_eq!(note.lines().count(), 8, "{note}");
+}

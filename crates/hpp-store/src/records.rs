@@ -341,6 +341,31 @@ impl Store {
         Ok(())
     }
 
+    /// Rewrites the note on `commit` in [`NOTES_REF`] from what it holds now: `edit` gets the
+    /// current text (if any) and returns the new one. Another writer that moves the notes ref
+    /// first makes this attempt lost, not failed: it reads the note again and retries by the one
+    /// retry rule ([`crate::retry::retry`]), so concurrent writers each add their line.
+    pub fn update_note(
+        &self,
+        commit: &CommitId,
+        mut edit: impl FnMut(Option<&[u8]>) -> Vec<u8>,
+    ) -> Result<(), Error> {
+        let done = crate::retry::retry(|_| {
+            let before = self.tip(NOTES_REF)?;
+            let text = edit(self.note(commit)?.as_deref());
+            match self.set_note(commit, &text) {
+                Ok(()) => Ok(crate::retry::Attempt::Done(())),
+                // The notes ref moved under us: someone else's note landed first.
+                Err(_) if self.tip(NOTES_REF)? != before => Ok(crate::retry::Attempt::Lost),
+                Err(e) => Err(e),
+            }
+        })?;
+        done.ok_or_else(|| Error::Contended {
+            name: NOTES_REF.to_owned(),
+            attempts: crate::retry::ATTEMPTS,
+        })
+    }
+
     /// Removes the note on `commit` in [`NOTES_REF`], if it has one.
     pub fn remove_note(&self, commit: &CommitId) -> Result<(), Error> {
         let mut notes = self
