@@ -236,6 +236,14 @@ fn control_a_policy_file_that_would_soften_is_refused_in_both_modes_with_no_verd
             "appears twice",
         ),
         (
+            json!({"schema": "hpp.policy/v1", "rules": [{"id": "all", "action": "BLOCK", "pattern": "", "reason": "r"}]}),
+            "rule 'all' has a pattern that matches every command",
+        ),
+        (
+            json!({"schema": "hpp.policy/v1", "rules": [{"id": "all", "action": "MANUAL", "pattern": ".*", "reason": "r"}]}),
+            "matches the empty string",
+        ),
+        (
             json!(["not", "an", "object"]),
             "JSON root in .hpp/policy.json must be an object",
         ),

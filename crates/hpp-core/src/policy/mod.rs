@@ -7,7 +7,8 @@
 //!
 //! The classifier reads the command as a shell would split it (quotes, backslashes, `;` `&&`
 //! `||` `|` `&` and newlines, `$(...)`, backticks, `sh -c '...'`, `sudo`/`env`/`xargs`
-//! prefixes, `find -exec`) and looks at the program each piece runs and that program's
+//! prefixes, `find -exec`, strings run by `su -c`/`script -c`/`tmux`/`watch`, and any wrapper
+//! followed by a program it reads) and looks at the program each piece runs and that program's
 //! options, so `rm -r -f` is a recursive delete and `grep -rf patterns.txt .` or
 //! `echo "rm -rf /"` are not. It never runs anything, and ALLOW means only that no rule matched.
 //! No refs are read or written.
@@ -287,6 +288,14 @@ pub enum Error {
         /// The regex engine's complaint, on one line.
         message: String,
     },
+    /// A rule's pattern matches the empty string, so it matches every command.
+    #[error(
+        "rule '{id}' has a pattern that matches every command (it matches the empty string): name what it blocks"
+    )]
+    MatchesEverything {
+        /// The id.
+        id: String,
+    },
     /// A rule's reason is empty.
     #[error("rule '{id}' needs a non-empty reason")]
     EmptyReason {
@@ -480,6 +489,10 @@ fn parse_rule(index: usize, item: &Value) -> Result<Rule, Error> {
             id: id.clone(),
             message: one_line(&e.to_string()),
         })?;
+    // A pattern that matches "" is found in every command: `""`, `.*`, `x?`, `^`.
+    if pattern.is_match("") {
+        return Err(Error::MatchesEverything { id });
+    }
     let reason = field("reason")?;
     if reason.trim().is_empty() {
         return Err(Error::EmptyReason { id });
@@ -725,6 +738,14 @@ mod tests {
             policy(empty).unwrap_err(),
             Error::EmptyReason { id: "a".into() }
         );
+        for everything in ["", ".*", "x?", "^", "(?:)"] {
+            let all = json!({"schema": SCHEMA, "rules": [{"id": "a", "action": "BLOCK", "pattern": everything, "reason": "r"}]});
+            assert_eq!(
+                policy(all).unwrap_err(),
+                Error::MatchesEverything { id: "a".into() },
+                "{everything:?}"
+            );
+        }
         let extra = json!({"schema": SCHEMA, "rules": [{"id": "a", "action": "BLOCK", "pattern": "x", "reason": "r", "unless": "y"}]});
         assert!(matches!(policy(extra), Err(Error::UnknownKeys { .. })));
     }

@@ -20,6 +20,22 @@ static DECISION_ADVISOR: LazyLock<Regex> = LazyLock::new(|| {
 /// Programs that run the script they are given (`-c`), or read it from stdin.
 const SHELLS: [&str; 8] = ["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"];
 
+/// Programs whose arguments are data, never a command they run: the generic wrapper rule
+/// ([`wrapped_argv`]) does not look inside them.
+const DATA_ARGS: [&str; 10] = [
+    "which", "type", "whereis", "apropos", "help", "tldr", "info", "file", "stat", "ls",
+];
+
+/// Programs known to run a command given to them as a string (`su -c '…'`): the option that
+/// introduces it.
+const RUNS_STRING: [(&str, &[&str]); 5] = [
+    ("su", &["-c", "--command"]),
+    ("runuser", &["-c", "--command"]),
+    ("script", &["-c", "--command"]),
+    ("flock", &["-c", "--command"]),
+    ("sg", &["-c"]),
+];
+
 /// Programs that only print or search text: a SQL statement in their arguments is data.
 const TEXT_ONLY: [&str; 22] = [
     "echo", "printf", "git", "grep", "egrep", "fgrep", "rg", "ag", "ack", "gh", "glab", "jj", "hg",
@@ -59,13 +75,18 @@ fn scan_pipeline(pipeline: &shell::Pipeline, depth: usize, found: &mut BTreeSet<
         let words = command.texts();
         let argv = program(&words).map_or(&[][..], |start| &words[start..]);
         scan_argv(argv, depth, found);
+        if let Some(inner) = wrapped_argv(argv) {
+            scan_argv(inner, depth, found);
+        }
         let name = argv.first().map(|w| program_name(w)).unwrap_or_default();
         text_only &= name.is_empty() || TEXT_ONLY.contains(&name.as_str());
-        if SHELLS.contains(&name.as_str()) {
+        // `at` and `batch` run the commands they read, as a shell reading stdin does.
+        let queues = matches!(name.as_str(), "at" | "batch") && !argv.contains(&"-f");
+        if SHELLS.contains(&name.as_str()) || queues {
             if upstream_fetches {
                 found.insert(BuiltIn::PipeToShell);
             }
-            if let ShellCall::Stdin = shell_call(&argv[1..]) {
+            if queues || matches!(shell_call(&argv[1..]), ShellCall::Stdin) {
                 for body in &command.stdin {
                     scan_nested(body, depth, found);
                 }
@@ -145,8 +166,125 @@ fn scan_argv(argv: &[&str], depth: usize, found: &mut BTreeSet<BuiltIn>) {
                 scan_nested(script, depth, found);
             }
         }
-        _ => {}
+        // `watch` joins its arguments into one command for `sh -c`.
+        "watch" => {
+            const WATCH: &[&str] = &["-n", "--interval", "-q", "--equexit", "-s", "--shotsdir"];
+            let start = skip_options(argv, 1, WATCH);
+            scan_nested(&argv[start.min(argv.len())..].join(" "), depth, found);
+        }
+        "tmux" => {
+            if let Some(text) = tmux_command(args) {
+                scan_nested(&text, depth, found);
+            }
+        }
+        name => {
+            let options = RUNS_STRING
+                .iter()
+                .find(|(program, _)| *program == name)
+                .map(|(_, options)| *options);
+            if let Some(options) = options {
+                for (at, arg) in args.iter().enumerate() {
+                    let attached = options.iter().find_map(|o| {
+                        arg.strip_prefix(o)
+                            .and_then(|rest| rest.strip_prefix('='))
+                            .filter(|_| o.starts_with("--"))
+                    });
+                    if let Some(text) = attached {
+                        scan_nested(text, depth, found);
+                    } else if options.contains(arg)
+                        && let Some(text) = args.get(at + 1)
+                    {
+                        scan_nested(text, depth, found);
+                    }
+                }
+            }
+        }
     }
+}
+
+/// The generic wrapper rule: a program this policy does not otherwise read, followed by a
+/// program it does (`setsid rm -rf src`, `stdbuf -oL rm -rf x`, `docker exec box rm -rf /`,
+/// `kubectl exec pod -- sh -c '…'`), is read as running that program with the words after it.
+/// Wrappers run their arguments as a command, and an unknown program is given the benefit of
+/// no doubt. Programs whose arguments are text or data (`echo`, `grep`, `git`, …) are exempt.
+fn wrapped_argv<'a, 'w>(argv: &'a [&'w str]) -> Option<&'a [&'w str]> {
+    let name = program_name(argv.first()?);
+    if TEXT_ONLY.contains(&name.as_str())
+        || DATA_ARGS.contains(&name.as_str())
+        || reads_whole(&name)
+    {
+        return None;
+    }
+    let at = argv
+        .iter()
+        .skip(1)
+        .position(|w| is_read(&program_name(w)))?
+        + 1;
+    let inner = &argv[at..];
+    program(inner).map(|start| &inner[start..])
+}
+
+/// Tells whether `scan_argv` reads every argument of the program `name` by its own rule, so
+/// the generic wrapper rule has nothing to add.
+fn reads_whole(name: &str) -> bool {
+    matches!(
+        name,
+        "rm" | "rmdir"
+            | "rd"
+            | "find"
+            | "git"
+            | "curl"
+            | "wget"
+            | "eval"
+            | "ssh"
+            | "cmd"
+            | "watch"
+            | "tmux"
+    ) || SHELLS.contains(&name)
+}
+
+/// Tells whether the program `name` is one the policy reads (a rule of `scan_argv`, a program
+/// that runs a string, or a prefix [`program`] looks through): where a wrapped command starts.
+fn is_read(name: &str) -> bool {
+    reads_whole(name)
+        || RUNS_STRING.iter().any(|(program, _)| *program == name)
+        || matches!(
+            name,
+            "sudo" | "doas" | "env" | "xargs" | "nice" | "timeout" | "nohup" | "time"
+        )
+}
+
+/// The shell command a `tmux` call runs: the trailing words of `new-session`, `new-window`,
+/// `split-window`, `run-shell`, `respawn-pane`/`-window`, or the keys of `send-keys`.
+fn tmux_command(args: &[&str]) -> Option<String> {
+    const WITH_VALUE: &[&str] = &[
+        "-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-f", "-l", "-p", "-L", "-S", "-N",
+    ];
+    let start = skip_options(args, 0, &["-L", "-S", "-f", "-T"]);
+    let sub = *args.get(start)?;
+    let runs = matches!(
+        sub,
+        "new"
+            | "new-session"
+            | "neww"
+            | "new-window"
+            | "splitw"
+            | "split-window"
+            | "run"
+            | "run-shell"
+            | "respawnp"
+            | "respawn-pane"
+            | "respawnw"
+            | "respawn-window"
+            | "send"
+            | "send-keys"
+    );
+    if !runs {
+        return None;
+    }
+    let rest = skip_options(args, start + 1, WITH_VALUE);
+    let words = args.get(rest..)?;
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// Returns the command `ssh [options] host command...` runs on the remote host.
