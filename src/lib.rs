@@ -33,5 +33,6 @@ pub mod hop;
 pub mod init;
 pub mod lanes;
 pub mod modules;
+pub mod paths;
 pub mod process;
 pub mod sign;

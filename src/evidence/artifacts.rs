@@ -2,8 +2,9 @@
 //!
 //! An artifact counts only if this run created or changed it: files matching a pattern are
 //! stamped (size, modification time in nanoseconds) before the run, and after it a file whose
-//! stamp did not change goes to `unchanged` and does not satisfy its pattern. Symlinks that
-//! resolve outside the workspace are ignored.
+//! stamp did not change goes to `unchanged` and does not satisfy its pattern. Paths are resolved
+//! (symlinks followed) before they are trusted: a pattern whose directory leads outside the
+//! workspace or into `.git` is refused, and a file that resolves there is never read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,11 @@ pub enum Error {
     /// Empty, absolute, with `..` or a drive letter.
     #[error("artifact pattern {0:?} must be a non-empty relative path inside the workspace")]
     Outside(String),
+    /// The pattern's directory resolves outside the workspace, or into `.git` (a symlink).
+    #[error(
+        "artifact pattern {0:?} resolves outside the workspace or into .git (through a symlink): artifacts must be files of the workspace"
+    )]
+    Escapes(String),
     /// Not a glob.
     #[error("artifact pattern {pattern:?} is not a valid glob: {detail}")]
     BadGlob {
@@ -83,6 +89,19 @@ pub fn parse(raw: &[String]) -> Result<Vec<Pattern>, Error> {
         .collect()
 }
 
+/// Refuses a pattern whose literal directory, resolved with symlinks followed, is outside the
+/// workspace at `root` or inside its `.git`. A directory that does not exist yet is fine: the
+/// run may create it, and each file is checked again when it is read.
+pub fn check_resolved(root: &Path, patterns: &[Pattern]) -> Result<(), Error> {
+    match patterns
+        .iter()
+        .find(|p| !crate::paths::resolves_inside(root, &p.base))
+    {
+        Some(escaping) => Err(Error::Escapes(escaping.given.clone())),
+        None => Ok(()),
+    }
+}
+
 /// Stamps every file in the workspace that matches one of `patterns`.
 pub fn stamp(root: &Path, patterns: &[Pattern]) -> BTreeMap<String, Stamp> {
     let mut out = BTreeMap::new();
@@ -121,10 +140,11 @@ pub fn matching(root: &Path, pattern: &Pattern) -> Vec<(String, Stamp)> {
             if !pattern.matcher.is_match(&rel) {
                 continue;
             }
-            if file_type.is_symlink()
-                && !path
-                    .canonicalize()
-                    .is_ok_and(|target| target.starts_with(&canonical_root))
+            // Resolved, not read lexically: a file under a symlinked directory is where the
+            // link leads.
+            if !path
+                .canonicalize()
+                .is_ok_and(|target| crate::paths::is_inside_resolved(&canonical_root, &target))
             {
                 continue;
             }
@@ -192,6 +212,27 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn control_a_pattern_through_a_symlink_out_of_the_workspace_is_refused() {
+        let outside = tempfile::tempdir().expect("a temporary directory");
+        write(outside.path(), "id_ed25519", "private");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("out")).expect("writable");
+        std::os::unix::fs::symlink(outside.path(), root.join("k")).expect("a symlink");
+        std::os::unix::fs::symlink(outside.path().join("id_ed25519"), root.join("out/key"))
+            .expect("a symlink");
+        let escaping = parse(&["k/id_ed25519".into()]).expect("lexically fine");
+        assert_eq!(
+            check_resolved(root, &escaping),
+            Err(Error::Escapes("k/id_ed25519".into()))
+        );
+        // Not even a file linked in from outside, inside an honest directory, is read.
+        let out = parse(&["out/*".into(), "new/dir/*.txt".into()]).expect("valid");
+        assert_eq!(check_resolved(root, &out), Ok(()));
+        assert!(matching(root, &out[0]).is_empty());
     }
 
     #[test]

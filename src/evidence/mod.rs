@@ -123,6 +123,7 @@ fn utc_stamp(now: OffsetDateTime) -> (String, String) {
 pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> {
     let (timeout, patterns) = check(&request)?;
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
+    artifacts::check_resolved(&root, &patterns)?;
     let before = artifacts::stamp(&root, &patterns);
     let base_commit = store.head_commit()?;
     // The tree the run starts on; the one it leaves differs when it wrote files git does not

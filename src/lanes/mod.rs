@@ -53,6 +53,14 @@ pub enum Error {
     /// The record store failed.
     #[error(transparent)]
     Store(#[from] store::Error),
+    /// A territory path leads outside the worktree, or into `.git`, through a symlink.
+    #[error(
+        "invalid territory path {path:?}: it resolves outside the worktree or into .git (through a symlink)"
+    )]
+    TerritoryEscapes {
+        /// The path, as normalised.
+        path: String,
+    },
     /// The lane is already started and not closed.
     #[error("lane {id} is already started and open; close it first or pick another id")]
     Exists {
@@ -375,6 +383,13 @@ fn worktree_path(store: &Store, req: &StartRequest) -> Result<PathBuf, Error> {
 /// Nothing is written when the claim is refused up front.
 pub fn start(store: &Store, req: &StartRequest) -> Result<LaneRecord, Error> {
     let territory = claim::normalise_territory(&req.territory)?;
+    if let Some(root) = store.workdir()
+        && let Some(path) = territory
+            .iter()
+            .find(|p| !crate::paths::resolves_inside(root, Path::new(p.as_str())))
+    {
+        return Err(Error::TerritoryEscapes { path: path.clone() });
+    }
     claim::check_role(&req.role)?;
     claim::check_model(&req.model)?;
     let head = store.head_commit()?.ok_or(Error::NoHead)?;

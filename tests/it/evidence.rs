@@ -851,3 +851,48 @@ fn a_ref_that_holds_no_record_is_not_evidence() {
         .json(1);
     assert_eq!(report["status"], "not-evidence");
 }
+
+#[test]
+fn control_an_artifact_through_a_symlink_out_of_the_workspace_is_refused_before_the_run() {
+    let sandbox = Sandbox::repo();
+    // A private directory outside the repository, linked in as `k`.
+    let secrets = sandbox.path("dot-ssh");
+    std::fs::create_dir_all(&secrets).expect("writable");
+    std::fs::write(secrets.join("id_ed25519"), "PRIVATE KEY BYTES\n").expect("writable");
+    std::os::unix::fs::symlink(&secrets, sandbox.root.join("k")).expect("a symlink");
+    let reason = sandbox
+        .hpp([
+            "evidence",
+            "run",
+            "--id",
+            "x",
+            "--artifact",
+            "k/id_ed25519",
+            "--keep-artifacts",
+            "--",
+            "touch",
+            "k/id_ed25519",
+        ])
+        .refused();
+    assert!(
+        reason.contains("resolves outside the workspace or into .git"),
+        "{reason}"
+    );
+    assert!(!reason.contains("PRIVATE"), "{reason}");
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    // A `.git` reached through a link is refused alike.
+    std::os::unix::fs::symlink(sandbox.root.join(".git"), sandbox.root.join("g"))
+        .expect("a symlink");
+    sandbox
+        .hpp([
+            "evidence",
+            "run",
+            "--id",
+            "x",
+            "--artifact",
+            "g/config",
+            "--",
+            "true",
+        ])
+        .refused();
+}

@@ -76,7 +76,7 @@ fn edit(tool: &str, file: &Path, cwd: &Path) -> Value {
 #[test]
 fn a_lane_starts_lists_heartbeats_and_closes_on_a_real_worktree() {
     let sandbox = Sandbox::repo();
-    let out = start(&sandbox, "ui", &["/src/ui/", "docs\\ui"], &["--json"]).json(0);
+    let out = start(&sandbox, "ui", &["src/ui/", "docs\\ui"], &["--json"]).json(0);
     let dir = lane_dir(&sandbox, "ui");
     assert_eq!(out["ref"], "refs/hpp/lanes/ui");
     assert_eq!(out["lane"]["territory"], json!(["docs/ui", "src/ui"]));
@@ -231,6 +231,18 @@ fn control_bad_ids_territories_and_paths_are_refused() {
     assert!(path.contains("invalid territory path"), "{path}");
     let inside = start(&sandbox, "in", &["src"], &["--path", "lanes/in"]).refused();
     assert!(inside.contains("is inside the worktree"), "{inside}");
+    // An absolute territory is refused, not read as relative; `.git` is never a territory,
+    // nor is a symlink leading out of the worktree.
+    let absolute = start(&sandbox, "abs", &["/etc"], &[]).refused();
+    assert!(absolute.contains("not an absolute path"), "{absolute}");
+    let git = start(&sandbox, "git", &[".git/hooks"], &[]).refused();
+    assert!(git.contains("cannot be inside .git"), "{git}");
+    std::os::unix::fs::symlink(sandbox.path("elsewhere"), sandbox.root.join("link"))
+        .expect("a symlink");
+    std::fs::create_dir_all(sandbox.path("elsewhere")).expect("writable");
+    let linked = start(&sandbox, "link", &["link/src"], &[]).refused();
+    assert!(linked.contains("resolves outside the worktree"), "{linked}");
+    std::fs::remove_file(sandbox.root.join("link")).expect("removable");
     let role = sandbox
         .hpp([
             "lane",

@@ -29,6 +29,14 @@ pub enum Error {
         "invalid territory path {0:?}: a territory path is relative to the worktree root, non-empty, without `..`"
     )]
     Path(String),
+    /// A territory path is absolute: it would silently become a relative one.
+    #[error(
+        "invalid territory path {0:?}: a territory is relative to the worktree root, not an absolute path"
+    )]
+    Absolute(String),
+    /// A territory path names git's own directory.
+    #[error("invalid territory path {0:?}: a territory cannot be inside .git")]
+    GitDir(String),
     /// The role is not a simple word.
     #[error(
         "invalid role {0:?}: a role is one word of lowercase letters, digits and `-` (maker, checker, ...)"
@@ -127,9 +135,24 @@ pub fn normalise_path(path: &str) -> Result<String, Error> {
 }
 
 /// Normalises a territory: every path normalised, sorted, duplicates dropped; at least one.
+/// Stricter than one path: an absolute path (`/etc`, `C:\x`) is refused rather than read as
+/// relative, and so is any path through `.git`.
 pub fn normalise_territory(paths: &[String]) -> Result<Vec<String>, Error> {
     if paths.is_empty() {
         return Err(Error::NoTerritory);
+    }
+    for path in paths {
+        let path = path.trim();
+        let drive = path.len() >= 2 && path.as_bytes()[1] == b':';
+        if path.starts_with(['/', '\\']) || drive {
+            return Err(Error::Absolute(path.to_owned()));
+        }
+        if path
+            .split(['/', '\\'])
+            .any(|part| part.eq_ignore_ascii_case(".git"))
+        {
+            return Err(Error::GitDir(path.to_owned()));
+        }
     }
     let mut out = paths
         .iter()
@@ -461,7 +484,7 @@ mod tests {
         assert_eq!(normalise_path("src\\a").unwrap(), "src/a");
         assert_eq!(normalise_path("./src//a").unwrap(), "src/a");
         assert_eq!(normalise_path(".").unwrap(), ".");
-        assert_eq!(t(&["b", "a/", "/a"]), ["a", "b"]);
+        assert_eq!(t(&["b", "a/", "./a"]), ["a", "b"]);
     }
 
     #[test]
@@ -470,6 +493,12 @@ mod tests {
             assert!(normalise_path(bad).is_err(), "{bad:?}");
         }
         assert_eq!(normalise_territory(&[]), Err(Error::NoTerritory));
+        let one = |p: &str| normalise_territory(&[p.to_owned()]);
+        assert_eq!(one("/etc"), Err(Error::Absolute("/etc".into())));
+        assert_eq!(one("C:\\x"), Err(Error::Absolute("C:\\x".into())));
+        assert_eq!(one(".git/hooks"), Err(Error::GitDir(".git/hooks".into())));
+        assert_eq!(one("sub/.GIT"), Err(Error::GitDir("sub/.GIT".into())));
+        assert_eq!(one("etc"), Ok(vec!["etc".to_owned()]));
     }
 
     #[test]
