@@ -121,6 +121,16 @@ pub enum Error {
     /// Evidence named by `--evidence` could not be found.
     #[error(transparent)]
     Evidence(#[from] evidence::Error),
+    /// A file the record would keep looks like it holds a secret (the shape, never the value).
+    #[error(
+        "{path} looks like it holds {shape}: the record would keep it, and records are pushed; remove it, ignore it, or commit it on purpose first"
+    )]
+    SecretFile {
+        /// The file, relative to the worktree root.
+        path: String,
+        /// The shape found.
+        shape: &'static str,
+    },
     /// An evidence bundle did not run on the tree being attested.
     #[error("{evidence} {why}: an attestation binds evidence of the tree it attests{fix}")]
     StaleEvidence {
@@ -291,7 +301,14 @@ struct AtHand {
 fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHand, Error> {
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     let (spec_rel, spec_bytes) = read_spec(&root, cwd, request.spec)?;
+    if let Some(shape) = hpp_core::secrets::shape_in_file(&spec_bytes) {
+        return Err(Error::SecretFile {
+            path: spec_rel,
+            shape,
+        });
+    }
     let snapshot = store.snapshot()?;
+    refuse_secret_files(store, &snapshot)?;
     let evidence = bind_evidence(
         store,
         &snapshot,
@@ -325,6 +342,27 @@ fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHa
         snapshot,
         head,
     })
+}
+
+/// Refuses a snapshot that adds a file HEAD does not have whose contents have a secret's shape
+/// ([`hpp_core::secrets::shape_in_file`]): the snapshot is kept in the record, and records are
+/// pushed. Files HEAD already has are the repository's own history and are not re-read.
+pub fn refuse_secret_files(store: &Store, snapshot: &TreeId) -> Result<(), Error> {
+    let base = match store.head_commit()? {
+        Some(head) => store.commit_tree(&head)?,
+        None => store.empty_tree(),
+    };
+    for path in store.changed_paths(&base, snapshot)? {
+        if store.tree_entry_id(&base, &path)?.is_some() {
+            continue;
+        }
+        if let Some(bytes) = store.tree_blob(snapshot, &path)?
+            && let Some(shape) = hpp_core::secrets::shape_in_file(&bytes)
+        {
+            return Err(Error::SecretFile { path, shape });
+        }
+    }
+    Ok(())
 }
 
 /// Resolves the spec inside the worktree at `root` and reads it: its path relative to the root

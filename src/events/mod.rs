@@ -56,6 +56,9 @@ pub enum Error {
         "event data looks like it carries a secret; records under refs/hpp are pushed with the repository"
     )]
     Secret,
+    /// The loop's name looks like a secret.
+    #[error(transparent)]
+    SecretName(#[from] secrets::SecretName),
     /// Every attempt lost the race for the loop's ref.
     #[error("loop {id} kept moving: gave up after {attempts} attempts")]
     Contended {
@@ -251,6 +254,7 @@ pub fn append(
     if secrets::looks_secret(&data_text) || secrets::looks_secret(kind) {
         return Err(Error::Secret);
     }
+    secrets::check_name("the loop name", id.as_str())?;
     // The tree the gates measure against: the workspace as it is now (none in a bare
     // repository, where only a loop without conditions can move).
     let tree = if spec.conditions().is_empty() {

@@ -60,6 +60,19 @@ pub enum Error {
     /// A bad timeout.
     #[error("timeout must be a positive, finite number of seconds, at most 86400")]
     Timeout,
+    /// A kept artifact looks like it holds a secret (the shape, never the value).
+    #[error(
+        "artifact {path} looks like it holds {shape}: --keep-artifacts would store it in a record that is pushed; nothing was recorded"
+    )]
+    SecretArtifact {
+        /// The artifact.
+        path: String,
+        /// The shape found.
+        shape: &'static str,
+    },
+    /// A name looks like a secret.
+    #[error(transparent)]
+    SecretName(#[from] secrets::SecretName),
     /// A bare repository has no workspace.
     #[error("evidence needs a worktree: this repository is bare")]
     Bare,
@@ -146,6 +159,15 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
         .as_ref()
         .map_or_else(|| clock.elapsed(), |f| f.duration);
     let (groups, kept) = collect_artifacts(store, &root, &patterns, &before, &request);
+    if let Some((path, shape)) = kept
+        .iter()
+        .find_map(|(path, bytes)| hpp_core::secrets::shape_in_file(bytes).map(|s| (path, s)))
+    {
+        return Err(Error::SecretArtifact {
+            path: path.clone(),
+            shape,
+        });
+    }
     let tree_after = store.snapshot()?;
     let record = Bundle::assemble(Measured {
         id: request.id.clone(),
@@ -205,6 +227,7 @@ fn check(
     if secrets::command_line_carries_secret(&request.command) {
         return Err(Error::Secret);
     }
+    secrets::check_name("the evidence id", &request.id.to_string())?;
     let timeout = process::valid_timeout(request.timeout_s).map_err(|_| Error::Timeout)?;
     let patterns = artifacts::parse(&request.artifacts)?;
     if request.record_event.is_some() && patterns.is_empty() {

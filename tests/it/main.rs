@@ -46,6 +46,7 @@ mod repos;
 mod retrieval;
 mod review_guard;
 mod route;
+mod secrets;
 mod server_gate;
 mod sign;
 mod snapshot;

@@ -226,6 +226,9 @@ impl Claim {
     pub fn check(maker: &str, checker: &str, session: &str, verdict: &str) -> Result<Self, Error> {
         let (maker, checker) = check_actors(maker, checker)?;
         check_session(session)?;
+        crate::secrets::check_name("--maker", &maker)?;
+        crate::secrets::check_name("--checker", &checker)?;
+        crate::secrets::check_name("--session", session)?;
         Ok(Self {
             maker,
             checker,
@@ -309,6 +312,9 @@ pub enum Error {
     /// Maker and checker are empty or the same person, ignoring case.
     #[error("maker and checker must be different non-empty actors")]
     Actors,
+    /// A name looks like a secret.
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretName),
     /// The session id has the wrong shape.
     #[error("session must be 1-128 portable identifier characters")]
     Session,

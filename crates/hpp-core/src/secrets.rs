@@ -53,6 +53,78 @@ const SECRET_FLAGS: &[&str] = &[
 /// Values of an environment-style assignment that are settings, not secrets.
 const HARMLESS_VALUES: &[&str] = &["true", "false", "yes", "no", "on", "off"];
 
+/// Shapes that mark a file's contents as a secret: precise enough to check whole files (source
+/// that mentions a password does not match; a private key or a live token does).
+static FILE_SHAPES: LazyLock<[(&'static str, Regex); 6]> = LazyLock::new(|| {
+    let re = |p: &str| Regex::new(p).expect("a file shape is a valid regex");
+    [
+        (
+            "a private key block",
+            re(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        ),
+        (
+            "a GitHub token",
+            re(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+        ),
+        ("a Slack token", re(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+        ("an AWS access key id", re(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+        (
+            "an sk- API key",
+            re(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}"),
+        ),
+        (
+            "a credential assignment (NAME_TOKEN=...)",
+            re(
+                r"(?m)^\s*(?:export\s+)?[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)\s*=\s*[\x22']?([A-Za-z0-9_./+=:@-]{12,})",
+            ),
+        ),
+    ]
+});
+
+/// Names the secret shape a file's contents have, if any: the shape, never the value. Binary
+/// contents (a NUL byte in the first 8 KiB) are not read.
+///
+/// ```
+/// use hpp_core::secrets::shape_in_file;
+/// assert_eq!(shape_in_file(b"GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), Some("a GitHub token"));
+/// assert_eq!(shape_in_file(b"let password = prompt();"), None);
+/// ```
+pub fn shape_in_file(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    FILE_SHAPES
+        .iter()
+        .find(|(_, shape)| shape.is_match(&text))
+        .map(|(name, _)| *name)
+}
+
+/// A name that looks like a secret: names are stored in records that are pushed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} looks like it carries a secret; records under refs/hpp are pushed with the repository"
+)]
+pub struct SecretName {
+    /// Which name (`--checker`, the loop name, ...).
+    pub what: &'static str,
+}
+
+/// Refuses a name (an id, an actor, a model) whose text has the shape of a secret.
+///
+/// ```
+/// use hpp_core::secrets::check_name;
+/// assert!(check_name("--checker", "checker-b").is_ok());
+/// assert!(check_name("--checker", "ghp_0123456789abcdefghijABCDEFGHIJ").is_err());
+/// ```
+pub fn check_name(what: &'static str, value: &str) -> Result<(), SecretName> {
+    if looks_secret(value) {
+        Err(SecretName { what })
+    } else {
+        Ok(())
+    }
+}
+
 /// Tells whether `text` has the shape of a secret.
 ///
 /// ```
@@ -106,6 +178,43 @@ mod tests {
         ] {
             assert!(looks_secret(text), "{text}");
         }
+    }
+
+    #[test]
+    fn file_shapes_name_the_shape_of_a_secret_file() {
+        let cases: [(&[u8], &str); 5] = [
+            (
+                b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n",
+                "a private key block",
+            ),
+            (b"TOKEN=xoxb-1234567890-abcdefghij\n", "a Slack token"),
+            (b"aws = AKIAIOSFODNN7EXAMPLE\n", "an AWS access key id"),
+            (
+                b"export STRIPE_API_KEY=rk_live_0123456789abcdef\n",
+                "a credential assignment (NAME_TOKEN=...)",
+            ),
+            (
+                b"OPENAI=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789AB\n",
+                "an sk- API key",
+            ),
+        ];
+        for (bytes, shape) in cases {
+            assert_eq!(shape_in_file(bytes), Some(shape));
+        }
+    }
+
+    #[test]
+    fn control_source_that_mentions_secrets_is_not_a_secret_file() {
+        for text in [
+            "let password = read_password();\n",
+            "assert!(looks_secret(\"password = hunter2\"));\n",
+            "MAX_TOKEN=1024\n",
+            "GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}\n",
+            "-----BEGIN PUBLIC KEY-----\n",
+        ] {
+            assert_eq!(shape_in_file(text.as_bytes()), None, "{text}");
+        }
+        assert_eq!(shape_in_file(b"\0-----BEGIN RSA PRIVATE KEY-----"), None);
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod write;
 
 pub use receive::PendingUpdate;
 pub use records::{Content, NOTES_REF};
+pub use snapshot::{LEFT_OUT, SnapshotReport, is_left_out};
 pub use status::StatusEntry;
 pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
 pub use worktree_facts::WorktreeFacts;

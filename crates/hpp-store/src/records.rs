@@ -198,6 +198,24 @@ impl Store {
             .map(|e| e.object_id().to_hex().to_string()))
     }
 
+    /// Returns the bytes of the blob at `path` inside the tree `tree`; `None` when there is no
+    /// entry there or it is not a blob (a directory, a gitlink).
+    pub fn tree_blob(&self, tree: &TreeId, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        let found = self
+            .repo
+            .find_tree(tree.oid())
+            .map_err(|_| Error::NotATree {
+                id: tree.to_string(),
+            })?
+            .lookup_entry_by_path(path)
+            .map_err(git(format!("looking up {path}")))?;
+        let Some(entry) = found.filter(|e| e.mode().is_blob()) else {
+            return Ok(None);
+        };
+        let blob = entry.object().map_err(git(format!("reading {path}")))?;
+        Ok(Some(blob.data.clone()))
+    }
+
     /// Tells whether an object with this hex id exists in the repository.
     pub fn has_object(&self, hex: &str) -> bool {
         ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.repo.has_object(id))
@@ -342,28 +360,34 @@ impl Store {
     }
 
     /// Rewrites the note on `commit` in [`NOTES_REF`] from what it holds now: `edit` gets the
-    /// current text (if any) and returns the new one. Another writer that moves the notes ref
-    /// first makes this attempt lost, not failed: it reads the note again and retries by the one
-    /// retry rule ([`crate::retry::retry`]), so concurrent writers each add their line.
+    /// current text (if any) and returns the new one. A failed write is taken for a lost race
+    /// (another writer moved the notes ref, or holds its lock): the note is read again and the
+    /// write retried by the one retry rule ([`crate::retry::retry`]), so concurrent writers each
+    /// add their line. A failure that outlasts every attempt is returned as it was.
     pub fn update_note(
         &self,
         commit: &CommitId,
         mut edit: impl FnMut(Option<&[u8]>) -> Vec<u8>,
     ) -> Result<(), Error> {
+        let mut last = None;
         let done = crate::retry::retry(|_| {
-            let before = self.tip(NOTES_REF)?;
             let text = edit(self.note(commit)?.as_deref());
             match self.set_note(commit, &text) {
                 Ok(()) => Ok(crate::retry::Attempt::Done(())),
-                // The notes ref moved under us: someone else's note landed first.
-                Err(_) if self.tip(NOTES_REF)? != before => Ok(crate::retry::Attempt::Lost),
-                Err(e) => Err(e),
+                Err(e) => {
+                    last = Some(e);
+                    Ok::<_, Error>(crate::retry::Attempt::Lost)
+                }
             }
         })?;
-        done.ok_or_else(|| Error::Contended {
-            name: NOTES_REF.to_owned(),
-            attempts: crate::retry::ATTEMPTS,
-        })
+        match (done, last) {
+            (Some(()), _) => Ok(()),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(Error::Contended {
+                name: NOTES_REF.to_owned(),
+                attempts: crate::retry::ATTEMPTS,
+            }),
+        }
     }
 
     /// Removes the note on `commit` in [`NOTES_REF`], if it has one.

@@ -8,6 +8,11 @@
 //! untracked files, are read and hashed, so the cost follows what changed rather than the size of
 //! the tree. Blobs are written to the object database (as `git add` does), so the tree is
 //! complete and can be kept in a record.
+//!
+//! One difference from `git add -A`, on purpose: an untracked file whose name marks it as a
+//! secret ([`LEFT_OUT`]: `.env`, private keys, credentials files) is left out of the snapshot,
+//! since a snapshot tree is kept in records that are pushed. A tracked one stays (it is in the
+//! history already). [`Store::snapshot_report`] names what was left out.
 
 use std::collections::HashSet;
 
@@ -19,9 +24,59 @@ use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 
 use super::{Error, Store, TreeId, git};
 
+/// The names of untracked files a snapshot leaves out, as a reader sees them: a file matches
+/// by its last path component.
+pub const LEFT_OUT: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*, id_dsa*, id_ecdsa*, id_ed25519* (SSH private keys; never *.pub)",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+];
+
+/// Tells whether an untracked file at `path` is one [`LEFT_OUT`] names.
+pub fn is_left_out(path: &[u8]) -> bool {
+    let name = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
+    let Ok(name) = std::str::from_utf8(name) else {
+        return false;
+    };
+    let lower = name.to_ascii_lowercase();
+    lower == ".env"
+        || lower.starts_with(".env.")
+        || [".pem", ".key", ".p12", ".pfx"]
+            .iter()
+            .any(|ext| lower.ends_with(ext))
+        || (["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
+            .iter()
+            .any(|key| lower.starts_with(key))
+            && !lower.ends_with(".pub"))
+        || [".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials"].contains(&lower.as_str())
+}
+
+/// A snapshot and the untracked files it left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotReport {
+    /// The snapshot tree.
+    pub tree: TreeId,
+    /// The untracked files left out by name ([`LEFT_OUT`]), sorted.
+    pub left_out: Vec<String>,
+}
+
 impl Store {
     /// Computes the workspace snapshot and returns its tree id.
     pub fn snapshot(&self) -> Result<TreeId, Error> {
+        Ok(self.snapshot_report()?.tree)
+    }
+
+    /// Computes the workspace snapshot, and names the untracked files it left out.
+    pub fn snapshot_report(&self) -> Result<SnapshotReport, Error> {
         let repo = &self.repo;
         if repo.workdir().is_none() {
             return Err(Error::Bare {
@@ -44,6 +99,7 @@ impl Store {
             .map_err(git("walking the workspace"))?;
         let mut removed = HashSet::new();
         let mut dirty: Vec<BString> = Vec::new();
+        let mut left_out: Vec<String> = Vec::new();
         for item in iter {
             match item.map_err(git("walking the workspace"))? {
                 Item::Modification {
@@ -64,7 +120,11 @@ impl Store {
                 Item::DirectoryContents { entry, .. }
                     if entry.status == gix::dir::entry::Status::Untracked =>
                 {
-                    dirty.push(entry.rela_path);
+                    if is_left_out(&entry.rela_path) {
+                        left_out.push(entry.rela_path.to_string());
+                    } else {
+                        dirty.push(entry.rela_path);
+                    }
                 }
                 _ => {}
             }
@@ -179,7 +239,11 @@ impl Store {
             .write()
             .map_err(git("writing the snapshot tree"))?
             .detach();
-        Ok(TreeId::from(tree))
+        left_out.sort();
+        Ok(SnapshotReport {
+            tree: TreeId::from(tree),
+            left_out,
+        })
     }
 
     /// Hashes and writes `paths` with `git add` semantics, on as many threads as there are cores.
@@ -246,5 +310,40 @@ fn valid_subtrees(
         prefix.extend_from_slice(&child.name);
         valid_subtrees(repo, child, prefix, out);
         prefix.truncate(len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_left_out;
+
+    #[test]
+    fn secret_file_names_are_left_out_wherever_they_are() {
+        for path in [
+            ".env",
+            "app/.env.local",
+            "certs/server.pem",
+            "tls.key",
+            "keys/id_ed25519",
+            "id_rsa_work",
+            ".npmrc",
+            "home/.git-credentials",
+        ] {
+            assert!(is_left_out(path.as_bytes()), "{path}");
+        }
+    }
+
+    #[test]
+    fn control_ordinary_and_public_files_stay() {
+        for path in [
+            "src/env.rs",
+            ".envrc.md",
+            "keys/id_ed25519.pub",
+            "src/id_generator.py",
+            "docs/keyboard.md",
+            "environment",
+        ] {
+            assert!(!is_left_out(path.as_bytes()), "{path}");
+        }
     }
 }

@@ -9,6 +9,9 @@ pub enum Error {
     /// A required value is empty.
     #[error("{0} must not be empty")]
     Empty(&'static str),
+    /// A name looks like a secret.
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretName),
     /// An id with characters the board does not take.
     #[error("invalid {what} {value:?}: use letters, digits, '.', '_', '-' and '/' only")]
     BadId {
@@ -312,6 +315,7 @@ impl Error {
         matches!(
             self,
             Error::Empty(_)
+                | Error::Secret(_)
                 | Error::BadId { .. }
                 | Error::DeliberationType(_)
                 | Error::DeliberationVerdict(_)

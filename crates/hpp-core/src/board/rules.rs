@@ -173,6 +173,7 @@ fn check_id(what: &'static str, value: &str) -> Result<(), Error> {
             value: value.to_owned(),
         });
     }
+    crate::secrets::check_name(what, value)?;
     Ok(())
 }
 
@@ -184,6 +185,7 @@ fn check_actor(actor: &Actor) -> Result<(), Error> {
     if actor.model.trim().is_empty() {
         return Err(Error::Empty("--model"));
     }
+    crate::secrets::check_name("--model", &actor.model)?;
     Ok(())
 }
 

@@ -37,6 +37,9 @@ pub enum Error {
     /// A territory path names git's own directory.
     #[error("invalid territory path {0:?}: a territory cannot be inside .git")]
     GitDir(String),
+    /// A name looks like a secret.
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretName),
     /// The role is not a simple word.
     #[error(
         "invalid role {0:?}: a role is one word of lowercase letters, digits and `-` (maker, checker, ...)"
@@ -221,6 +224,7 @@ pub fn check_role(role: &str) -> Result<(), Error> {
 pub fn check_model(model: &str) -> Result<(), Error> {
     let ok = !model.trim().is_empty() && model.len() <= 200 && !model.chars().any(char::is_control);
     if ok {
+        crate::secrets::check_name("--model", model)?;
         Ok(())
     } else {
         Err(Error::Model(model.to_owned()))

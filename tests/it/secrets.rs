@@ -1,0 +1,192 @@
+//! Nothing private leaves the machine: secret-named files stay out of snapshots, secret-shaped
+//! files, specs, artifacts and names are refused before a record keeps them.
+
+use crate::harness::Sandbox;
+
+/// A token of GitHub's shape, assembled so this file does not hold one literally.
+fn token() -> String {
+    format!("ghp_{}", "0123456789abcdefghijABCDEFGHIJklmnop")
+}
+
+fn attest(sandbox: &Sandbox, spec: &str) -> crate::harness::Run {
+    sandbox.hpp([
+        "attest",
+        "create",
+        "--spec",
+        spec,
+        "--maker",
+        "maker-a",
+        "--checker",
+        "checker-b",
+        "--session",
+        "review:1",
+        "--verdict",
+        "approved",
+    ])
+}
+
+#[test]
+fn an_untracked_env_file_is_left_out_of_the_snapshot_and_never_pushed() {
+    let sandbox = Sandbox::repo();
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", remote.to_str().expect("utf-8")]);
+    sandbox.git(["remote", "add", "origin", remote.to_str().expect("utf-8")]);
+    std::fs::write(sandbox.root.join(".env"), format!("TOKEN={}\n", token())).expect("writable");
+    let explained = sandbox.hpp(["snapshot", "--explain", "--json"]).json(0);
+    assert_eq!(explained["left_out"], serde_json::json!([".env"]));
+    let tree = explained["tree"].as_str().expect("a tree").to_owned();
+    // Without the .env, the snapshot is HEAD's own tree.
+    assert_eq!(tree, sandbox.git(["rev-parse", "HEAD^{tree}"]));
+    attest(&sandbox, "README").ok();
+    sandbox.hpp(["push"]).ok();
+    let objects = sandbox.git_in(
+        &remote,
+        &["cat-file", "--batch-all-objects", "--batch-check"],
+    );
+    let env_blob = sandbox.git(["hash-object", ".env"]);
+    assert!(
+        !objects.contains(&env_blob),
+        "the .env blob reached the remote"
+    );
+    let human = sandbox.hpp(["snapshot", "--explain"]).ok();
+    assert!(human.contains("left out: .env"), "{human}");
+}
+
+#[test]
+fn control_a_tracked_env_file_stays_in_the_snapshot() {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join(".env"), "MODE=dev\n").expect("writable");
+    sandbox.git(["add", ".env"]);
+    sandbox.git(["commit", "-q", "-m", "env"]);
+    let explained = sandbox.hpp(["snapshot", "--explain", "--json"]).json(0);
+    assert_eq!(explained["left_out"], serde_json::json!([]));
+    assert_eq!(
+        explained["tree"].as_str(),
+        Some(sandbox.git(["rev-parse", "HEAD^{tree}"]).as_str())
+    );
+}
+
+#[test]
+fn control_a_new_file_with_a_token_is_refused_naming_the_file_and_the_shape() {
+    let sandbox = Sandbox::repo();
+    std::fs::create_dir_all(sandbox.root.join("notes")).expect("writable");
+    std::fs::write(
+        sandbox.root.join("notes/ci.txt"),
+        format!("use {}\n", token()),
+    )
+    .expect("writable");
+    let reason = attest(&sandbox, "README").refused();
+    assert!(
+        reason.contains("notes/ci.txt looks like it holds a GitHub token"),
+        "{reason}"
+    );
+    assert!(!reason.contains(&token()), "the value is never printed");
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    // Committed on purpose, it is the repository's own history: not re-read.
+    sandbox.git(["add", "notes/ci.txt"]);
+    sandbox.git(["commit", "-q", "-m", "on purpose"]);
+    attest(&sandbox, "README").ok();
+}
+
+#[test]
+fn control_a_spec_or_a_kept_artifact_with_a_secret_is_refused() {
+    let sandbox = Sandbox::repo();
+    let pem = format!("-----BEGIN {} PRIVATE KEY-----\nAAAA\n", "OPENSSH");
+    std::fs::write(sandbox.root.join("SPEC.md"), &pem).expect("writable");
+    let reason = attest(&sandbox, "SPEC.md").refused();
+    assert!(
+        reason.contains("SPEC.md looks like it holds a private key block"),
+        "{reason}"
+    );
+    std::fs::remove_file(sandbox.root.join("SPEC.md")).expect("removable");
+    sandbox.ignore_outputs();
+    // The run copies the token from outside: the command line itself carries none.
+    let source = sandbox.path("token.txt");
+    std::fs::write(&source, token()).expect("writable");
+    let script = format!(
+        "mkdir -p hpp-out && cp '{}' hpp-out/a.txt",
+        source.display()
+    );
+    let reason = sandbox
+        .hpp([
+            "evidence",
+            "run",
+            "--id",
+            "leak",
+            "--artifact",
+            "hpp-out/a.txt",
+            "--keep-artifacts",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .refused();
+    assert!(
+        reason.contains("artifact hpp-out/a.txt looks like it holds"),
+        "{reason}"
+    );
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was recorded");
+}
+
+#[test]
+fn control_secret_shaped_names_are_refused_before_anything_is_written() {
+    let sandbox = Sandbox::repo();
+    let secret = token();
+    let checker = sandbox
+        .hpp([
+            "attest",
+            "create",
+            "--spec",
+            "README",
+            "--maker",
+            "maker-a",
+            "--checker",
+            &secret,
+            "--session",
+            "review:1",
+            "--verdict",
+            "approved",
+        ])
+        .refused();
+    assert!(
+        checker.contains("--checker looks like it carries a secret"),
+        "{checker}"
+    );
+    let looped = sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--work",
+            "W",
+            "--maker",
+            "agent-a",
+            "--loop",
+            &secret,
+        ])
+        .refused();
+    assert!(looped.contains("the loop name looks like"), "{looped}");
+    let id = sandbox
+        .hpp(["evidence", "run", "--id", &secret, "--", "true"])
+        .refused();
+    assert!(id.contains("the evidence id looks like"), "{id}");
+    let model = sandbox
+        .hpp([
+            "lane",
+            "start",
+            "x",
+            "--territory",
+            "src",
+            "--role",
+            "maker",
+            "--model",
+            &secret,
+        ])
+        .refused();
+    assert!(model.contains("--model looks like"), "{model}");
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    // The same commands with ordinary names go through.
+    attest(&sandbox, "README").ok();
+}
