@@ -94,9 +94,17 @@ impl Ctx {
         match self.manifest_file()? {
             None => Ok(Manifest::built_in()),
             Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    CliError::refused(format!("cannot read manifest {}: {e}", path.display()))
-                })?;
+                let text = crate::cli::input::read_capped(
+                    &path,
+                    crate::cli::input::JSON_FILE_CAP,
+                    "manifest",
+                )
+                .and_then(|b| {
+                    String::from_utf8(b).map_err(|_| {
+                        CliError::refused(format!("manifest {} is not UTF-8 text", path.display()))
+                    })
+                });
+                let text = text?;
                 Ok(Manifest::parse(&text, &path.display().to_string())?)
             }
         }
@@ -198,11 +206,22 @@ impl Ctx {
     }
 
     /// Reads standard input to its end, as text: the one reader of stdin, for the hooks that
-    /// git (pre-push lines) and the agent hosts (one JSON object) feed there.
-    pub fn read_stdin(&self) -> std::io::Result<String> {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        Ok(text)
+    /// git (pre-push lines) and the agent hosts (one JSON object) feed there. More than `cap`
+    /// bytes is refused as soon as the cap is passed, never read whole (`what` names the input).
+    pub fn read_stdin(&self, cap: u64, what: &str) -> Result<String, CliError> {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::refused(format!("cannot read {what} on stdin: {e}")))?;
+        if bytes.len() as u64 > cap {
+            return Err(CliError::refused(format!(
+                "{what} on stdin is larger than {}, its cap: refused before reading it whole",
+                crate::cli::input::size(cap)
+            )));
+        }
+        String::from_utf8(bytes)
+            .map_err(|_| CliError::refused(format!("{what} on stdin is not UTF-8 text")))
     }
 
     /// Returns the loop to act on: `--loop`, else the current branch's name.

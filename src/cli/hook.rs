@@ -60,9 +60,7 @@ pub fn dispatch(ctx: &Ctx, command: HookCommand) -> Result<Outcome, CliError> {
 
 /// Checks the push, on the client.
 pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliError> {
-    let input = ctx
-        .read_stdin()
-        .map_err(|e| CliError::refused(format!("cannot read the pre-push input: {e}")))?;
+    let input = ctx.read_stdin(crate::cli::input::PUSH_INPUT_CAP, "the pre-push input")?;
     let updates = hpp_core::gate::parse(&input)?;
     let destination = args
         .remote
@@ -76,9 +74,7 @@ pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliEr
 
 /// Checks the push, on the server.
 pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome, CliError> {
-    let input = ctx
-        .read_stdin()
-        .map_err(|e| CliError::refused(format!("cannot read the pre-receive input: {e}")))?;
+    let input = ctx.read_stdin(crate::cli::input::PUSH_INPUT_CAP, "the pre-receive input")?;
     let updates = hpp_core::gate::parse_receive(&input)?;
     let pending: Vec<PendingUpdate> = updates
         .iter()

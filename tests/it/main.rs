@@ -35,6 +35,7 @@ mod init;
 mod install;
 mod lanes;
 mod layers;
+mod limits;
 mod loop_gates;
 mod maps;
 mod modules;

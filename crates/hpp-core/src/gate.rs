@@ -89,10 +89,19 @@ pub fn parse(input: &str) -> Result<Vec<Update>, Error> {
                     remote_ref: remote_ref.into(),
                     remote_oid: remote_oid.into(),
                 }),
-                _ => Err(Error::BadLine(line.to_owned())),
+                _ => Err(Error::BadLine(shown(line))),
             },
         )
         .collect()
+}
+
+/// A bad input line as a refusal shows it: at most 120 characters, so a refusal stays one line
+/// a person reads whatever was fed in.
+fn shown(line: &str) -> String {
+    match line.char_indices().nth(120) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
 }
 
 /// Parses git's pre-receive stdin (`<old oid> <new oid> <ref>` per line); blank lines are
@@ -109,7 +118,7 @@ pub fn parse_receive(input: &str) -> Result<Vec<Update>, Error> {
                     remote_ref: name.into(),
                     remote_oid: old.into(),
                 }),
-                _ => Err(Error::BadReceiveLine(line.to_owned())),
+                _ => Err(Error::BadReceiveLine(shown(line))),
             },
         )
         .collect()

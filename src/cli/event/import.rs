@@ -26,8 +26,8 @@ pub struct EventImportArgs {
 
 /// Imports the file.
 pub fn cmd_event_import(ctx: &Ctx, args: &EventImportArgs) -> Result<Outcome, CliError> {
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| CliError::refused(format!("cannot read {}: {e}", args.file.display())))?;
+    let bytes =
+        crate::cli::input::read_capped(&args.file, crate::cli::input::EVENT_LOG_CAP, "event log")?;
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let id = ctx.loop_id(args.target.name.as_ref())?;
