@@ -125,11 +125,46 @@ pub struct Request<'a> {
     pub env: &'a [(String, String)],
 }
 
+/// A watchdog for a child's process group: a small `sh` in a process group of its own, reading
+/// a pipe that this process holds. If this process dies without saying `done` (killed, even by
+/// SIGKILL), the pipe closes and the watchdog kills the whole group, so a criterion never
+/// outlives the run that started it. Best effort: without `/bin/sh` there is none.
+struct Watchdog {
+    child: Child,
+}
+
+impl Watchdog {
+    fn start(group: Pid) -> Option<Self> {
+        // Signals aimed at us (Ctrl-C to our group, a hangup) must not stop it first.
+        let script = format!(
+            "trap '' INT TERM HUP; if read -r word && [ \"$word\" = done ]; then exit 0; fi; kill -9 -{group} 2>/dev/null; exit 0"
+        );
+        Command::new("/bin/sh")
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok()
+            .map(|child| Self { child })
+    }
+
+    /// Stands it down: the run ended here, whatever became of the group.
+    fn done(mut self) {
+        if let Some(mut stdin) = self.child.stdin.take() {
+            let _ = stdin.write_all(b"done\n");
+        }
+        let _ = self.child.wait();
+    }
+}
+
 /// Runs one command with a timeout and returns its exit status and output.
 ///
 /// The child runs in a new process group whose id is its pid. When the timeout expires the
 /// group gets SIGTERM, then after [`TERM_GRACE`] SIGKILL, so children that ignore SIGTERM and
-/// their own children in the group all die. After the child is reaped, its output is drained
+/// their own children in the group all die. Should this process die first, a watchdog kills the
+/// group ([`Watchdog`]). After the child is reaped, its output is drained
 /// for at most [`DRAIN_GRACE`]. A child that exits normally is not followed by any signal:
 /// background processes it left behind are not stopped.
 ///
@@ -179,7 +214,12 @@ pub fn run_bounded(req: &Request<'_>) -> Result<Finished, Error> {
         }
     };
 
-    let (status, timed_out) = wait_bounded(&mut child, group, start + req.timeout, program)?;
+    let watchdog = Watchdog::start(group);
+    let waited = wait_bounded(&mut child, group, start + req.timeout, program);
+    if let Some(watchdog) = watchdog {
+        watchdog.done();
+    }
+    let (status, timed_out) = waited?;
     let duration = start.elapsed();
     let (stdout, stderr) = pipes.collect(Instant::now() + DRAIN_GRACE);
 

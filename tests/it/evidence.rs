@@ -896,3 +896,87 @@ fn control_an_artifact_through_a_symlink_out_of_the_workspace_is_refused_before_
         ])
         .refused();
 }
+
+/// Tells whether process `pid` is gone or a zombie (dead, waiting to be reaped).
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits up to ten seconds for `pids` to die; returns those still alive.
+fn still_alive(pids: &[String]) -> Vec<String> {
+    for _ in 0..100 {
+        if pids.iter().all(|p| dead(p)) {
+            return Vec::new();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    pids.iter().filter(|p| !dead(p)).cloned().collect()
+}
+
+/// Waits up to ten seconds for `file` to hold `lines` lines; returns them.
+fn wait_for_lines(file: &std::path::Path, lines: usize) -> Vec<String> {
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let found: Vec<String> = text.lines().map(str::to_owned).collect();
+        if found.len() >= lines {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("{} never held {lines} lines", file.display());
+}
+
+#[test]
+fn a_killed_evidence_run_takes_its_criterion_and_the_criterions_children_with_it() {
+    let sandbox = Sandbox::repo();
+    let pids = sandbox.path("pids");
+    let script = format!(
+        "echo $$ > '{0}'; sleep 300 & echo $! >> '{0}'; wait",
+        pids.display()
+    );
+    let mut run = sandbox
+        .hpp_command(
+            &sandbox.root,
+            &["evidence", "run", "--id", "long", "--", "sh", "-c", &script],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("git-hpp starts");
+    let criterion = wait_for_lines(&pids, 2);
+    run.kill().expect("SIGKILL reaches git-hpp");
+    run.wait().expect("reaped");
+    assert_eq!(
+        still_alive(&criterion),
+        Vec::<String>::new(),
+        "the criterion outlived the run"
+    );
+}
+
+#[test]
+fn control_a_criterion_that_finishes_keeps_what_it_left_in_the_background() {
+    let sandbox = Sandbox::repo();
+    let pids = sandbox.path("pids");
+    let script = format!("sleep 300 & echo $! > '{}'", pids.display());
+    sandbox
+        .hpp([
+            "evidence", "run", "--id", "short", "--", "sh", "-c", &script,
+        ])
+        .ok();
+    let left = wait_for_lines(&pids, 1);
+    // Only a run that dies takes its criterion with it; this one ended normally.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !dead(&left[0]),
+        "a finished run's background process was killed"
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &left[0]])
+        .status();
+}

@@ -20,6 +20,7 @@ mod context;
 mod decide;
 mod deliberate;
 mod doctor;
+mod durability;
 mod evals;
 mod event;
 mod evidence;

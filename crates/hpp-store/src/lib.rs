@@ -337,6 +337,9 @@ pub struct Store {
     pending: std::collections::BTreeMap<String, Option<ObjectId>>,
     /// The alternates directory that lets gix read a push's quarantined objects.
     _quarantine: Option<tempfile::TempDir>,
+    /// When this store was opened, less a margin for coarse file times: a loose object written
+    /// since is one of ours, to make durable before a ref names it ([`Store::sync_closure`]).
+    opened: std::time::SystemTime,
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -389,10 +392,14 @@ impl Store {
             let _ = config.set_value(key, value);
         }
         let _ = config.commit();
+        let opened = std::time::SystemTime::now()
+            .checked_sub(std::time::Duration::from_secs(2))
+            .unwrap_or(std::time::UNIX_EPOCH);
         Self {
             repo,
             pending: std::collections::BTreeMap::new(),
             _quarantine: None,
+            opened,
         }
     }
 

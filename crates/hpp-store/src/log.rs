@@ -71,7 +71,6 @@ impl Store {
     ) -> Result<CommitId, Error> {
         let mut written = Vec::new();
         let id = self.write_record(expected.map(CommitId::oid), record, beside, &mut written)?;
-        self.sync_objects(&written)?;
         self.cas(name, expected.map(CommitId::oid), id)?;
         Ok(id.into())
     }
@@ -122,7 +121,6 @@ impl Store {
         let tip = parent.ok_or_else(|| Error::NothingToWrite {
             name: name.to_owned(),
         })?;
-        self.sync_objects(&written)?;
         self.cas(name, None, tip)?;
         Ok(tip.into())
     }
@@ -247,6 +245,31 @@ mod tests {
             "{stale}"
         );
         assert_eq!(store.tip("refs/hpp/loops/t").unwrap(), Some(b));
+    }
+
+    #[test]
+    fn the_ref_moves_only_after_everything_it_reaches_that_is_new_is_flushed() {
+        let (_dir, store) = repo();
+        let mut written = Vec::new();
+        let first = store
+            .write_record(None, &record(b"one"), &[], &mut written)
+            .unwrap();
+        let second = store
+            .write_record(Some(first), &record(b"two"), &[], &mut written)
+            .unwrap();
+        // Two commits, two trees, two blobs: the new parent is reached too.
+        assert_eq!(store.sync_closure(second).unwrap(), 6);
+    }
+
+    #[test]
+    fn control_objects_older_than_the_store_are_not_flushed_again() {
+        let (_dir, mut store) = repo();
+        let mut written = Vec::new();
+        let id = store
+            .write_record(None, &record(b"old"), &[], &mut written)
+            .unwrap();
+        store.opened = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        assert_eq!(store.sync_closure(id).unwrap(), 0);
     }
 
     #[test]

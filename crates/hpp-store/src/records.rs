@@ -63,7 +63,6 @@ impl Store {
         written.push(tree);
         let commit = self.new_commit(tree, None, message)?;
         written.push(commit);
-        self.sync_objects(&written)?;
         self.cas(name, None, commit)?;
         Ok(commit.into())
     }
@@ -104,7 +103,6 @@ impl Store {
             .detach();
         let commit = self.new_commit(tree, Some(parent), message)?;
         written.extend([tree, commit]);
-        self.sync_objects(&written)?;
         self.cas(name, Some(parent), commit)?;
         Ok(commit.into())
     }

@@ -124,7 +124,85 @@ impl Store {
         Ok(synced)
     }
 
+    /// Makes what a new ref tip names durable before the ref moves: every loose object written
+    /// since this store opened that `tip` reaches (a record's commit and its new parents, its
+    /// tree, a snapshot tree and the blobs written for it, nested artifact trees) is fsynced,
+    /// then the object directories holding them. The walk stops at objects older than the
+    /// store and at packed ones: they were durable already, and so is what they reach. Returns
+    /// how many it synced.
+    pub(crate) fn sync_closure(&self, tip: ObjectId) -> Result<usize, Error> {
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        let ours = |id: &ObjectId| -> Option<std::path::PathBuf> {
+            let hex = id.to_hex().to_string();
+            let path = objects.join(&hex[..2]).join(&hex[2..]);
+            let written = std::fs::metadata(&path).ok()?.modified().ok()?;
+            (written >= self.opened).then_some(path)
+        };
+        let mut fresh = Vec::new();
+        let mut stack = vec![tip];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) || ours(&id).is_none() {
+                continue;
+            }
+            fresh.push(id);
+            let Ok(object) = self.repo.find_object(id) else {
+                continue;
+            };
+            match object.kind {
+                gix::object::Kind::Commit => {
+                    if let Ok(commit) = object.try_into_commit() {
+                        if let Ok(tree) = commit.tree_id() {
+                            stack.push(tree.detach());
+                        }
+                        stack.extend(commit.parent_ids().map(|p| p.detach()));
+                    }
+                }
+                gix::object::Kind::Tree => {
+                    let tree = object.into_tree();
+                    if let Ok(decoded) = tree.decode() {
+                        for entry in &decoded.entries {
+                            if !entry.mode.is_commit() {
+                                stack.push(entry.oid.to_owned());
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.sync_objects(&fresh)
+    }
+
+    /// Makes a moved ref durable: fsyncs the ref file and the directory holding it (the rename
+    /// that moved it is an entry of that directory).
+    fn sync_ref(&self, name: &str) {
+        let path = self.repo.common_dir().join(name);
+        if let Ok(file) = std::fs::File::open(&path) {
+            let _ = file.sync_all();
+        }
+        if let Some(dir) = path.parent()
+            && let Ok(handle) = std::fs::File::open(dir)
+        {
+            let _ = handle.sync_all();
+        }
+    }
+
+    /// Moves `name` from `expected` to `new` by compare-and-swap, durably: the objects `new`
+    /// reaches are fsynced first ([`Store::sync_closure`]), the ref file and its directory after.
     pub(crate) fn cas(
+        &self,
+        name: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+    ) -> Result<(), Error> {
+        self.sync_closure(new)?;
+        self.cas_unsynced(name, expected, new)?;
+        self.sync_ref(name);
+        Ok(())
+    }
+
+    fn cas_unsynced(
         &self,
         name: &str,
         expected: Option<ObjectId>,

@@ -1,0 +1,163 @@
+//! Durable writes, seen by strace: every writer flushes the objects its new ref reaches before
+//! the ref moves, and flushes the ref's directory after. Skipped, saying so, where strace is not
+//! installed.
+
+use std::path::Path;
+
+use crate::harness::{Run, Sandbox};
+
+/// Runs `git-hpp args` under strace and returns its fsync and rename calls, one per line, or
+/// `None` when strace is not installed.
+fn traced(sandbox: &Sandbox, args: &[&str]) -> Option<Vec<String>> {
+    let probe = sandbox.command("strace", &sandbox.root).arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+        return None;
+    }
+    let log = sandbox.path("strace.log");
+    let out = sandbox
+        .command("strace", &sandbox.root)
+        .args([
+            "-f",
+            "-y",
+            "-e",
+            "trace=fsync,fdatasync,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(crate::harness::BIN)
+        .args(args)
+        .output()
+        .expect("strace runs");
+    let run = Run::from_output(&out);
+    assert_eq!(run.code, 0, "{run}");
+    let text = std::fs::read_to_string(&log).expect("strace wrote its log");
+    Some(text.lines().map(str::to_owned).collect())
+}
+
+/// Asserts the order around the move of `ref_name`: `object` (a loose object's path suffix) is
+/// flushed before the rename that moves the ref, and the ref's directory after it.
+#[track_caller]
+fn assert_durable_order(calls: &[String], ref_name: &str, object: &str) {
+    let moved = calls
+        .iter()
+        .position(|c| c.contains("rename") && c.contains(&format!("{ref_name}\"")))
+        .unwrap_or_else(|| panic!("no rename moved {ref_name}:\n{}", calls.join("\n")));
+    let flushed = calls
+        .iter()
+        .position(|c| c.contains("fsync(") && c.contains(object))
+        .unwrap_or_else(|| panic!("{object} was never flushed:\n{}", calls.join("\n")));
+    assert!(
+        flushed < moved,
+        "{object} was flushed after {ref_name} moved"
+    );
+    let dir = Path::new(ref_name)
+        .parent()
+        .expect("a ref has a directory")
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        calls[moved..]
+            .iter()
+            .any(|c| c.contains("fsync(") && c.contains(&format!("{dir}>"))),
+        "the directory of {ref_name} was not flushed after the move"
+    );
+}
+
+/// The path suffix of a loose object in the object directory.
+fn loose(id: &str) -> String {
+    format!("objects/{}/{}", &id[..2], &id[2..])
+}
+
+#[test]
+fn an_event_append_flushes_its_event_before_the_loop_moves() {
+    let sandbox = Sandbox::repo();
+    let args = [
+        "event",
+        "append",
+        "--type",
+        "work_started",
+        "--work",
+        "W",
+        "--maker",
+        "agent-a",
+    ];
+    let Some(calls) = traced(&sandbox, &args) else {
+        return;
+    };
+    let event = sandbox.git(["rev-parse", "refs/hpp/loops/main:event.json"]);
+    assert_durable_order(&calls, "refs/hpp/loops/main", &loose(&event));
+}
+
+#[test]
+fn attest_create_flushes_the_snapshot_it_keeps_before_its_ref_moves() {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("new.txt"), "not yet committed\n").expect("writable");
+    let blob = sandbox.git(["hash-object", "new.txt"]);
+    let args = [
+        "attest",
+        "create",
+        "--spec",
+        "README",
+        "--maker",
+        "maker-a",
+        "--checker",
+        "checker-b",
+        "--session",
+        "review:1",
+        "--verdict",
+        "approved",
+    ];
+    let Some(calls) = traced(&sandbox, &args) else {
+        return;
+    };
+    let name = sandbox.git([
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/hpp/attestations/",
+    ]);
+    assert_durable_order(&calls, name.trim(), &loose(&blob));
+}
+
+#[test]
+fn evidence_with_kept_artifacts_flushes_the_artifacts_before_its_ref_moves() {
+    let sandbox = Sandbox::repo();
+    sandbox.ignore_outputs();
+    let args = [
+        "evidence",
+        "run",
+        "--id",
+        "kept",
+        "--artifact",
+        "hpp-out/deep/a.txt",
+        "--keep-artifacts",
+        "--",
+        "sh",
+        "-c",
+        "mkdir -p hpp-out/deep && echo kept bytes > hpp-out/deep/a.txt",
+    ];
+    let Some(calls) = traced(&sandbox, &args) else {
+        return;
+    };
+    let name = sandbox.git(["for-each-ref", "--format=%(refname)", "refs/hpp/evidence/"]);
+    let artifact = sandbox.git([
+        "rev-parse",
+        &format!("{}:artifacts/hpp-out/deep/a.txt", name.trim()),
+    ]);
+    assert_durable_order(&calls, name.trim(), &loose(&artifact));
+}
+
+#[test]
+fn control_the_order_check_fails_when_the_flush_comes_after_the_move() {
+    let calls = [
+        "1 renameat(AT_FDCWD, \"/r/.git/refs/hpp/loops/main.lock\", AT_FDCWD, \"/r/.git/refs/hpp/loops/main\") = 0".to_owned(),
+        "1 fsync(3</r/.git/objects/ab/cdef>) = 0".to_owned(),
+        "1 fsync(4</r/.git/refs/hpp/loops>) = 0".to_owned(),
+    ];
+    let late = std::panic::catch_unwind(|| {
+        assert_durable_order(&calls, "refs/hpp/loops/main", "objects/ab/cdef");
+    });
+    assert!(late.is_err(), "a flush after the move must fail the check");
+    let good = [calls[1].clone(), calls[0].clone(), calls[2].clone()];
+    assert_durable_order(&good, "refs/hpp/loops/main", "objects/ab/cdef");
+}
