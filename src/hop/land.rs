@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use super::{
-    CheckId, CommitId, Error, Hop, Kind, LAND_RETRIES, Landing, Loaded, Parent, Role, State,
-    StateId, TreeId, Undone, gix_ref_invalid, moved, new_state_id, now_rfc3339, stamp,
+    CheckId, CommitId, Error, Hop, Kind, Landing, Loaded, Parent, Role, State, StateId, TreeId,
+    Undone, gix_ref_invalid, moved, new_state_id, now_rfc3339, stamp,
 };
 use hpp_core::hop::{overlap, states};
+use hpp_store::retry::{self, Attempt};
 use hpp_store::{self as store, refs};
 
 impl Hop<'_> {
@@ -47,7 +48,7 @@ impl Hop<'_> {
     /// ([`overlap::overlapping`]); composes with a three-way tree merge; validates the composed
     /// tree in a disposable worktree when `validation` is given (a failure records an `F_`
     /// state and leaves the head); then moves the accepted ref by compare-and-swap. A lost
-    /// swap recomposes on the new head (up to [`LAND_RETRIES`] times) unless `expect_head`
+    /// swap recomposes on the new head (by the store's one retry rule) unless `expect_head`
     /// pins the head, in which case it fails with [`Error::HeadMoved`].
     pub fn land(
         &self,
@@ -77,8 +78,8 @@ impl Hop<'_> {
         let base_tree = Self::tree_of(&base)?;
         let proposal_tree = Self::tree_of(&proposal)?;
         let changed = self.store.changed_paths(&base_tree, &proposal_tree)?;
-        let mut retries = 0;
-        loop {
+        let landed = retry::retry(|attempt| {
+            let retries = attempt - 1;
             let head = self.accepted()?;
             if let Some(expected) = expect_head
                 && *expected != head.state.id
@@ -177,10 +178,10 @@ impl Hop<'_> {
                             out,
                             "land",
                         )?;
-                        return Ok(Landing::ValidationFailed {
+                        return Ok(Attempt::Done(Landing::ValidationFailed {
                             failed,
                             validation: run,
-                        });
+                        }));
                     }
                     Some(self.record_check(
                         &check_id,
@@ -199,10 +200,9 @@ impl Hop<'_> {
             {
                 Ok(()) => {}
                 Err(store::Error::Moved { .. } | store::Error::Busy { .. })
-                    if expect_head.is_none() && retries < LAND_RETRIES =>
+                    if expect_head.is_none() =>
                 {
-                    retries += 1;
-                    continue;
+                    return Ok(Attempt::Lost);
                 }
                 Err(e) => return Err(moved(e)),
             }
@@ -218,15 +218,19 @@ impl Hop<'_> {
                 }
                 None => None,
             };
-            return Ok(Landing::Landed {
+            Ok(Attempt::Done(Landing::Landed {
                 accepted: candidate,
                 previous: head.state.id,
                 proposal: proposal_id.clone(),
                 retries,
                 validation: validation_run,
                 branch: branch_done,
-            });
-        }
+            }))
+        })?;
+        landed.ok_or_else(|| Error::HeadMoved {
+            name: refs::HOP_ACCEPTED.to_owned(),
+            detail: format!("it kept moving: gave up after {} attempts", retry::ATTEMPTS),
+        })
     }
 
     /// Records the `F_` state of a failed landing validation: the composed tree, after the

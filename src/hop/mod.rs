@@ -34,9 +34,6 @@ use hpp_store::{self as store, Checkout, CommitId, Store, TreeId, refs};
 /// The schema of a check record.
 pub const CHECK_SCHEMA: &str = "hop.check/v1";
 
-/// How many times `land` recomposes on a new accepted head after losing the compare-and-swap.
-pub const LAND_RETRIES: usize = 8;
-
 /// Why a hop command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -216,3 +216,151 @@ fn eight_concurrent_attestations_each_keep_their_record_and_their_note_line() {
     }
     assert_eq!(note.lines().count(), 8, "{note}");
 }
+
+#[test]
+fn sixteen_writers_across_every_record_kind_lose_nothing_and_exit_0_or_2() {
+    let sandbox = Sandbox::repo();
+    // Two of each kind of writer, all at once: loops, attestations, evidence, the gotcha
+    // memory, handoffs, the board, and two racers claiming the same board item.
+    let mut jobs: Vec<Vec<String>> = Vec::new();
+    for i in 0..2 {
+        let n = i.to_string();
+        jobs.push(
+            [
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--work",
+                "W",
+                "--maker",
+                "agent-a",
+                "--loop",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain([format!("race-{n}")])
+            .collect(),
+        );
+        jobs.push(
+            [
+                "attest",
+                "create",
+                "--spec",
+                "README",
+                "--maker",
+                "maker-a",
+                "--session",
+                "review:race",
+                "--verdict",
+                "approved",
+                "--checker",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain([format!("checker-{n}")])
+            .collect(),
+        );
+        jobs.push(
+            ["evidence", "run", "--id"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain([format!("unit-{n}"), "--".into(), "true".into()])
+                .collect(),
+        );
+        jobs.push(
+            ["gotcha", "record", "--task", "build", "--message"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain([format!("linker failed {n}")])
+                .collect(),
+        );
+        jobs.push(
+            ["handoff", "write", "--summary"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain([format!("handoff {n}"), "--loop".into(), "main".into()])
+                .collect(),
+        );
+        jobs.push(
+            ["board", "claim", "--model", "gpt-5", "--lane"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain([format!("lane-{n}"), format!("ITEM-{n}")])
+                .collect(),
+        );
+        jobs.push(
+            ["board", "claim", "SHARED", "--model", "gpt-5", "--lane"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain([format!("lane-s{n}")])
+                .collect(),
+        );
+    }
+    jobs.push(
+        [
+            "gotcha",
+            "record",
+            "--task",
+            "build",
+            "--message",
+            "linker failed again",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
+    );
+    jobs.push(
+        ["evidence", "run", "--id", "unit-2", "--", "true"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+    );
+    assert_eq!(jobs.len(), 16);
+    let children: Vec<Child> = jobs
+        .iter()
+        .map(|job| {
+            let args: Vec<&str> = job.iter().map(String::as_str).collect();
+            spawn(&sandbox, &args)
+        })
+        .collect();
+    let runs = wait_all(children);
+    for (job, run) in jobs.iter().zip(&runs) {
+        assert!(
+            run.code == 0 || run.code == 2,
+            "{} exited {}:\n{run}",
+            job.join(" "),
+            run.code
+        );
+    }
+    let count = |prefix: &str| {
+        sandbox
+            .git(["for-each-ref", "--format=%(refname)", prefix])
+            .lines()
+            .count()
+    };
+    assert_eq!(count("refs/hpp/loops/"), 2, "every loop");
+    assert_eq!(count("refs/hpp/attestations/"), 2, "every attestation");
+    assert_eq!(count("refs/hpp/evidence/"), 3, "every bundle");
+    let gotchas = sandbox.git(["rev-list", "--count", "refs/hpp/gotchas/failures"]);
+    assert_eq!(gotchas, "3", "every failure recorded");
+    let handoffs = sandbox.git(["for-each-ref", "--format=%(refname)", "refs/hpp/handoffs/"]);
+    let written: usize = handoffs
+        .lines()
+        .map(|r| {
+            sandbox
+                .git(["rev-list", "--count", r])
+                .parse::<usize>()
+                .expect("a count")
+        })
+        .sum();
+    assert_eq!(written, 2, "every handoff");
+    // Every board write that said it landed is in the board's log, the shared item's too.
+    let board_ok = runs
+        .iter()
+        .zip(&jobs)
+        .filter(|(run, job)| job[0] == "board" && run.code == 0)
+        .count();
+    let board = sandbox.git(["rev-list", "--count", "refs/hpp/board/log"]);
+    assert_eq!(board, board_ok.to_string(), "every board write");
+}
