@@ -33,6 +33,7 @@ pub mod hop;
 pub mod init;
 pub mod lanes;
 pub mod modules;
+pub mod outbound;
 pub mod paths;
 pub mod process;
 pub mod sign;

@@ -37,7 +37,12 @@ pub struct FetchArgs {
 
 /// Pushes the records.
 pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
-    let report = ctx.store()?.push_records(&args.remote)?;
+    let store = ctx.store()?;
+    crate::outbound::check_unpushed(store, &args.remote).map_err(|e| match e {
+        crate::outbound::Error::Store(inner) => CliError::from(inner),
+        leak => CliError::refused(leak),
+    })?;
+    let report = store.push_records(&args.remote)?;
     Ok(render(
         &report,
         "pushed to",

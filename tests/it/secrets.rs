@@ -190,3 +190,57 @@ fn control_secret_shaped_names_are_refused_before_anything_is_written() {
     // The same commands with ordinary names go through.
     attest(&sandbox, "README").ok();
 }
+
+#[test]
+fn control_push_refuses_a_record_that_keeps_a_secret_shaped_file_and_pushes_nothing() {
+    let sandbox = Sandbox::repo();
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", remote.to_str().expect("utf-8")]);
+    sandbox.git(["remote", "add", "origin", remote.to_str().expect("utf-8")]);
+    // A record written by another tool (or before these checks): its snapshot keeps a token.
+    let leaked = sandbox.path("leaked.txt");
+    std::fs::write(&leaked, format!("{}\n", token())).expect("writable");
+    let blob = sandbox.git(["hash-object", "-w", leaked.to_str().expect("utf-8")]);
+    let snapshot = mktree(&sandbox, &format!("100644 blob {blob}\tci-token.txt\n"));
+    let record = mktree(&sandbox, &format!("040000 tree {snapshot}\tsnapshot\n"));
+    let commit = sandbox.git(["commit-tree", &record, "-m", "foreign record"]);
+    let name = format!("refs/hpp/attestations/{snapshot}/foreign");
+    sandbox.git(["update-ref", &name, &commit]);
+    let reason = sandbox.hpp(["push"]).refused();
+    assert!(
+        reason.contains(&format!(
+            "{name} keeps ci-token.txt, which looks like it holds a GitHub token"
+        )),
+        "{reason}"
+    );
+    let there = sandbox.git_in(&remote, &["for-each-ref"]);
+    assert_eq!(there, "", "nothing was pushed");
+    // Without that record, the real ones go.
+    sandbox.git(["update-ref", "-d", &name]);
+    attest(&sandbox, "README").ok();
+    sandbox.hpp(["push"]).ok();
+}
+
+/// Writes a tree from `git mktree` input and returns its id.
+fn mktree(sandbox: &Sandbox, entries: &str) -> String {
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .arg("mktree")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(entries.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("git mktree runs");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned()
+}

@@ -102,6 +102,27 @@ impl Store {
         Ok(report)
     }
 
+    /// Lists the record refs `remote` has (`git ls-remote <remote> refs/hpp/*`), by name.
+    pub fn remote_records(
+        &self,
+        remote: &str,
+    ) -> Result<std::collections::BTreeSet<String>, Error> {
+        let (ok, advertised, stderr) = self.run_git(
+            &["ls-remote", remote, "refs/hpp/*"],
+            &format!("git ls-remote {remote}"),
+        )?;
+        if !ok {
+            return Err(Error::GitFailed {
+                what: format!("git ls-remote {remote}"),
+                stderr: last_line(&stderr),
+            });
+        }
+        Ok(advertised
+            .lines()
+            .filter_map(|line| line.split_once('\t').map(|(_, name)| name.to_owned()))
+            .collect())
+    }
+
     /// Fetches every record from `remote` without forcing.
     pub fn fetch_records(&self, remote: &str) -> Result<SyncReport, Error> {
         // The outcome is read from the refs themselves, before and after, against what the
