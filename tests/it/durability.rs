@@ -161,3 +161,55 @@ fn control_the_order_check_fails_when_the_flush_comes_after_the_move() {
     let good = [calls[1].clone(), calls[0].clone(), calls[2].clone()];
     assert_durable_order(&good, "refs/hpp/loops/main", "objects/ab/cdef");
 }
+
+#[test]
+fn the_log_writers_flush_their_entry_before_their_log_moves() {
+    let writers: [(&[&str], &str); 3] = [
+        (
+            &[
+                "board", "claim", "ITEM-1", "--lane", "lane-a", "--model", "gpt-5",
+            ],
+            "refs/hpp/board/log",
+        ),
+        (
+            &[
+                "gotcha",
+                "record",
+                "--task",
+                "build",
+                "--message",
+                "linker failed",
+            ],
+            "refs/hpp/gotchas/failures",
+        ),
+        (
+            &[
+                "handoff",
+                "write",
+                "--summary",
+                "half done",
+                "--loop",
+                "main",
+            ],
+            "",
+            "handoff.json",
+        ),
+    ];
+    for (args, ref_name) in writers {
+        let sandbox = Sandbox::repo();
+        let Some(calls) = traced(&sandbox, args) else {
+            return;
+        };
+        let name = if ref_name.is_empty() {
+            sandbox
+                .git(["for-each-ref", "--format=%(refname)", "refs/hpp/handoffs/"])
+                .trim()
+                .to_owned()
+        } else {
+            ref_name.to_owned()
+        };
+        // The entry's commit is the newest object the ref names.
+        let commit = sandbox.git(["rev-parse", &name]);
+        assert_durable_order(&calls, &name, &loose(&commit));
+    }
+}
