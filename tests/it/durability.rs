@@ -192,7 +192,6 @@ fn the_log_writers_flush_their_entry_before_their_log_moves() {
                 "main",
             ],
             "",
-            "handoff.json",
         ),
     ];
     for (args, ref_name) in writers {
