@@ -352,17 +352,10 @@ pub fn refuse_secret_files(store: &Store, snapshot: &TreeId) -> Result<(), Error
         Some(head) => store.commit_tree(&head)?,
         None => store.empty_tree(),
     };
-    for path in store.changed_paths(&base, snapshot)? {
-        if store.tree_entry_id(&base, &path)?.is_some() {
-            continue;
-        }
-        if let Some(bytes) = store.tree_blob(snapshot, &path)?
-            && let Some(shape) = hpp_core::secrets::shape_in_file(&bytes)
-        {
-            return Err(Error::SecretFile { path, shape });
-        }
+    match crate::outbound::secret_file_added(store, &base, snapshot)? {
+        Some((path, shape)) => Err(Error::SecretFile { path, shape }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Resolves the spec inside the worktree at `root` and reads it: its path relative to the root

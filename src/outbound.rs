@@ -34,6 +34,26 @@ pub enum Error {
     Store(#[from] store::Error),
 }
 
+/// Finds the first file `tree` adds to `base` whose contents have a secret's shape
+/// ([`secrets::shape_in_file`]): its path and the shape. Files `base` has are not re-read.
+pub fn secret_file_added(
+    store: &Store,
+    base: &TreeId,
+    tree: &TreeId,
+) -> Result<Option<(String, &'static str)>, store::Error> {
+    for path in store.changed_paths(base, tree)? {
+        if store.tree_entry_id(base, &path)?.is_some() {
+            continue;
+        }
+        if let Some(bytes) = store.tree_blob(tree, &path)?
+            && let Some(shape) = secrets::shape_in_file(&bytes)
+        {
+            return Ok(Some((path, shape)));
+        }
+    }
+    Ok(None)
+}
+
 /// Reads every record under `refs/hpp/attestations/` and `refs/hpp/evidence/` that `remote`
 /// does not have, and refuses the first that keeps a secret-shaped file.
 pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
@@ -54,20 +74,13 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
             else {
                 continue;
             };
-            for path in store.changed_paths(&base, &tree)? {
-                if store.tree_entry_id(&base, &path)?.is_some() {
-                    continue;
+            if let Some((path, shape)) = secret_file_added(store, &base, &tree)? {
+                return Err(Leak {
+                    record: name,
+                    path,
+                    shape,
                 }
-                if let Some(bytes) = store.tree_blob(&tree, &path)?
-                    && let Some(shape) = secrets::shape_in_file(&bytes)
-                {
-                    return Err(Leak {
-                        record: name,
-                        path,
-                        shape,
-                    }
-                    .into());
-                }
+                .into());
             }
         }
     }

@@ -84,6 +84,16 @@ pub enum Error {
         "the {0} looks like it carries a secret: hop keeps it unencrypted and `git hpp push` publishes it; pass credentials through the environment"
     )]
     Secret(&'static str),
+    /// A workspace file the state would keep looks like it holds a secret.
+    #[error(
+        "{path} looks like it holds {shape}: the state would keep it, and `git hpp push` publishes hop's states; remove it or ignore it"
+    )]
+    SecretFile {
+        /// The file, relative to the workspace root.
+        path: String,
+        /// The shape found (never the value).
+        shape: &'static str,
+    },
     /// A command to run is empty.
     #[error("the command is empty: give it after --")]
     EmptyCommand,
@@ -465,6 +475,13 @@ impl<'a> Hop<'a> {
             .attempt
             .clone()
             .ok_or_else(|| Error::NoAttempt(head.state.id.to_string()))?;
+        // A state keeps its workspace's tree: a file it adds that holds a secret stays out.
+        if let Some(before) = TreeId::parse(&head.state.tree)
+            && let Some((path, shape)) =
+                crate::outbound::secret_file_added(self.store, &before, tree)?
+        {
+            return Err(Error::SecretFile { path, shape });
+        }
         let mut parents = vec![Parent {
             role: Role::RunParent,
             state: head.state.id.clone(),

@@ -628,3 +628,24 @@ fn control_a_prompt_shaped_like_a_secret_is_refused_and_nothing_is_written() {
     assert!(run.stderr.contains("the prompt is empty"), "{run}");
     assert_eq!(s.hpp_refs(), refs, "nothing written");
 }
+
+#[test]
+fn control_a_proposal_that_adds_a_secret_shaped_file_is_refused_and_keeps_nothing() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "a");
+    let token = format!("ghp_{}", "0123456789abcdefghijABCDEFGHIJklmnop");
+    write(&l.workspace, "ci/token.txt", &format!("{token}\n"));
+    let refs = s.hpp_refs();
+    let run = agent(&s, &l, &["propose", &l.state]).exit(2);
+    assert!(
+        run.stderr
+            .contains("ci/token.txt looks like it holds a GitHub token"),
+        "{run}"
+    );
+    assert!(!run.stderr.contains(&token), "the value is never printed");
+    assert_eq!(s.hpp_refs(), refs, "no state was written");
+    std::fs::remove_file(l.workspace.join("ci/token.txt")).expect("removable");
+    write(&l.workspace, "ci/ok.txt", "fine\n");
+    agent(&s, &l, &["propose", &l.state]).ok();
+}

@@ -125,6 +125,7 @@ impl From<service::Error> for HopError {
             | E::EmptyPrompt
             | E::EmptyCommand
             | E::Secret(_)
+            | E::SecretFile { .. }
             | E::InvalidBranch(_) => HopExit::Usage,
             E::Overlap { .. }
             | E::Conflict { .. }
