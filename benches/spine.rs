@@ -19,6 +19,11 @@
 //! commit), so both series append the fifth event of the same history. The target: the gated
 //! append within 3x of the bare one.
 //!
+//! Measurement D, reading a long loop: `git-hpp event verify` of a loop of 100 events and of
+//! 10,000 events (imported under a one-state manifest whose only transition loops, so any length
+//! is legal), next to `git log --format=%H` of the same commits. Verification takes one step of
+//! the loop per event, so the per-event cost at 10,000 should stay near the cost at 100.
+//!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
 //! a temporary directory and every process runs in a hermetic environment (no user or system git
@@ -311,6 +316,72 @@ fn measure_gates(sandbox: &Sandbox, plan: Rounds) -> (Stats, Stats) {
     (series[0].stats(), series[1].stats())
 }
 
+/// The events.jsonl of a loop of `n` `tick` events, hash-chained as the reference writes it.
+fn ticks(n: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let mut prev = format!("{:x}", Sha256::digest(b""));
+    let mut out = String::new();
+    for seq in 1..=n {
+        let line = format!(
+            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
+        );
+        prev = format!("{:x}", Sha256::digest(line.as_bytes()));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Measurement D: (events, git-hpp event verify, git log) for 100 and 10,000 events.
+fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Stats)> {
+    let dir = sandbox.repo("long-loops");
+    let manifest = sandbox.root().join("tick.manifest.json");
+    common::write(
+        &manifest,
+        br#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#,
+    );
+    let manifest = manifest.to_str().expect("a UTF-8 path").to_owned();
+    let sizes = [100, 10_000];
+    for n in sizes {
+        let log = sandbox.root().join(format!("ticks-{n}.jsonl"));
+        common::write(&log, ticks(n).as_bytes());
+        let name = format!("l{n}");
+        run(sandbox.hpp(
+            &dir,
+            &[
+                "--manifest",
+                &manifest,
+                "event",
+                "import",
+                log.to_str().expect("a UTF-8 path"),
+                "--loop",
+                &name,
+            ],
+        ));
+    }
+    let (dir, manifest) = (dir.as_path(), manifest.as_str());
+    let mut series = Vec::new();
+    for n in sizes {
+        series.push(Series::new(move |_| {
+            let name = format!("l{n}");
+            sandbox.hpp(
+                dir,
+                &["--manifest", manifest, "event", "verify", "--loop", &name],
+            )
+        }));
+        series.push(Series::new(move |_| {
+            let name = format!("refs/hpp/loops/l{n}");
+            sandbox.git(dir, &["log", "--format=%H", &name])
+        }));
+    }
+    run_interleaved(&mut series, plan);
+    sizes
+        .iter()
+        .zip(series.chunks(2))
+        .map(|(n, pair)| (*n, pair[0].stats(), pair[1].stats()))
+        .collect()
+}
+
 fn main() {
     let plan = plan();
     let sandbox = Sandbox::new();
@@ -345,6 +416,14 @@ fn main() {
         "append verified, gates", "append verified, no gates"
     );
 
+    let long = measure_long_loops(&sandbox, plan);
+    for (n, hpp, git) in &long {
+        println!(
+            "{:<26} git-hpp {hpp}  | git log {git}",
+            format!("event verify, {n} events")
+        );
+    }
+
     let ratio = |i: usize, pick: fn(&(&str, Stats, Stats)) -> Stats| {
         pick(&append[i]).median / pick(&append[0]).median
     };
@@ -360,5 +439,10 @@ fn main() {
     println!(
         "gate ratio (median): append verified checking 2 bundles + 1 attestation / bare = {:.2}x (target < 3x)",
         gated.median / bare.median
+    );
+    let per_event = |i: usize| long[i].1.median / long[i].0 as f64;
+    println!(
+        "long loops: event verify per event at 10,000 / at 100 = {:.2}x (linear: near 1x or below)",
+        per_event(1) / per_event(0)
     );
 }

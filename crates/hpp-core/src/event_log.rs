@@ -116,22 +116,20 @@ pub fn verify<'a>(
 ) -> (ChainReport, Vec<LoggedEvent>) {
     let mut events: Vec<LoggedEvent> = Vec::new();
     let mut divergence = None;
+    // One step of the loop per event: the walk carries the state from one event to the next.
+    let mut walk = spec.map(LoopSpec::walk);
     for (position, bytes) in entries {
         let prev = events.last().map_or(GENESIS_SHA256, |e| e.sha256.as_str());
         match check_event(position, bytes, prev, events.last().map(|e| e.seq)) {
             Ok(event) => {
-                if let Some(spec) = spec {
-                    let history = events
-                        .iter()
-                        .map(|e| e.kind.as_str())
-                        .chain([event.kind.as_str()]);
-                    if let Err(e) = spec.project(history) {
-                        divergence = Some(Divergence {
-                            name: event_id(position),
-                            problem: e.to_string(),
-                        });
-                        break;
-                    }
+                if let Some(walk) = walk.as_mut()
+                    && let Err(e) = walk.step(&event.kind)
+                {
+                    divergence = Some(Divergence {
+                        name: event_id(position),
+                        problem: e.to_string(),
+                    });
+                    break;
                 }
                 events.push(event);
             }

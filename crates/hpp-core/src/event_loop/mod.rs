@@ -210,33 +210,71 @@ impl LoopSpec {
         &self,
         history: impl IntoIterator<Item = &'a str>,
     ) -> Result<Projection, Error> {
-        let mut state = self.initial.as_str();
-        let mut types = Vec::new();
-        let mut evidence_count = 0;
-        for (i, event) in history.into_iter().enumerate() {
-            let t = self
-                .step(state, event)
-                .ok_or_else(|| Error::InvalidTransition {
-                    index: i + 1,
-                    state: state.to_owned(),
-                    event: event.to_owned(),
-                })?;
-            if event == EVIDENCE_EVENT {
-                evidence_count += 1;
-            }
-            if event == CLOSING_EVENT && evidence_count == 0 {
-                return Err(Error::ClosingWithoutEvidence);
-            }
-            state = &t.to;
-            types.push(event.to_owned());
+        let mut walk = self.walk();
+        for event in history {
+            walk.step(event)?;
         }
-        Ok(Projection {
-            state: state.to_owned(),
-            event_count: types.len(),
-            evidence_count,
-            next_step: self.next_step.get(state).cloned().unwrap_or_default(),
-            history: types,
-        })
+        Ok(walk.projection())
+    }
+
+    /// Starts a walk of the machine from its initial state, one event at a time: what
+    /// [`LoopSpec::project`] does for a whole history, for a reader that checks each event as
+    /// it reads it (one step per event, so checking a loop costs its length, not its square).
+    pub fn walk(&self) -> Walk<'_> {
+        Walk {
+            spec: self,
+            state: self.initial.as_str(),
+            history: Vec::new(),
+            evidence_count: 0,
+        }
+    }
+}
+
+/// A walk of the loop, one event at a time ([`LoopSpec::walk`]).
+#[derive(Debug, Clone)]
+pub struct Walk<'a> {
+    spec: &'a LoopSpec,
+    state: &'a str,
+    history: Vec<String>,
+    evidence_count: usize,
+}
+
+impl Walk<'_> {
+    /// Takes one event, refusing it (and staying put) when the machine has no transition for
+    /// it from the current state, or when it closes the loop before any evidence.
+    pub fn step(&mut self, event: &str) -> Result<(), Error> {
+        let t = self
+            .spec
+            .step(self.state, event)
+            .ok_or_else(|| Error::InvalidTransition {
+                index: self.history.len() + 1,
+                state: self.state.to_owned(),
+                event: event.to_owned(),
+            })?;
+        let evidence = self.evidence_count + usize::from(event == EVIDENCE_EVENT);
+        if event == CLOSING_EVENT && evidence == 0 {
+            return Err(Error::ClosingWithoutEvidence);
+        }
+        self.evidence_count = evidence;
+        self.state = &t.to;
+        self.history.push(event.to_owned());
+        Ok(())
+    }
+
+    /// Where the walk has left the loop.
+    pub fn projection(&self) -> Projection {
+        Projection {
+            state: self.state.to_owned(),
+            event_count: self.history.len(),
+            evidence_count: self.evidence_count,
+            next_step: self
+                .spec
+                .next_step
+                .get(self.state)
+                .cloned()
+                .unwrap_or_default(),
+            history: self.history.clone(),
+        }
     }
 }
 
@@ -280,6 +318,33 @@ mod tests {
                 "closure"
             ]
         );
+    }
+
+    #[test]
+    fn a_walk_takes_one_event_at_a_time_and_ends_where_project_does() {
+        let spec = spec();
+        let mut walk = spec.walk();
+        for event in ["work_started", "evidence_recorded"] {
+            walk.step(event).unwrap();
+        }
+        assert_eq!(
+            walk.projection(),
+            spec.project(["work_started", "evidence_recorded"]).unwrap()
+        );
+    }
+
+    #[test]
+    fn control_a_walk_refuses_a_wrong_event_at_its_place_and_stays_put() {
+        let spec = spec();
+        let mut walk = spec.walk();
+        walk.step("work_started").unwrap();
+        let err = walk.step("verified").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid transition at event 2: active --verified--> ?"
+        );
+        assert_eq!(walk.projection().state, "active");
+        assert_eq!(walk.projection().event_count, 1);
     }
 
     #[test]
