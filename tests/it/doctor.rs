@@ -183,18 +183,7 @@ fn a_bad_module_block_does_not_stop_event_commands() {
         serde_json::to_string(&value).unwrap(),
     )
     .unwrap();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     sandbox.hpp(["doctor"]).refused();
 }
 

@@ -89,18 +89,7 @@ fn control_a_bare_verified_is_refused_and_leaves_no_ref() {
 #[test]
 fn control_an_out_of_order_event_is_refused_and_the_tip_does_not_move() {
     let sandbox = Sandbox::repo();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let before = sandbox.hpp_refs();
     let reason = sandbox
         .hpp(["event", "append", "--type", "check_passed"])
@@ -139,18 +128,7 @@ fn control_bad_data_is_refused_before_writing() {
 fn the_default_loop_is_the_current_branch_and_detached_head_needs_a_name() {
     let sandbox = Sandbox::repo();
     sandbox.git(["checkout", "-q", "-b", "feature/login"]);
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     assert!(
         sandbox
             .hpp_refs()
@@ -427,18 +405,7 @@ fn control_a_manifest_without_a_loop_block_is_refused_and_a_worktree_manifest_is
         r#"{"protocol_version":"2.1"}"#,
     )
     .expect("writable");
-    let reason = sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .refused();
+    let reason = sandbox.start_work().refused();
     assert!(reason.contains("no loop block"), "{reason}");
     assert_eq!(sandbox.hpp_refs(), "");
     let manifest = r#"{"protocol_version":"2.1","loop":{"initial":"open","states":["open","done"],
@@ -460,18 +427,7 @@ fn control_a_manifest_without_a_loop_block_is_refused_and_a_worktree_manifest_is
 #[test]
 fn resume_prints_three_facts_as_json() {
     let sandbox = Sandbox::repo();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let resume = sandbox.hpp(["resume"]).json(0);
     assert_eq!(
         (

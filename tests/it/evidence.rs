@@ -336,18 +336,7 @@ fn control_refused_runs_start_nothing_and_write_nothing() {
 #[test]
 fn record_event_appends_evidence_recorded_only_for_a_passing_run() {
     let sandbox = Sandbox::repo();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
 
     let failed = evidence_run(

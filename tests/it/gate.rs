@@ -260,18 +260,7 @@ fn a_non_protected_branch_a_deletion_and_records_pass_the_gate() {
     let gate = setup();
     gate.install();
     gate.commit("unverified\n");
-    gate.sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    gate.sandbox.start_work().ok();
 
     let topic = gate.push(&["origin", "HEAD:refs/heads/topic"]);
     assert_eq!(topic.code, 0, "{topic}");

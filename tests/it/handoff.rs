@@ -65,18 +65,7 @@ fn a_written_handoff_is_shown_with_its_git_and_next_step() {
 #[test]
 fn without_a_summary_the_handoff_is_measured_from_git_and_the_loop() {
     let sandbox = Sandbox::repo();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     std::fs::write(sandbox.root.join("new.txt"), "n\n").expect("writable");
     let written = sandbox
         .hpp(["handoff", "write", "--trigger", "pre-clear", "--json"])

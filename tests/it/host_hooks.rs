@@ -86,18 +86,7 @@ fn the_loop_gate_blocks_stop_until_the_loop_is_verified() {
     // No loop started: nothing to gate.
     assert_eq!(hook(&sandbox, gate, &stop(false)).ok(), "");
 
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let blocked = hook(&sandbox, gate, &stop(false)).json(0);
     assert_eq!(blocked["decision"], "block");
     let reason = blocked["reason"].as_str().expect("a reason");
@@ -184,18 +173,7 @@ fn control_the_evidence_gate_blocks_on_a_criterion_that_is_not_a_json_argv() {
 #[test]
 fn a_handoff_written_at_stop_is_injected_at_session_start() {
     let sandbox = Sandbox::repo();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     std::fs::write(sandbox.root.join("wip.txt"), "half\n").expect("writable");
     assert_eq!(
         hook(
@@ -466,18 +444,7 @@ fn the_example_hook_inputs_give_the_documented_answers() {
     );
     assert_eq!(allowed.ok(), "");
 
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let blocked = hook(
         &sandbox,
         "operator-kit/hooks/loop-gate.sh",

@@ -38,6 +38,33 @@ fn bundle(sandbox: &Sandbox, id: &str) {
         .ok();
 }
 
+/// Records a verdict on the workspace with README as the spec; `extra` flags go last.
+fn attest(
+    sandbox: &Sandbox,
+    maker: &str,
+    checker: &str,
+    session: &str,
+    verdict: &str,
+    extra: &[&str],
+) -> Run {
+    let mut args = vec![
+        "attest",
+        "create",
+        "--spec",
+        "README",
+        "--maker",
+        maker,
+        "--checker",
+        checker,
+        "--session",
+        session,
+        "--verdict",
+        verdict,
+    ];
+    args.extend(extra);
+    sandbox.hpp_in(&sandbox.root, &args)
+}
+
 fn loop_tip(sandbox: &Sandbox) -> String {
     sandbox.git([
         "for-each-ref",
@@ -235,22 +262,15 @@ fn control_read_only_checker_refuses_the_maker_checking_their_own_work() {
         "no attestation of tree",
     );
     // The loop's maker records an approval naming someone else as maker.
-    sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "README",
-            "--maker",
-            "someone-else",
-            "--checker",
-            "agent-a",
-            "--session",
-            "review:self",
-            "--verdict",
-            "approved",
-        ])
-        .ok();
+    attest(
+        &sandbox,
+        "someone-else",
+        "agent-a",
+        "review:self",
+        "approved",
+        &[],
+    )
+    .ok();
     refused_at(
         &sandbox,
         "check_passed",
@@ -279,22 +299,7 @@ fn control_read_only_checker_refuses_an_approval_of_another_tree_or_a_revoked_on
     let sandbox = Sandbox::repo();
     sandbox.walk_steps("main", 0..2);
     sandbox.approve_tree("checker-b");
-    let _ = sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "README",
-            "--maker",
-            "agent-a",
-            "--checker",
-            "checker-b",
-            "--session",
-            "review:2",
-            "--verdict",
-            "revise",
-        ])
-        .exit(2);
+    let _ = attest(&sandbox, "agent-a", "checker-b", "review:2", "revise", &[]).exit(2);
     refused_at(
         &sandbox,
         "check_passed",
@@ -330,22 +335,7 @@ fn control_closure_refuses_when_the_tree_moved_or_a_record_was_revoked() {
         "the loop can only close on the tree its gates measured",
     );
     std::fs::write(sandbox.root.join("README"), "hello\n").expect("writable");
-    let _ = sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "README",
-            "--maker",
-            "agent-a",
-            "--checker",
-            "checker-b",
-            "--session",
-            "review:2",
-            "--verdict",
-            "blocked",
-        ])
-        .exit(2);
+    let _ = attest(&sandbox, "agent-a", "checker-b", "review:2", "blocked", &[]).exit(2);
     refused_at(
         &sandbox,
         "verified",
@@ -361,22 +351,7 @@ fn control_closure_refuses_when_the_tree_moved_or_a_record_was_revoked() {
 fn a_revoked_approval_no_longer_holds_in_event_verify() {
     let sandbox = Sandbox::repo();
     sandbox.walk_to_verified("main");
-    let _ = sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "README",
-            "--maker",
-            "agent-a",
-            "--checker",
-            "checker-b",
-            "--session",
-            "review:2",
-            "--verdict",
-            "revise",
-        ])
-        .exit(2);
+    let _ = attest(&sandbox, "agent-a", "checker-b", "review:2", "revise", &[]).exit(2);
     let run = sandbox.hpp(["event", "verify", "--json"]);
     let verify = run.json(2);
     assert_eq!(
@@ -425,48 +400,30 @@ fn control_attest_create_refuses_evidence_of_another_tree() {
     let sandbox = Sandbox::repo();
     bundle(&sandbox, "unit");
     std::fs::write(sandbox.root.join("README"), "changed\n").expect("writable");
-    let reason = sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "README",
-            "--maker",
-            "agent-a",
-            "--checker",
-            "checker-b",
-            "--session",
-            "review:1",
-            "--verdict",
-            "approved",
-            "--evidence",
-            "unit",
-        ])
-        .refused();
+    let reason = attest(
+        &sandbox,
+        "agent-a",
+        "checker-b",
+        "review:1",
+        "approved",
+        &["--evidence", "unit"],
+    )
+    .refused();
     assert!(reason.contains("the tree being attested"), "{reason}");
     assert!(
         !sandbox.hpp_refs().contains("refs/hpp/attestations/"),
         "nothing was written"
     );
     bundle(&sandbox, "unit");
-    sandbox
-        .hpp([
-            "attest",
-            "create",
-            "--spec",
-            "README",
-            "--maker",
-            "agent-a",
-            "--checker",
-            "checker-b",
-            "--session",
-            "review:1",
-            "--verdict",
-            "approved",
-            "--evidence",
-            "unit",
-        ])
-        .ok();
+    attest(
+        &sandbox,
+        "agent-a",
+        "checker-b",
+        "review:1",
+        "approved",
+        &["--evidence", "unit"],
+    )
+    .ok();
 }
 
 fn text(path: &Path) -> &str {

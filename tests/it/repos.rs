@@ -15,21 +15,7 @@ fn a_linked_worktree_writes_to_the_shared_store_under_its_own_branch() {
         "lane-1",
         lane.to_str().expect("utf-8"),
     ]);
-    sandbox
-        .hpp_in(
-            &lane,
-            &[
-                "event",
-                "append",
-                "--type",
-                "work_started",
-                "--work",
-                "ITEM-1",
-                "--maker",
-                "agent-a",
-            ],
-        )
-        .ok();
+    sandbox.hpp_in(&lane, &crate::harness::START).ok();
     let loops = sandbox.hpp(["loops", "--json"]).json(0);
     assert_eq!(
         loops["loops"][0]["loop"], "lane-1",
@@ -48,21 +34,7 @@ fn git_dir_selects_the_repository_from_anywhere() {
         "GIT_DIR".into(),
         sandbox.root.join(".git").display().to_string(),
     );
-    sandbox
-        .hpp_in(
-            &elsewhere,
-            &[
-                "event",
-                "append",
-                "--type",
-                "work_started",
-                "--work",
-                "ITEM-1",
-                "--maker",
-                "agent-a",
-            ],
-        )
-        .ok();
+    sandbox.hpp_in(&elsewhere, &crate::harness::START).ok();
     sandbox.env.clear();
     assert!(
         sandbox.hpp_refs().starts_with("refs/hpp/loops/main "),
@@ -87,18 +59,7 @@ fn without_a_git_identity_commits_carry_the_fixed_one() {
             .is_empty(),
         "the sandbox has no identity"
     );
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let who = sandbox.git([
         "log",
         "-1",
@@ -114,18 +75,7 @@ fn without_a_git_identity_commits_carry_the_fixed_one() {
 #[test]
 fn with_a_git_identity_commits_carry_it() {
     let sandbox = Sandbox::repo().with_identity();
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     let who = sandbox.git(["log", "-1", "--format=%cn <%ce>", "refs/hpp/loops/main"]);
     assert_eq!(who, "Hpp Tester <tester@example.com>");
 }
@@ -133,18 +83,7 @@ fn with_a_git_identity_commits_carry_it() {
 #[test]
 fn control_outside_any_repository_is_a_clear_refusal() {
     let sandbox = Sandbox::empty();
-    let reason = sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .refused();
+    let reason = sandbox.start_work().refused();
     assert!(reason.starts_with("not a git repository"), "{reason}");
     sandbox.hpp(["status"]).refused();
     sandbox.hpp(["loops"]).refused();
@@ -170,18 +109,7 @@ fn control_the_users_hooks_never_run_while_git_would_run_them() {
             .expect("chmod runs");
         assert!(status.success());
     }
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     sandbox.record_evidence("main");
     assert!(!marker.exists(), "git-hpp ran a hook");
     // The control: the same hooks do run for git itself, so their absence above is meaningful.

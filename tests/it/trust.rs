@@ -69,18 +69,7 @@ fn setup(signed: bool) -> Trust {
     sandbox.git(["add", "-A"]);
     sandbox.git(["commit", "-q", "-m", "spec"]);
 
-    sandbox
-        .hpp([
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--work",
-            "ITEM-1",
-            "--maker",
-            "agent-a",
-        ])
-        .ok();
+    sandbox.start_work().ok();
     sandbox
         .hpp([
             "evidence",

@@ -208,6 +208,11 @@ impl Sandbox {
         ])
     }
 
+    /// Starts the work on the current branch's loop ([`START`]).
+    pub fn start_work(&self) -> Run {
+        self.hpp(START)
+    }
+
     /// Appends the five events that take a loop to verified, each gate passed by real records.
     pub fn walk_to_verified(&self, loop_name: &str) {
         self.walk_steps(loop_name, 0..5);
@@ -324,6 +329,18 @@ impl Sandbox {
 
 /// The flags that pass the scope gate of `work_started`: a work item and the maker.
 pub const SCOPE: [&str; 4] = ["--work", "ITEM-1", "--maker", "agent-a"];
+
+/// `event append --type work_started` with [`SCOPE`]: the first event of most tests' loops.
+pub const START: [&str; 8] = [
+    "event",
+    "append",
+    "--type",
+    "work_started",
+    "--work",
+    "ITEM-1",
+    "--maker",
+    "agent-a",
+];
 
 /// What one command did.
 #[must_use = "assert on it (.ok(), .refused(), .exit(n))"]
