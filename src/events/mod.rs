@@ -161,6 +161,16 @@ pub struct Appended {
 
 /// Reads a loop and checks its chain; a loop with no ref is empty.
 pub fn read(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<LoopState, Error> {
+    Ok(read_with_chain(store, spec, id)?.0)
+}
+
+/// As [`read`], also returning the commit chain it read (each event's exact bytes), so a caller
+/// that needs them reads the log once.
+fn read_with_chain(
+    store: &Store,
+    spec: &LoopSpec,
+    id: &LoopId,
+) -> Result<(LoopState, Chain), Error> {
     let ref_name = refs::loop_log(id);
     let chain = store.read_chain(&ref_name, EVENT_FILE)?;
     let (chain_report, events) = check_chain(&chain, spec);
@@ -175,15 +185,16 @@ pub fn read(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<LoopState, Er
         .take(events.len())
         .map(|l| l.commit.clone())
         .collect();
-    Ok(LoopState {
+    let state = LoopState {
         id: id.clone(),
         ref_name,
-        head: chain.tip,
+        head: chain.tip.clone(),
         chain: chain_report,
         events,
         commits,
         projection,
-    })
+    };
+    Ok((state, chain))
 }
 
 /// Checks a commit chain: each commit has one parent (the first none) and an `event.json`,
@@ -324,12 +335,11 @@ pub fn append(
 /// Returns the loop's events as the reference's `events.jsonl`: each event's exact bytes and
 /// `\n`. A broken or empty loop is refused.
 pub fn export(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Vec<u8>, Error> {
-    let state = read(store, spec, id)?;
+    let (state, chain) = read_with_chain(store, spec, id)?;
     state.require_intact()?;
     if state.events.is_empty() {
         return Err(Error::NoEvents { id: id.clone() });
     }
-    let chain = store.read_chain(&state.ref_name, EVENT_FILE)?;
     let mut out = Vec::new();
     for link in &chain.links {
         out.extend_from_slice(

@@ -262,6 +262,27 @@ mod tests {
     }
 
     #[test]
+    fn a_large_batch_is_flushed_in_one_go() {
+        let (_dir, store) = repo();
+        let mut written = Vec::new();
+        let mut parent = None;
+        for i in 0..40 {
+            parent = Some(
+                store
+                    .write_record(
+                        parent,
+                        &record(format!("{i}").as_bytes()),
+                        &[],
+                        &mut written,
+                    )
+                    .unwrap(),
+            );
+        }
+        assert_eq!(written.len(), 120);
+        assert_eq!(store.sync_closure(parent.unwrap()).unwrap(), 120);
+    }
+
+    #[test]
     fn control_objects_older_than_the_store_are_not_flushed_again() {
         let (_dir, mut store) = repo();
         let mut written = Vec::new();
