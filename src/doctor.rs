@@ -309,8 +309,9 @@ pub fn check_store(
         notes_unbacked: Vec::new(),
         findings: Vec::new(),
     };
-    // tree -> [(attestation ref, record)]
-    let mut attested: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
+    // tree -> attestation refs whose record reads: names only, so memory does not grow with
+    // the records (each is read again, one tree at a time, where the notes need it).
+    let mut attested: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (name, tip) in &all {
         let rest = name.strip_prefix(refs::PREFIX).unwrap_or(name);
         let namespace = rest.split('/').next().unwrap_or_default();
@@ -341,10 +342,10 @@ pub fn check_store(
                 continue;
             }
             match read_record(store, name, attest::RECORD_FILE) {
-                Ok(record) => attested
+                Ok(_) => attested
                     .entry(tree.to_owned())
                     .or_default()
-                    .push((name.clone(), record)),
+                    .push(name.clone()),
                 Err(f) => check.findings.push(f),
             }
         } else if store.commit_tree(tip).is_err() {
@@ -641,7 +642,7 @@ struct Notes {
 /// attestation that holds of a commit at hand must have its line.
 fn check_notes(
     store: &Store,
-    attested: &BTreeMap<String, Vec<(String, Value)>>,
+    attested: &BTreeMap<String, Vec<String>>,
     options: attest::VerifyOptions<'_>,
 ) -> Result<Notes, store::Error> {
     let mut at_hand: Vec<CommitId> = store.head_commit()?.into_iter().collect();
@@ -705,7 +706,7 @@ fn check_notes(
 fn backed_lines(
     store: &Store,
     tree: &TreeId,
-    records: Option<&Vec<(String, Value)>>,
+    records: Option<&Vec<String>>,
     options: attest::VerifyOptions<'_>,
 ) -> Result<Vec<(String, String)>, store::Error> {
     let Some(records) = records else {
@@ -713,7 +714,11 @@ fn backed_lines(
     };
     let whole = verify(attest::verify_tree(store, tree, None, options))?;
     let mut out = Vec::new();
-    for (name, record) in records {
+    for name in records {
+        let Ok(record) = read_record(store, name, attest::RECORD_FILE) else {
+            continue;
+        };
+        let record = &record;
         let Some(judged) = whole.candidates.iter().find(|c| &c.attestation_ref == name) else {
             continue;
         };
@@ -731,7 +736,7 @@ fn why_unbacked(
     store: &Store,
     tree: &TreeId,
     line: &str,
-    attested: &BTreeMap<String, Vec<(String, Value)>>,
+    attested: &BTreeMap<String, Vec<String>>,
     options: attest::VerifyOptions<'_>,
 ) -> Result<String, store::Error> {
     let Some(named) = line
@@ -741,15 +746,16 @@ fn why_unbacked(
     else {
         return Ok("it names no attestation record".to_owned());
     };
-    let Some((_, record)) = attested
+    let Some(record) = attested
         .get(tree.as_str())
-        .and_then(|records| records.iter().find(|(name, _)| name == named))
+        .and_then(|records| records.iter().find(|name| name.as_str() == named))
+        .and_then(|name| read_record(store, name, attest::RECORD_FILE).ok())
     else {
         return Ok(format!(
             "{named} is not an attestation of this commit's tree {tree}"
         ));
     };
-    if note_line(record, named) != line {
+    if note_line(&record, named) != line {
         return Ok(format!("{named} does not say what the line says"));
     }
     let whole = verify(attest::verify_tree(store, tree, None, options))?;
@@ -814,7 +820,7 @@ pub fn repair_notes(store: &Store, check: &StoreCheck) -> Result<usize, store::E
         if lines.is_empty() {
             store.remove_note(commit)?;
         } else {
-            store.set_note(commit, lines.concat().as_bytes())?;
+            store.update_note(commit, |_| lines.concat().into_bytes())?;
         }
     }
     Ok(by_commit.len())

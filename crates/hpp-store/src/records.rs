@@ -358,15 +358,33 @@ impl Store {
     }
 
     /// Rewrites the note on `commit` in [`NOTES_REF`] from what it holds now: `edit` gets the
-    /// current text (if any) and returns the new one. A failed write is taken for a lost race
-    /// (another writer moved the notes ref, or holds its lock): the note is read again and the
-    /// write retried by the one retry rule ([`crate::retry::retry`]), so concurrent writers each
-    /// add their line. A failure that outlasts every attempt is returned as it was.
+    /// current text (if any) and returns the new one. Writers of the same repository take turns
+    /// on an advisory lock (`hpp-notes.lock` in the common git directory, released by the
+    /// kernel if the process dies), so no two read the same note and the later drops the
+    /// earlier's line; a failed write (the notes ref moved or locked by git itself) is retried
+    /// by the one retry rule ([`crate::retry::retry`]). A failure that outlasts every attempt is
+    /// returned as it was.
     pub fn update_note(
         &self,
         commit: &CommitId,
         mut edit: impl FnMut(Option<&[u8]>) -> Vec<u8>,
     ) -> Result<(), Error> {
+        let lock_path = self.repo.common_dir().join("hpp-notes.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| Error::Io {
+                what: format!("opening {}", lock_path.display()),
+                source,
+            })?;
+        let _turn = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(
+            |(_, errno)| Error::Io {
+                what: format!("locking {}", lock_path.display()),
+                source: std::io::Error::from(errno),
+            },
+        )?;
         let mut last = None;
         let done = crate::retry::retry(|_| {
             let text = edit(self.note(commit)?.as_deref());
