@@ -332,8 +332,9 @@ fn ticks(n: usize) -> String {
     out
 }
 
-/// Measurement D: (events, git-hpp event verify, git log) for 100 and 10,000 events.
-fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Stats)> {
+/// Measurement D: (events, git-hpp event verify, git log, git-hpp status) for 100 and 10,000
+/// events.
+fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Stats, Stats)> {
     let dir = sandbox.repo("long-loops");
     let manifest = sandbox.root().join("tick.manifest.json");
     common::write(
@@ -373,12 +374,16 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Sta
             let name = format!("refs/hpp/loops/l{n}");
             sandbox.git(dir, &["log", "--format=%H", &name])
         }));
+        series.push(Series::new(move |_| {
+            let name = format!("l{n}");
+            sandbox.hpp(dir, &["--manifest", manifest, "status", "--loop", &name])
+        }));
     }
     run_interleaved(&mut series, plan);
     sizes
         .iter()
-        .zip(series.chunks(2))
-        .map(|(n, pair)| (*n, pair[0].stats(), pair[1].stats()))
+        .zip(series.chunks(3))
+        .map(|(n, three)| (*n, three[0].stats(), three[1].stats(), three[2].stats()))
         .collect()
 }
 
@@ -417,11 +422,12 @@ fn main() {
     );
 
     let long = measure_long_loops(&sandbox, plan);
-    for (n, hpp, git) in &long {
+    for (n, hpp, git, status) in &long {
         println!(
             "{:<26} git-hpp {hpp}  | git log {git}",
             format!("event verify, {n} events")
         );
+        println!("{:<26} git-hpp {status}", format!("status, {n} events"));
     }
 
     let ratio = |i: usize, pick: fn(&(&str, Stats, Stats)) -> Stats| {
@@ -442,7 +448,9 @@ fn main() {
     );
     let per_event = |i: usize| long[i].1.median / long[i].0 as f64;
     println!(
-        "long loops: event verify per event at 10,000 / at 100 = {:.2}x (linear: near 1x or below)",
-        per_event(1) / per_event(0)
+        "long loops: event verify per event at 10,000 / at 100 = {:.2}x (linear: near 1x or below); \
+         status at 10,000 / at 100 = {:.2}x (target < 2x)",
+        per_event(1) / per_event(0),
+        long[1].3.median / long[0].3.median
     );
 }

@@ -12,7 +12,8 @@ use crate::events;
 ///
 /// Always JSON: {"state", "next_step", "event_count", "next_action", "gates"}: next_action is
 /// the command that passes the next gate, gates how each stands now (as `status` shows them).
-/// A broken chain is refused with exit 2. Reads refs/hpp/loops/<loop>.
+/// A broken chain is refused with exit 2. Reads refs/hpp/loops/<loop> (a long loop's verified
+/// tip from .git/hpp-cache, as status does).
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {
     #[command(flatten)]
@@ -24,7 +25,7 @@ pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let id = ctx.loop_id(args.target.name.as_ref())?;
-    let state = events::read(store, manifest.loop_spec(), &id)?;
+    let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let allowed = ctx.allowed_signers(None)?;
     let outlook = events::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;

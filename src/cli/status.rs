@@ -14,7 +14,9 @@ use crate::events;
 /// status; then each gate (holds, not yet, reference missing, no longer holds, held on another
 /// tree, unchecked for legacy events) and the command that passes the next one, against the
 /// workspace as it is now. A broken chain is refused with exit 2, naming the first divergent
-/// event. Reads refs/hpp/loops/<loop> and the records its events name.
+/// event. Reads refs/hpp/loops/<loop> and the records its events name; a loop of 64 events or
+/// more, once verified whole, is remembered by its tip under .git/hpp-cache (a moved or forged
+/// tip is verified whole again).
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     #[command(flatten)]
@@ -28,7 +30,7 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let id = ctx.loop_id(args.target.name.as_ref())?;
-    let state = events::read(store, manifest.loop_spec(), &id)?;
+    let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let allowed = ctx.allowed_signers(None)?;
     let outlook = events::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;

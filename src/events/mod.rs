@@ -8,6 +8,7 @@
 //! repository unless the whole history plus the new event projects onto the loop, and the
 //! gate it passes holds against the records it names ([`gates`]).
 
+pub mod cache;
 pub mod gates;
 
 use serde::Serialize;

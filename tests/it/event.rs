@@ -446,3 +446,103 @@ fn resume_prints_three_facts_as_json() {
     assert_eq!(resume["gates"][0]["status"], "holds");
     assert_eq!(resume["gates"][1]["status"], "not yet");
 }
+
+/// A one-state machine whose only transition loops, so a loop can be as long as a test needs.
+const TICKS: &str = r#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#;
+
+/// Imports a loop `long` of `n` tick events under [`TICKS`]; returns the manifest's path.
+fn long_loop(sandbox: &Sandbox, n: usize) -> String {
+    let manifest = sandbox.path("ticks.json");
+    std::fs::write(&manifest, TICKS).expect("writable");
+    let mut prev = GENESIS.to_owned();
+    let mut text = String::new();
+    for seq in 1..=n {
+        let line = format!(
+            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
+        );
+        prev = sha256(line.as_bytes());
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let log = sandbox.path("ticks.jsonl");
+    std::fs::write(&log, text).expect("writable");
+    let manifest = manifest.to_str().expect("utf-8").to_owned();
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "--manifest",
+                &manifest,
+                "event",
+                "import",
+                log.to_str().expect("utf-8"),
+                "--loop",
+                "long",
+            ],
+        )
+        .ok();
+    manifest
+}
+
+#[test]
+fn status_of_a_long_loop_reads_the_same_from_its_verified_tip() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let status = |s: &Sandbox| {
+        s.hpp_in(
+            &s.root,
+            &[
+                "--manifest",
+                &manifest,
+                "status",
+                "--loop",
+                "long",
+                "--json",
+            ],
+        )
+        .json(0)
+    };
+    let whole = status(&sandbox);
+    let cached = status(&sandbox);
+    assert_eq!(
+        whole, cached,
+        "the remembered tip says what the whole chain says"
+    );
+    assert_eq!(cached["event_count"], 80);
+    // A new event moves the tip: the next status reads the chain again and sees it.
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "--manifest",
+                &manifest,
+                "event",
+                "append",
+                "--type",
+                "tick",
+                "--loop",
+                "long",
+            ],
+        )
+        .ok();
+    assert_eq!(status(&sandbox)["event_count"], 81);
+}
+
+#[test]
+fn control_a_forged_tip_is_verified_whole_whatever_was_remembered() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let args = ["--manifest", manifest.as_str(), "status", "--loop", "long"];
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    // Point the loop at a commit that repeats event 79 after event 80: a different tip, so
+    // nothing remembered applies, and the chain is found broken.
+    let tree = sandbox.git(["rev-parse", "refs/hpp/loops/long~1^{tree}"]);
+    let parent = sandbox.git(["rev-parse", "refs/hpp/loops/long"]);
+    let forged = sandbox.git(["commit-tree", &tree, "-p", &parent, "-m", "forged"]);
+    sandbox.git(["update-ref", "refs/hpp/loops/long", &forged]);
+    let reason = sandbox.hpp_in(&sandbox.root, &args).refused();
+    assert!(
+        reason.contains("loop long is broken at event:81"),
+        "{reason}"
+    );
+}

@@ -40,7 +40,7 @@ pub fn new_event(seq: usize, kind: &str, data: Map<String, Value>, prev_sha256: 
 }
 
 /// One event that passed the chain rules.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct LoggedEvent {
     /// 1-based position (the physical line number for a file).
     pub seq: usize,
@@ -55,7 +55,7 @@ pub struct LoggedEvent {
 }
 
 /// The verdict of a chain check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChainStatus {
     /// No events.

@@ -62,7 +62,7 @@ pub struct LoopSpec {
 }
 
 /// Where a history of events leaves the loop.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Projection {
     /// The current state.
     pub state: String,
