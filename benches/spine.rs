@@ -332,9 +332,9 @@ fn ticks(n: usize) -> String {
     out
 }
 
-/// Measurement D: (events, git-hpp event verify, git log, git-hpp status) for 100 and 10,000
-/// events.
-fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Stats, Stats)> {
+/// Measurement D: (events, git-hpp event verify, git log, git-hpp status, git-hpp event
+/// append) for 100 and 10,000 events.
+fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Stats, Stats, Stats)> {
     let dir = sandbox.repo("long-loops");
     let manifest = sandbox.root().join("tick.manifest.json");
     common::write(
@@ -378,12 +378,36 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Sta
             let name = format!("l{n}");
             sandbox.hpp(dir, &["--manifest", manifest, "status", "--loop", &name])
         }));
+        series.push(Series::new(move |_| {
+            let name = format!("l{n}");
+            sandbox.hpp(
+                dir,
+                &[
+                    "--manifest",
+                    manifest,
+                    "event",
+                    "append",
+                    "--type",
+                    "tick",
+                    "--loop",
+                    &name,
+                ],
+            )
+        }));
     }
     run_interleaved(&mut series, plan);
     sizes
         .iter()
-        .zip(series.chunks(3))
-        .map(|(n, three)| (*n, three[0].stats(), three[1].stats(), three[2].stats()))
+        .zip(series.chunks(4))
+        .map(|(n, four)| {
+            (
+                *n,
+                four[0].stats(),
+                four[1].stats(),
+                four[2].stats(),
+                four[3].stats(),
+            )
+        })
         .collect()
 }
 
@@ -422,12 +446,13 @@ fn main() {
     );
 
     let long = measure_long_loops(&sandbox, plan);
-    for (n, hpp, git, status) in &long {
+    for (n, hpp, git, status, append) in &long {
         println!(
             "{:<26} git-hpp {hpp}  | git log {git}",
             format!("event verify, {n} events")
         );
         println!("{:<26} git-hpp {status}", format!("status, {n} events"));
+        println!("{:<26} git-hpp {append}", format!("append, {n} events"));
     }
 
     let ratio = |i: usize, pick: fn(&(&str, Stats, Stats)) -> Stats| {
@@ -449,8 +474,9 @@ fn main() {
     let per_event = |i: usize| long[i].1.median / long[i].0 as f64;
     println!(
         "long loops: event verify per event at 10,000 / at 100 = {:.2}x (linear: near 1x or below); \
-         status at 10,000 / at 100 = {:.2}x (target < 2x)",
+         status at 10,000 / at 100 = {:.2}x (target < 2x); append at 10,000 / at 100 = {:.2}x",
         per_event(1) / per_event(0),
-        long[1].3.median / long[0].3.median
+        long[1].3.median / long[0].3.median,
+        long[1].4.median / long[0].4.median
     );
 }

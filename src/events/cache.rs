@@ -77,33 +77,94 @@ pub fn read_standing(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Loop
         });
     }
     let state = super::read(store, spec, id)?;
-    if let (Some(tip), Some(projection), false) =
-        (&state.head, &state.projection, state.chain.is_broken())
-        && state.events.len() >= MIN_EVENTS
-    {
-        let entry = Entry {
-            tip: tip.to_string(),
-            machine,
-            status: state.chain.status,
-            events: state.chain.events,
-            chained: state.chain.chained,
-            legacy: state.chain.legacy,
-            head_sha256: state.chain.head_sha256.clone(),
-            projection: projection.clone(),
-            kept: kept(&state),
-        };
-        // Best effort: a cache that cannot be written is only slower next time.
-        if let Some(dir) = file.parent()
-            && std::fs::create_dir_all(dir).is_ok()
-            && let Ok(bytes) = serde_json::to_vec(&entry)
-        {
-            let partial = file.with_extension("tmp");
-            if std::fs::write(&partial, bytes).is_ok() {
-                let _ = std::fs::rename(&partial, &file);
-            }
-        }
+    if !state.chain.is_broken() && state.events.len() >= MIN_EVENTS {
+        write(store, spec, &state);
     }
     Ok(state)
+}
+
+/// Remembers the tip an append just wrote, from the state it was appended to (verified whole,
+/// or itself read from a verified tip) and the new event: so the next append or status of a
+/// long loop reads one entry instead of the whole chain.
+pub fn remember_append(
+    store: &Store,
+    spec: &LoopSpec,
+    before: &LoopState,
+    event: LoggedEvent,
+    commit: &hpp_store::CommitId,
+    projection: &Projection,
+) {
+    let events = before.chain.events + 1;
+    if events < MIN_EVENTS {
+        return;
+    }
+    let mut kept: Vec<(LoggedEvent, String)> = before
+        .events
+        .iter()
+        .zip(&before.commits)
+        .map(|(e, c)| (e.clone(), c.to_string()))
+        .collect();
+    kept.push((event, commit.to_string()));
+    let state = LoopState {
+        id: before.id.clone(),
+        ref_name: before.ref_name.clone(),
+        head: Some(commit.clone()),
+        chain: ChainReport {
+            schema: hpp_core::event_log::CHAIN_SCHEMA,
+            status: match before.chain.status {
+                ChainStatus::Legacy => ChainStatus::Legacy,
+                _ => ChainStatus::Intact,
+            },
+            events,
+            chained: before.chain.chained + 1,
+            legacy: before.chain.legacy,
+            first_divergent: None,
+            problem: None,
+            head_sha256: kept.last().map(|(e, _)| e.sha256.clone()),
+        },
+        commits: Vec::new(),
+        events: Vec::new(),
+        projection: Some(projection.clone()),
+    };
+    let (events_kept, commits_kept): (Vec<LoggedEvent>, Vec<String>) = kept.into_iter().unzip();
+    let sparse = LoopState {
+        events: events_kept,
+        commits: commits_kept
+            .iter()
+            .filter_map(|c| store.commit_id(c))
+            .collect(),
+        ..state
+    };
+    write(store, spec, &sparse);
+}
+
+/// Writes the entry of a verified (or verified-then-extended) state; best effort.
+fn write(store: &Store, spec: &LoopSpec, state: &LoopState) {
+    let (Some(tip), Some(projection)) = (&state.head, &state.projection) else {
+        return;
+    };
+    let entry = Entry {
+        tip: tip.to_string(),
+        machine: machine(spec),
+        status: state.chain.status,
+        events: state.chain.events,
+        chained: state.chain.chained,
+        legacy: state.chain.legacy,
+        head_sha256: state.chain.head_sha256.clone(),
+        projection: projection.clone(),
+        kept: kept(state),
+    };
+    // A cache that cannot be written is only slower next time.
+    let file = path(store, &state.id);
+    if let Some(dir) = file.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+        && let Ok(bytes) = serde_json::to_vec(&entry)
+    {
+        let partial = file.with_extension(format!("{}.tmp", std::process::id()));
+        if std::fs::write(&partial, bytes).is_ok() {
+            let _ = std::fs::rename(&partial, &file);
+        }
+    }
 }
 
 /// The events a gate's standing is read from: the first naming the maker, and the latest of

@@ -275,9 +275,11 @@ pub fn append(
         Some(store.snapshot()?)
     };
     let appended = retry::retry(|attempt| {
-        let state = read(store, spec, id)?;
-        state.require_intact()?;
-        let history = state.events.iter().map(|e| e.kind.as_str()).chain([kind]);
+        // A long loop's verified tip is read from the cache: the events it keeps are the ones
+        // the gates look at, and its projection carries the whole history of types.
+        let state = cache::read_standing(store, spec, id)?;
+        let before = state.require_intact()?;
+        let history = before.history.iter().map(String::as_str).chain([kind]);
         let projection = spec.project(history)?;
         let admitted = match &tree {
             Some(tree) => gates::admit(store, spec, &state, tree, kind, data.clone(), options)?,
@@ -286,7 +288,7 @@ pub fn append(
                 sign: None,
             },
         };
-        let seq = state.events.len() + 1;
+        let seq = state.chain.events + 1;
         let prev = state.chain.head_sha256.as_deref().unwrap_or(GENESIS_SHA256);
         let bytes = event_log::new_event(seq, kind, admitted.data.clone(), prev);
         let signature = match admitted.sign {
@@ -319,6 +321,16 @@ pub fn append(
         };
         let written =
             Attempt::of(store.append_with(&state.ref_name, state.head.as_ref(), &record, &beside))?;
+        if let Attempt::Done(commit) = &written {
+            let event = LoggedEvent {
+                seq,
+                kind: kind.to_owned(),
+                data: admitted.data.clone(),
+                chained: true,
+                sha256: hpp_core::record::sha256_hex(&bytes),
+            };
+            cache::remember_append(store, spec, &state, event, commit, &projection);
+        }
         Ok::<_, Error>(written.map(|commit| Appended {
             id: id.clone(),
             commit,

@@ -546,3 +546,49 @@ fn control_a_forged_tip_is_verified_whole_whatever_was_remembered() {
         "{reason}"
     );
 }
+
+#[test]
+fn appends_to_a_long_loop_from_its_verified_tip_keep_the_chain_whole() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let hpp = |args: &[&str]| {
+        let mut all = vec!["--manifest", manifest.as_str()];
+        all.extend(args);
+        sandbox.hpp_in(&sandbox.root, &all)
+    };
+    for _ in 0..3 {
+        hpp(&["event", "append", "--type", "tick", "--loop", "long"]).ok();
+    }
+    // The whole chain, verified from scratch, agrees with what the appends built on.
+    let verify = hpp(&["event", "verify", "--loop", "long", "--json"]).json(0);
+    assert_eq!(verify["status"], "intact");
+    assert_eq!(verify["events"], 83);
+    let exported = hpp(&["event", "export", "--loop", "long"]).ok();
+    assert_reference_chain(&exported);
+}
+
+#[test]
+fn control_an_append_on_a_forged_tip_is_refused_whatever_was_remembered() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let append = [
+        "--manifest",
+        manifest.as_str(),
+        "event",
+        "append",
+        "--type",
+        "tick",
+        "--loop",
+        "long",
+    ];
+    sandbox.hpp_in(&sandbox.root, &append).ok();
+    let tree = sandbox.git(["rev-parse", "refs/hpp/loops/long~1^{tree}"]);
+    let parent = sandbox.git(["rev-parse", "refs/hpp/loops/long"]);
+    let forged = sandbox.git(["commit-tree", &tree, "-p", &parent, "-m", "forged"]);
+    sandbox.git(["update-ref", "refs/hpp/loops/long", &forged]);
+    let reason = sandbox.hpp_in(&sandbox.root, &append).refused();
+    assert!(
+        reason.contains("loop long is broken at event:82"),
+        "{reason}"
+    );
+}
