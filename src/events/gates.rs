@@ -154,9 +154,10 @@ pub(super) fn admit<'a>(
                     "the loop names no maker (its first event was recorded before gates measured): start a new loop with --work and --maker".into(),
                 ));
             };
-            if let Some((at, evidence_tree)) =
-                latest_tree(state, kind_of(spec, &Condition::Evidence { at_least: 1 }))
-                && evidence_tree != tree.as_str()
+            if let Some((at, evidence_tree)) = latest_tree(
+                state,
+                kind_of(spec, |c| matches!(c, Condition::Evidence { .. })),
+            ) && evidence_tree != tree.as_str()
             {
                 return Err(refuse_here(
                     Some(at.clone()),
@@ -689,25 +690,22 @@ fn latest_tree(state: &LoopState, kind: Option<&str>) -> Option<(String, String)
         .and_then(|e| Stamp::of(&e.data).map(|s| (hpp_core::event_log::event_id(e.seq), s.tree)))
 }
 
-/// The event type whose transition's gate has a condition of the same kind as `like`.
-fn kind_of<'s>(spec: &'s LoopSpec, like: &Condition) -> Option<&'s str> {
+/// The event type whose transition's gate has a condition that `is` picks.
+fn kind_of(spec: &LoopSpec, is: impl Fn(&Condition) -> bool) -> Option<&str> {
     spec.transitions()
         .iter()
-        .find(|t| {
-            spec.condition(&t.gate)
-                .is_some_and(|c| std::mem::discriminant(c) == std::mem::discriminant(like))
-        })
+        .find(|t| spec.condition(&t.gate).is_some_and(&is))
         .map(|t| t.event.as_str())
 }
 
+/// Keeps the store's failure of an attestation check as an error; anything else the check
+/// refuses is the record not holding, said by the gate that asked ([`Found::No`], [`standing`]).
 fn attest_error(e: attest::Error) -> Error {
     match e {
         attest::Error::Store(e) => e.into(),
-        other => Error::Gate(Refusal {
-            gate: String::new(),
-            requires: String::new(),
-            record: None,
-            reason: other.to_string(),
+        other => Error::Store(hpp_store::Error::Io {
+            what: "checking the attestations of a tree".into(),
+            source: std::io::Error::other(other.to_string()),
         }),
     }
 }

@@ -69,8 +69,7 @@ impl Store {
         record: &NewRecord<'_>,
         beside: &[(&str, &[u8])],
     ) -> Result<CommitId, Error> {
-        let mut written = Vec::new();
-        let id = self.write_record(expected.map(CommitId::oid), record, beside, &mut written)?;
+        let id = self.write_record(expected.map(CommitId::oid), record, beside)?;
         self.cas(name, expected.map(CommitId::oid), id)?;
         Ok(id.into())
     }
@@ -113,10 +112,9 @@ impl Store {
     /// Writes a whole chain of records and creates `name` pointing at its last commit, only if
     /// `name` does not exist yet. Either every record lands or none does.
     pub fn create_chain(&self, name: &str, records: &[NewRecord<'_>]) -> Result<CommitId, Error> {
-        let mut written = Vec::new();
         let mut parent = None;
         for record in records {
-            parent = Some(self.write_record(parent, record, &[], &mut written)?);
+            parent = Some(self.write_record(parent, record, &[])?);
         }
         let tip = parent.ok_or_else(|| Error::NothingToWrite {
             name: name.to_owned(),
@@ -250,12 +248,9 @@ mod tests {
     #[test]
     fn the_ref_moves_only_after_everything_it_reaches_that_is_new_is_flushed() {
         let (_dir, store) = repo();
-        let mut written = Vec::new();
-        let first = store
-            .write_record(None, &record(b"one"), &[], &mut written)
-            .unwrap();
+        let first = store.write_record(None, &record(b"one"), &[]).unwrap();
         let second = store
-            .write_record(Some(first), &record(b"two"), &[], &mut written)
+            .write_record(Some(first), &record(b"two"), &[])
             .unwrap();
         // Two commits, two trees, two blobs: the new parent is reached too.
         assert_eq!(store.sync_closure(second).unwrap(), 6);
@@ -264,31 +259,22 @@ mod tests {
     #[test]
     fn a_large_batch_is_flushed_in_one_go() {
         let (_dir, store) = repo();
-        let mut written = Vec::new();
         let mut parent = None;
         for i in 0..40 {
             parent = Some(
                 store
-                    .write_record(
-                        parent,
-                        &record(format!("{i}").as_bytes()),
-                        &[],
-                        &mut written,
-                    )
+                    .write_record(parent, &record(format!("{i}").as_bytes()), &[])
                     .unwrap(),
             );
         }
-        assert_eq!(written.len(), 120);
+        // Forty commits, forty trees, forty blobs: past the batch size, one syncfs.
         assert_eq!(store.sync_closure(parent.unwrap()).unwrap(), 120);
     }
 
     #[test]
     fn control_objects_older_than_the_store_are_not_flushed_again() {
         let (_dir, mut store) = repo();
-        let mut written = Vec::new();
-        let id = store
-            .write_record(None, &record(b"old"), &[], &mut written)
-            .unwrap();
+        let id = store.write_record(None, &record(b"old"), &[]).unwrap();
         store.opened = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
         assert_eq!(store.sync_closure(id).unwrap(), 0);
     }
@@ -296,25 +282,17 @@ mod tests {
     #[test]
     fn identical_payloads_make_distinct_commits() {
         let (_dir, store) = repo();
-        let mut written = Vec::new();
-        let one = store
-            .write_record(None, &record(b"same"), &[], &mut written)
-            .unwrap();
-        let two = store
-            .write_record(None, &record(b"same"), &[], &mut written)
-            .unwrap();
+        let one = store.write_record(None, &record(b"same"), &[]).unwrap();
+        let two = store.write_record(None, &record(b"same"), &[]).unwrap();
         assert_ne!(one, two);
     }
 
     #[test]
     fn new_objects_are_flushed_before_the_ref_moves() {
         let (_dir, store) = repo();
-        let mut written = Vec::new();
-        store
-            .write_record(None, &record(b"flush me"), &[], &mut written)
-            .unwrap();
+        let id = store.write_record(None, &record(b"flush me"), &[]).unwrap();
         assert_eq!(
-            store.sync_objects(&written).unwrap(),
+            store.sync_closure(id).unwrap(),
             3,
             "blob, tree and commit are loose files"
         );

@@ -33,7 +33,6 @@ impl Store {
         message: &str,
     ) -> Result<CommitId, Error> {
         let repo = &self.repo;
-        let mut written = Vec::new();
         let mut editor = repo
             .edit_tree(ObjectId::empty_tree(repo.object_hash()))
             .map_err(git("editing a tree"))?;
@@ -44,7 +43,6 @@ impl Store {
                         .write_blob(bytes)
                         .map_err(git("writing a record blob"))?
                         .detach();
-                    written.push(blob);
                     editor
                         .upsert(*path, EntryKind::Blob, blob)
                         .map_err(git("editing a tree"))?;
@@ -60,9 +58,7 @@ impl Store {
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
-        written.push(tree);
         let commit = self.new_commit(tree, None, message)?;
-        written.push(commit);
         self.cas(name, None, commit)?;
         Ok(commit.into())
     }
@@ -86,7 +82,6 @@ impl Store {
             .map_err(git("reading a record tree"))?
             .detach();
         let mut editor = repo.edit_tree(tree).map_err(git("editing a tree"))?;
-        let mut written = Vec::new();
         for (file, bytes) in files {
             let blob = repo
                 .write_blob(bytes)
@@ -95,14 +90,12 @@ impl Store {
             editor
                 .upsert(*file, EntryKind::Blob, blob)
                 .map_err(git("editing a tree"))?;
-            written.push(blob);
         }
         let tree = editor
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
         let commit = self.new_commit(tree, Some(parent), message)?;
-        written.extend([tree, commit]);
         self.cas(name, Some(parent), commit)?;
         Ok(commit.into())
     }

@@ -38,7 +38,6 @@ impl Store {
         parent: Option<ObjectId>,
         record: &NewRecord<'_>,
         beside: &[(&str, &[u8])],
-        written: &mut Vec<ObjectId>,
     ) -> Result<ObjectId, Error> {
         let mut editor = self
             .repo
@@ -55,14 +54,12 @@ impl Store {
             editor
                 .upsert(file, EntryKind::Blob, blob)
                 .map_err(git("editing a tree"))?;
-            written.push(blob);
         }
         let tree = editor
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
         let id = self.new_commit(tree, parent, record.message)?;
-        written.extend([tree, id]);
         Ok(id)
     }
 
