@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use hpp_core::event_log::{self, ChainReport, ChainStatus, LoggedEvent};
-use hpp_core::event_loop::{self, LoopSpec, Projection};
+use hpp_core::event_loop::{self, KeptEvent, LoopSpec, Projection, TipState};
 use hpp_core::record::GENESIS_SHA256;
 use hpp_core::secrets;
 use hpp_store::refs::{self, LoopId};
@@ -26,6 +26,11 @@ pub use gates::GateOptions;
 
 /// The blob that holds an event in its commit's tree.
 pub const EVENT_FILE: &str = "event.json";
+
+/// The blob beside it that records where the loop stands after the event
+/// ([`hpp_core::event_loop::TipState`]): what an append on this tip checks the next event
+/// against, without reading the history.
+pub const STATE_FILE: &str = "state.json";
 
 /// Why a loop operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -186,7 +191,7 @@ fn read_with_chain(
         .take(events.len())
         .map(|l| l.commit.clone())
         .collect();
-    let state = LoopState {
+    let mut state = LoopState {
         id: id.clone(),
         ref_name,
         head: chain.tip.clone(),
@@ -195,7 +200,263 @@ fn read_with_chain(
         commits,
         projection,
     };
+    check_recorded_state(store, spec, &mut state)?;
     Ok((state, chain))
+}
+
+/// What a tip commit records about where its loop stands.
+pub(crate) enum Recorded {
+    /// Nothing: an event written before tips recorded their state, or imported.
+    Nothing,
+    /// A state projected under this machine.
+    Usable(TipState),
+    /// A state of another machine or schema: not ours to check.
+    Other,
+    /// A `state.json` that does not parse.
+    Unreadable,
+}
+
+/// Reads the state recorded in `commit`'s tree.
+pub(crate) fn recorded_state(
+    store: &Store,
+    spec: &LoopSpec,
+    commit: &CommitId,
+) -> Result<Recorded, Error> {
+    let Some(bytes) = store.read_commit_file(commit, STATE_FILE)? else {
+        return Ok(Recorded::Nothing);
+    };
+    Ok(match serde_json::from_slice::<TipState>(&bytes) {
+        Ok(recorded) if cache::usable(spec, &recorded) => Recorded::Usable(recorded),
+        Ok(_) => Recorded::Other,
+        Err(_) => Recorded::Unreadable,
+    })
+}
+
+/// The state a tip should record, from a verified `state` whose last event is the tip.
+fn tip_state(spec: &LoopSpec, state: &LoopState) -> Option<TipState> {
+    let projection = state.projection.as_ref()?;
+    let (_, before) = state.events.split_last()?;
+    Some(TipState {
+        schema: event_loop::TIP_STATE_SCHEMA.to_owned(),
+        machine: spec.machine_id(),
+        seq: state.chain.events,
+        state: projection.state.clone(),
+        evidence_count: projection.evidence_count,
+        legacy: state.chain.legacy,
+        head_sha256: state.chain.head_sha256.clone()?,
+        kept: kept(before)
+            .into_iter()
+            .map(|i| KeptEvent {
+                seq: state.events[i].seq,
+                commit: state.commits[i].to_string(),
+            })
+            .collect(),
+    })
+}
+
+/// Checks what the tip of a verified chain records about itself against what the chain says:
+/// a tip whose `state.json` disagrees (a forged or edited tip) breaks the chain at the tip.
+/// Earlier events' records are never read: only a tip's is ever trusted, and only once it was
+/// checked here or written on top of a checked one.
+fn check_recorded_state(
+    store: &Store,
+    spec: &LoopSpec,
+    state: &mut LoopState,
+) -> Result<(), Error> {
+    if state.chain.is_broken() {
+        return Ok(());
+    }
+    let Some(tip) = state.head.clone() else {
+        return Ok(());
+    };
+    let problem = match recorded_state(store, spec, &tip)? {
+        Recorded::Nothing | Recorded::Other => None,
+        Recorded::Unreadable => Some(format!("its {STATE_FILE} is not a loop state")),
+        Recorded::Usable(recorded) => {
+            let expected = tip_state(spec, state);
+            (Some(&recorded) != expected.as_ref()).then(|| {
+                format!(
+                    "its {STATE_FILE} records {} after {} events with {} evidence, but its history leads to {}",
+                    recorded.state,
+                    recorded.seq,
+                    recorded.evidence_count,
+                    expected.map_or_else(
+                        || "no state".to_owned(),
+                        |e| format!(
+                            "{} after {} events with {} evidence (or other kept events)",
+                            e.state, e.seq, e.evidence_count
+                        )
+                    )
+                )
+            })
+        }
+    };
+    if let Some(problem) = problem {
+        let at = event_log::event_id(state.chain.events);
+        state.chain.status = ChainStatus::Broken;
+        state.chain.problem = Some(format!("{at} (commit {tip}): {problem}"));
+        state.chain.first_divergent = Some(at);
+        state.projection = None;
+    }
+    Ok(())
+}
+
+/// Reads a loop at a verified `tip` from what the tip records: its own event, its state, and
+/// the earlier events a gate reads. `None` when the tip records no state usable here (the
+/// caller reads the loop whole). The projection's history is empty: nothing before was read.
+pub(crate) fn at_tip(
+    store: &Store,
+    spec: &LoopSpec,
+    id: &LoopId,
+    tip: &CommitId,
+) -> Result<Option<LoopState>, Error> {
+    let Recorded::Usable(recorded) = recorded_state(store, spec, tip)? else {
+        return Ok(None);
+    };
+    let mut events = Vec::with_capacity(recorded.kept.len() + 1);
+    let mut commits = Vec::with_capacity(recorded.kept.len() + 1);
+    let wanted = recorded
+        .kept
+        .iter()
+        .map(|k| (k.seq, store.commit_id(&k.commit)))
+        .chain([(recorded.seq, Some(tip.clone()))]);
+    for (seq, commit) in wanted {
+        let Some(commit) = commit else {
+            return Ok(None);
+        };
+        let Some(event) = store
+            .read_commit_file(&commit, EVENT_FILE)?
+            .and_then(|bytes| event_log::read_event(seq, &bytes))
+        else {
+            return Ok(None);
+        };
+        events.push(event);
+        commits.push(commit);
+    }
+    if events.last().map(|e| e.sha256.as_str()) != Some(recorded.head_sha256.as_str()) {
+        return Ok(None);
+    }
+    let Ok(walk) = spec.resume(&recorded.state, recorded.seq, recorded.evidence_count) else {
+        return Ok(None);
+    };
+    Ok(Some(LoopState {
+        id: id.clone(),
+        ref_name: refs::loop_log(id),
+        head: Some(tip.clone()),
+        chain: ChainReport {
+            schema: event_log::CHAIN_SCHEMA,
+            status: if recorded.legacy == 0 {
+                ChainStatus::Intact
+            } else {
+                ChainStatus::Legacy
+            },
+            events: recorded.seq,
+            chained: recorded.seq - recorded.legacy.min(recorded.seq),
+            legacy: recorded.legacy,
+            first_divergent: None,
+            problem: None,
+            head_sha256: Some(recorded.head_sha256),
+        },
+        events,
+        commits,
+        projection: Some(walk.projection()),
+    }))
+}
+
+/// Extends a verified loop state to the ref's tip: reads only the events after `before`'s tip
+/// and verifies them from it (one parent each, hash chain, the loop's transitions), and checks
+/// what the new tip records. `None` when the ref no longer descends from that tip within
+/// [`cache::EXTEND_LIMIT`] events, or when anything in the new events is wrong (the caller then
+/// reads the loop whole, which names the problem). The events kept are those a gate reads.
+pub(crate) fn extend(
+    store: &Store,
+    spec: &LoopSpec,
+    before: &LoopState,
+) -> Result<Option<LoopState>, Error> {
+    let (Some(from), Some(projection)) = (&before.head, &before.projection) else {
+        return Ok(None);
+    };
+    let Some(chain) =
+        store.read_chain_since(&before.ref_name, EVENT_FILE, from, cache::EXTEND_LIMIT)?
+    else {
+        return Ok(None);
+    };
+    if chain
+        .links
+        .iter()
+        .any(|l| l.parents.len() != 1 || l.payload.is_none())
+    {
+        return Ok(None);
+    }
+    let Ok(walk) = spec.resume(
+        &projection.state,
+        before.chain.events,
+        projection.evidence_count,
+    ) else {
+        return Ok(None);
+    };
+    let start = event_log::Start {
+        before: before.chain.events,
+        legacy: before.chain.legacy,
+        prev_sha256: before
+            .chain
+            .head_sha256
+            .clone()
+            .unwrap_or_else(|| GENESIS_SHA256.to_owned()),
+        walk: Some(walk),
+    };
+    let entries = chain.links.iter().enumerate().map(|(i, l)| {
+        (
+            before.chain.events + i + 1,
+            l.payload.as_deref().expect("checked above"),
+        )
+    });
+    let verified = event_log::verify_from(start, entries);
+    if verified.report.is_broken() {
+        return Ok(None);
+    }
+    let walk = verified.walk.expect("a walk was given");
+    let mut projection_now = walk.projection();
+    let mut history = projection.history.clone();
+    history.append(&mut projection_now.history);
+    projection_now.history = history;
+    let mut events = before.events.clone();
+    let mut commits = before.commits.clone();
+    events.extend(verified.events);
+    commits.extend(chain.links.into_iter().map(|l| l.commit));
+    let keep = kept(&events);
+    let mut state = LoopState {
+        id: before.id.clone(),
+        ref_name: before.ref_name.clone(),
+        head: chain.tip,
+        chain: verified.report,
+        events: keep.iter().map(|&i| events[i].clone()).collect(),
+        commits: keep.iter().map(|&i| commits[i].clone()).collect(),
+        projection: Some(projection_now),
+    };
+    check_recorded_state(store, spec, &mut state)?;
+    Ok((!state.chain.is_broken()).then_some(state))
+}
+
+/// The events a gate's standing is read from, as indexes into `events`: the first naming the
+/// maker, and the latest of each type, oldest first.
+pub(crate) fn kept(events: &[LoggedEvent]) -> Vec<usize> {
+    let mut keep: Vec<usize> = Vec::new();
+    if let Some(i) = events
+        .iter()
+        .position(|e| event_loop::gates::Named::from_data(&e.data).maker.is_some())
+    {
+        keep.push(i);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, event) in events.iter().enumerate().rev() {
+        if seen.insert(event.kind.as_str()) {
+            keep.push(i);
+        }
+    }
+    keep.sort_unstable();
+    keep.dedup();
+    keep
 }
 
 /// Checks a commit chain: each commit has one parent (the first none) and an `event.json`,
@@ -275,12 +536,21 @@ pub fn append(
         Some(store.snapshot()?)
     };
     let appended = retry::retry(|attempt| {
-        // A long loop's verified tip is read from the cache: the events it keeps are the ones
-        // the gates look at, and its projection carries the whole history of types.
-        let state = cache::read_standing(store, spec, id)?;
+        // A verified tip is read alone (its recorded state and the events the gates look at),
+        // so the append costs the same however long the loop is; one more step is checked.
+        let state = cache::read_tip(store, spec, id)?;
         let before = state.require_intact()?;
-        let history = before.history.iter().map(String::as_str).chain([kind]);
-        let projection = spec.project(history)?;
+        let mut walk = spec.resume(&before.state, before.event_count, before.evidence_count)?;
+        walk.step(kind)?;
+        let mut projection = walk.projection();
+        if before.history.len() == before.event_count {
+            projection.history = before
+                .history
+                .iter()
+                .cloned()
+                .chain([kind.to_owned()])
+                .collect();
+        }
         let admitted = match &tree {
             Some(tree) => gates::admit(store, spec, &state, tree, kind, data.clone(), options)?,
             None => gates::Admitted {
@@ -308,10 +578,30 @@ pub fn append(
             }
             None => None,
         };
+        let recorded = TipState {
+            schema: event_loop::TIP_STATE_SCHEMA.to_owned(),
+            machine: spec.machine_id(),
+            seq,
+            state: projection.state.clone(),
+            evidence_count: projection.evidence_count,
+            legacy: state.chain.legacy,
+            head_sha256: hpp_core::record::sha256_hex(&bytes),
+            kept: kept(&state.events)
+                .into_iter()
+                .map(|i| KeptEvent {
+                    seq: state.events[i].seq,
+                    commit: state.commits[i].to_string(),
+                })
+                .collect(),
+        };
+        let recorded = hpp_core::record::canonical_json(
+            &serde_json::to_value(&recorded).expect("a loop state serialises"),
+        );
         let beside: Vec<(&str, &[u8])> = signature
             .as_deref()
             .map(|s| (gates::SIGNATURE_FILE, s.as_bytes()))
             .into_iter()
+            .chain([(STATE_FILE, recorded.as_slice())])
             .collect();
         let message = format!("hpp event {seq}: {kind}");
         let record = NewRecord {
@@ -322,14 +612,7 @@ pub fn append(
         let written =
             Attempt::of(store.append_with(&state.ref_name, state.head.as_ref(), &record, &beside))?;
         if let Attempt::Done(commit) = &written {
-            let event = LoggedEvent {
-                seq,
-                kind: kind.to_owned(),
-                data: admitted.data.clone(),
-                chained: true,
-                sha256: hpp_core::record::sha256_hex(&bytes),
-            };
-            cache::remember_append(store, spec, &state, event, commit, &projection);
+            cache::mark(store, spec, id, commit);
         }
         Ok::<_, Error>(written.map(|commit| Appended {
             id: id.clone(),
@@ -422,7 +705,9 @@ pub fn import(
         })
         .collect();
     match store.create_chain(&ref_name, &records) {
-        Ok(_) => read(store, spec, id),
+        // Read back as `status` would: a long loop's standing is remembered, so the first
+        // append on it does not verify it whole again.
+        Ok(_) => cache::read_standing(store, spec, id),
         Err(store::Error::Moved { .. }) => Err(Error::AlreadyExists { id: id.clone() }),
         Err(e) => Err(e.into()),
     }

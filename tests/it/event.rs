@@ -592,3 +592,233 @@ fn control_an_append_on_a_forged_tip_is_refused_whatever_was_remembered() {
         "{reason}"
     );
 }
+
+/// The lines of a tick loop of `n` events; with `tamper`, that event's data is edited after its
+/// successor linked to it (so the chain breaks at the successor).
+fn tick_lines(n: usize, tamper: Option<usize>) -> Vec<String> {
+    let mut prev = GENESIS.to_owned();
+    let mut lines = Vec::with_capacity(n);
+    for seq in 1..=n {
+        let line = format!(
+            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
+        );
+        prev = sha256(line.as_bytes());
+        lines.push(if tamper == Some(seq) {
+            line.replace(r#""data":{}"#, r#""data":{"edited":true}"#)
+        } else {
+            line
+        });
+    }
+    lines
+}
+
+/// Writes `lines` as a loop on `refs/hpp/loops/<name>` with `git fast-import` (one commit per
+/// event holding `event.json`, as the store lays them out), as another tool could.
+fn fast_import_loop(sandbox: &Sandbox, name: &str, lines: &[String]) -> String {
+    use std::io::Write;
+    let mut stream = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let message = format!("hpp event {}: tick", i + 1);
+        write!(
+            stream,
+            "commit refs/hpp/loops/{name}\nmark :{}\ncommitter t <t@example.com> {} +0000\ndata {}\n{message}\n",
+            i + 1,
+            1_700_000_000 + i,
+            message.len()
+        )
+        .expect("in memory");
+        if i > 0 {
+            writeln!(stream, "from :{i}").expect("in memory");
+        }
+        write!(
+            stream,
+            "M 100644 inline event.json\ndata {}\n{line}\n\n",
+            line.len()
+        )
+        .expect("in memory");
+    }
+    let mut child = sandbox
+        .command("git", &sandbox.root)
+        .args(["fast-import", "--quiet", "--force"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git fast-import runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(&stream)
+        .expect("git fast-import reads");
+    assert!(child.wait().expect("git fast-import ends").success());
+    sandbox.git(["rev-parse", &format!("refs/hpp/loops/{name}")])
+}
+
+#[test]
+fn a_tampered_event_in_the_middle_of_ten_thousand_is_found_after_the_tip_was_remembered() {
+    let sandbox = Sandbox::repo();
+    let manifest = sandbox.path("ticks.json");
+    std::fs::write(&manifest, TICKS).expect("writable");
+    let manifest = manifest.to_str().expect("utf-8").to_owned();
+    let hpp = |args: &[&str]| {
+        let mut all = vec!["--manifest", manifest.as_str()];
+        all.extend(args);
+        sandbox.hpp_in(&sandbox.root, &all)
+    };
+    fast_import_loop(&sandbox, "long", &tick_lines(10_000, None));
+    // Remember the honest tip, as status and an append do.
+    assert_eq!(
+        hpp(&["status", "--loop", "long", "--json"]).json(0)["event_count"],
+        10_000
+    );
+    hpp(&["event", "append", "--type", "tick", "--loop", "long"]).ok();
+    // Another tool rewrites the loop with event 5,000 edited, and the ref moves to it.
+    let forged = fast_import_loop(&sandbox, "forged", &tick_lines(10_001, Some(5_000)));
+    sandbox.git(["update-ref", "refs/hpp/loops/long", &forged]);
+    let report = hpp(&["event", "verify", "--loop", "long", "--json"]).json(2);
+    assert_eq!(report["status"], "broken");
+    assert_eq!(report["first_divergent"], "event:5001", "{report}");
+    let tip = sandbox.git(["rev-parse", "refs/hpp/loops/long"]);
+    for args in [
+        &["status", "--loop", "long"][..],
+        &["event", "append", "--type", "tick", "--loop", "long"][..],
+    ] {
+        let reason = hpp(args).refused();
+        assert!(
+            reason.contains("loop long is broken at event:5001"),
+            "{args:?}: {reason}"
+        );
+    }
+    assert_eq!(
+        sandbox.git(["rev-parse", "refs/hpp/loops/long"]),
+        tip,
+        "nothing was appended to the broken loop"
+    );
+}
+
+/// Replaces the loop's tip by a commit with the same event and parent whose `state.json` says
+/// `edit` did to it; returns the forged commit.
+fn forge_recorded_state(sandbox: &Sandbox, edit: impl Fn(&mut Value)) -> String {
+    let tip = "refs/hpp/loops/long";
+    let mut recorded: Value =
+        serde_json::from_str(&sandbox.git(["show", &format!("{tip}:state.json")]))
+            .expect("the tip records its state");
+    edit(&mut recorded);
+    let file = sandbox.path("forged-state.json");
+    std::fs::write(&file, recorded.to_string()).expect("writable");
+    let blob = sandbox.git(["hash-object", "-w", file.to_str().expect("utf-8")]);
+    let event = sandbox.git(["rev-parse", &format!("{tip}:event.json")]);
+    let listing = format!("100644 blob {event}\tevent.json\n100644 blob {blob}\tstate.json\n");
+    let listing_file = sandbox.path("forged-tree.txt");
+    std::fs::write(&listing_file, listing).expect("writable");
+    let mut mktree = sandbox.command("git", &sandbox.root);
+    mktree
+        .arg("mktree")
+        .stdin(std::fs::File::open(&listing_file).expect("readable"));
+    let out = mktree.output().expect("git mktree runs");
+    assert!(out.status.success());
+    let tree = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
+    let parent = sandbox.git(["rev-parse", &format!("{tip}~1")]);
+    let forged = sandbox.git(["commit-tree", &tree, "-p", &parent, "-m", "hpp event: tick"]);
+    sandbox.git(["update-ref", tip, &forged]);
+    forged
+}
+
+#[test]
+fn an_append_reads_the_tips_recorded_state_and_each_tip_records_it() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let append = [
+        "--manifest",
+        manifest.as_str(),
+        "event",
+        "append",
+        "--type",
+        "tick",
+        "--loop",
+        "long",
+    ];
+    sandbox.hpp_in(&sandbox.root, &append).ok();
+    sandbox.hpp_in(&sandbox.root, &append).ok();
+    let recorded: Value =
+        serde_json::from_str(&sandbox.git(["show", "refs/hpp/loops/long:state.json"]))
+            .expect("the tip records its state");
+    assert_eq!(recorded["schema"], "hpp.loop-state/v1");
+    assert_eq!(recorded["seq"], 82);
+    assert_eq!(recorded["state"], "a");
+    let event = sandbox.git(["show", "refs/hpp/loops/long:event.json"]);
+    assert_eq!(recorded["head_sha256"], sha256(event.as_bytes()).as_str());
+    // The kept events are the latest of each type before the tip: event 81.
+    let kept = recorded["kept"].as_array().expect("a list");
+    assert_eq!(kept.len(), 1, "{recorded}");
+    assert_eq!(kept[0]["seq"], 81);
+    assert_eq!(
+        kept[0]["commit"],
+        sandbox.git(["rev-parse", "refs/hpp/loops/long~1"]).as_str()
+    );
+    // The JSON form still names every event type, as the reference's append does.
+    let mut json = append.to_vec();
+    json.push("--json");
+    let printed = sandbox.hpp_in(&sandbox.root, &json).json(0);
+    assert_eq!(printed["event_count"], 83);
+    assert_eq!(printed["history"].as_array().map(Vec::len), Some(83));
+}
+
+#[test]
+fn control_an_append_on_a_tip_whose_recorded_state_was_tampered_with_is_refused() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let hpp = |args: &[&str]| {
+        let mut all = vec!["--manifest", manifest.as_str()];
+        all.extend(args);
+        sandbox.hpp_in(&sandbox.root, &all)
+    };
+    let append = ["event", "append", "--type", "tick", "--loop", "long"];
+    hpp(&append).ok();
+    hpp(&append).ok();
+    // The same event and parent, but the tip claims one evidence event the history never had.
+    let forged = forge_recorded_state(&sandbox, |state| state["evidence_count"] = 1.into());
+    let reason = hpp(&append).refused();
+    assert!(
+        reason.contains("loop long is broken at event:82")
+            && reason.contains("state.json records a after 82 events with 1 evidence"),
+        "{reason}"
+    );
+    assert_eq!(sandbox.git(["rev-parse", "refs/hpp/loops/long"]), forged);
+    let report = hpp(&["event", "verify", "--loop", "long", "--json"]).json(2);
+    assert_eq!(report["first_divergent"], "event:82");
+}
+
+#[test]
+fn control_an_edited_standing_under_the_git_directory_is_not_shown() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let hpp = |args: &[&str]| {
+        let mut all = vec!["--manifest", manifest.as_str()];
+        all.extend(args);
+        sandbox.hpp_in(&sandbox.root, &all)
+    };
+    hpp(&["event", "append", "--type", "tick", "--loop", "long"]).ok();
+    let status = hpp(&["status", "--loop", "long", "--json"]).json(0);
+    assert_eq!(status["evidence_count"], 0);
+    let dir = sandbox.root.join(".git/hpp-cache/loops");
+    let mut edited = 0;
+    for entry in std::fs::read_dir(&dir).expect("the cache exists") {
+        let path = entry.expect("listable").path();
+        if path.extension().is_none() {
+            let mut standing: Value =
+                serde_json::from_slice(&std::fs::read(&path).expect("readable")).expect("JSON");
+            standing["projection"]["evidence_count"] = 7.into();
+            std::fs::write(&path, standing.to_string()).expect("writable");
+            edited += 1;
+        }
+    }
+    assert_eq!(edited, 1, "one loop's standing was remembered");
+    let again = hpp(&["status", "--loop", "long", "--json"]).json(0);
+    assert_eq!(
+        again, status,
+        "the edited standing disagrees with the tip and is not used"
+    );
+}

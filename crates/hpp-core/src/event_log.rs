@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::event_loop::LoopSpec;
+use crate::event_loop::{LoopSpec, Walk};
 use crate::record::{GENESIS_SHA256, canonical_json, is_sha256_hex, sha256_hex};
 
 /// The schema name of a chain report.
@@ -114,13 +114,72 @@ pub fn verify<'a>(
     entries: impl IntoIterator<Item = (usize, &'a [u8])>,
     spec: Option<&LoopSpec>,
 ) -> (ChainReport, Vec<LoggedEvent>) {
+    let verified = verify_from(Start::genesis(spec), entries);
+    (verified.report, verified.events)
+}
+
+/// Where a verification starts: the genesis, or the tip of a chain already verified, which the
+/// entries extend (their positions then continue from it).
+#[derive(Debug, Clone)]
+pub struct Start<'s> {
+    /// How many events were verified before the first entry.
+    pub before: usize,
+    /// How many of those carry no `prev_sha256`.
+    pub legacy: usize,
+    /// What the first entry must link to: the sha256 of the last verified event's bytes.
+    pub prev_sha256: String,
+    /// The loop walk as the verified events left it, when the history is checked against a loop.
+    pub walk: Option<Walk<'s>>,
+}
+
+impl<'s> Start<'s> {
+    /// The start of a chain: no event before, the genesis hash, the loop's initial state.
+    pub fn genesis(spec: Option<&'s LoopSpec>) -> Self {
+        Self {
+            before: 0,
+            legacy: 0,
+            prev_sha256: GENESIS_SHA256.to_owned(),
+            walk: spec.map(LoopSpec::walk),
+        }
+    }
+}
+
+/// What [`verify_from`] found: the report over the whole chain (the verified part before the
+/// start included), the events that passed after the start, and the walk where they left it.
+#[derive(Debug, Clone)]
+pub struct Verified<'s> {
+    /// The chain report.
+    pub report: ChainReport,
+    /// The entries after the start that passed, oldest first.
+    pub events: Vec<LoggedEvent>,
+    /// The loop walk after them.
+    pub walk: Option<Walk<'s>>,
+}
+
+/// As [`verify`], from `start`: checks only the entries after a verified tip, one step each, so
+/// extending a verified chain by `k` events costs `k`, whatever its length.
+pub fn verify_from<'a, 's>(
+    start: Start<'s>,
+    entries: impl IntoIterator<Item = (usize, &'a [u8])>,
+) -> Verified<'s> {
+    let Start {
+        before,
+        legacy,
+        prev_sha256,
+        mut walk,
+    } = start;
     let mut events: Vec<LoggedEvent> = Vec::new();
     let mut divergence = None;
     // One step of the loop per event: the walk carries the state from one event to the next.
-    let mut walk = spec.map(LoopSpec::walk);
     for (position, bytes) in entries {
-        let prev = events.last().map_or(GENESIS_SHA256, |e| e.sha256.as_str());
-        match check_event(position, bytes, prev, events.last().map(|e| e.seq)) {
+        let prev = events
+            .last()
+            .map_or(prev_sha256.as_str(), |e| e.sha256.as_str());
+        let prev_position = events
+            .last()
+            .map(|e| e.seq)
+            .or((before > 0).then_some(before));
+        match check_event(position, bytes, prev, prev_position) {
             Ok(event) => {
                 if let Some(walk) = walk.as_mut()
                     && let Err(e) = walk.step(&event.kind)
@@ -139,24 +198,33 @@ pub fn verify<'a>(
             }
         }
     }
-    let chained = events.iter().filter(|e| e.chained).count();
-    let status = match (&divergence, events.len(), chained == events.len()) {
+    let total = before + events.len();
+    let legacy = legacy + events.iter().filter(|e| !e.chained).count();
+    let status = match (&divergence, total, legacy == 0) {
         (Some(_), _, _) => ChainStatus::Broken,
         (None, 0, _) => ChainStatus::Empty,
         (None, _, true) => ChainStatus::Intact,
         (None, _, false) => ChainStatus::Legacy,
     };
+    let head_sha256 = match events.last() {
+        Some(e) => Some(e.sha256.clone()),
+        None => (before > 0).then_some(prev_sha256),
+    };
     let report = ChainReport {
         schema: CHAIN_SCHEMA,
         status,
-        events: events.len(),
-        chained,
-        legacy: events.len() - chained,
+        events: total,
+        chained: total - legacy,
+        legacy,
         first_divergent: divergence.as_ref().map(|d| d.name.clone()),
         problem: divergence.map(|d| d.problem),
-        head_sha256: events.last().map(|e| e.sha256.clone()),
+        head_sha256,
     };
-    (report, events)
+    Verified {
+        report,
+        events,
+        walk,
+    }
 }
 
 fn check_event(
@@ -225,6 +293,26 @@ fn check_event(
         kind: kind.to_owned(),
         data,
         chained,
+        sha256: sha256_hex(bytes),
+    })
+}
+
+/// Reads one event of a chain already verified (its type, data and digest) without checking
+/// its link: for a reader that holds a verified tip and looks one of its earlier events up.
+pub fn read_event(position: usize, bytes: &[u8]) -> Option<LoggedEvent> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let obj = value.as_object()?;
+    let kind = obj.get("type")?.as_str().filter(|t| !t.is_empty())?;
+    let data = match obj.get("data") {
+        None => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => return None,
+    };
+    Some(LoggedEvent {
+        seq: position,
+        kind: kind.to_owned(),
+        data,
+        chained: obj.contains_key("prev_sha256"),
         sha256: sha256_hex(bytes),
     })
 }

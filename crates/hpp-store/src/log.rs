@@ -13,9 +13,55 @@ impl Store {
         let Some(tip) = self.tip_oid(name)? else {
             return Ok(Chain::default());
         };
+        let links = self.walk_links(name, tip, file, None, usize::MAX)?;
+        Ok(Chain {
+            tip: Some(tip.into()),
+            links: links.expect("a walk without a stop reaches the root"),
+        })
+    }
+
+    /// Reads the part of the log at `name` that `since` does not hold: the commits after it
+    /// up to the tip, oldest first, with the blob `file` of each. Returns `None` when the ref
+    /// does not exist, or when `since` is not found within `limit` commits of the tip on the
+    /// first-parent chain (it was rewritten, or is too far back to be worth it).
+    pub fn read_chain_since(
+        &self,
+        name: &str,
+        file: &str,
+        since: &CommitId,
+        limit: usize,
+    ) -> Result<Option<Chain>, Error> {
+        let Some(tip) = self.tip_oid(name)? else {
+            return Ok(None);
+        };
+        Ok(self
+            .walk_links(name, tip, file, Some(since.oid()), limit)?
+            .map(|links| Chain {
+                tip: Some(tip.into()),
+                links,
+            }))
+    }
+
+    /// Walks first parents from `tip` until the root or `stop` (not included), reading each
+    /// commit's `file`; `None` when `stop` is given and not met within `limit` commits.
+    fn walk_links(
+        &self,
+        name: &str,
+        tip: ObjectId,
+        file: &str,
+        stop: Option<ObjectId>,
+        limit: usize,
+    ) -> Result<Option<Vec<Link>>, Error> {
         let mut links = Vec::new();
         let mut next = Some(tip);
         while let Some(id) = next {
+            if Some(id) == stop {
+                links.reverse();
+                return Ok(Some(links));
+            }
+            if links.len() >= limit {
+                return Ok(None);
+            }
             let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
                 name: name.to_owned(),
                 id: Some(id.to_string()),
@@ -41,11 +87,11 @@ impl Store {
                 payload,
             });
         }
+        if stop.is_some() {
+            return Ok(None);
+        }
         links.reverse();
-        Ok(Chain {
-            tip: Some(tip.into()),
-            links,
-        })
+        Ok(Some(links))
     }
 
     /// Writes `record` as a commit on top of `expected` and moves `name` to it, but only if
@@ -112,9 +158,21 @@ impl Store {
     /// Writes a whole chain of records and creates `name` pointing at its last commit, only if
     /// `name` does not exist yet. Either every record lands or none does.
     pub fn create_chain(&self, name: &str, records: &[NewRecord<'_>]) -> Result<CommitId, Error> {
+        self.create_chain_with(name, records, &[])
+    }
+
+    /// As [`Store::create_chain`], with more blobs `beside` the last record in its commit's
+    /// tree (what the chain's tip records about the whole, say).
+    pub fn create_chain_with(
+        &self,
+        name: &str,
+        records: &[NewRecord<'_>],
+        beside: &[(&str, &[u8])],
+    ) -> Result<CommitId, Error> {
         let mut parent = None;
-        for record in records {
-            parent = Some(self.write_record(parent, record, &[])?);
+        for (i, record) in records.iter().enumerate() {
+            let extra = if i + 1 == records.len() { beside } else { &[] };
+            parent = Some(self.write_record(parent, record, extra)?);
         }
         let tip = parent.ok_or_else(|| Error::NothingToWrite {
             name: name.to_owned(),

@@ -103,7 +103,18 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
         person: person.as_ref(),
     };
     let appended = events::append(store, manifest.loop_spec(), &id, &args.kind, data, &options)?;
-    let p = &appended.projection;
+    let mut p = appended.projection.clone();
+    if args.format.json && p.history.len() != p.event_count {
+        // The append read only the tip; the document names every event type, as status does.
+        let standing = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
+        if let Some(whole) = standing
+            .projection
+            .filter(|_| standing.head.as_ref() == Some(&appended.commit))
+        {
+            p = whole;
+        }
+    }
+    let p = &p;
     let human = format!(
         "appended {} {} to loop {} (commit {})\nHPP status: {} · events={} · evidence={} · next={}",
         appended.event,

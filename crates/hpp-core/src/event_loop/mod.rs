@@ -224,10 +224,88 @@ impl LoopSpec {
         Walk {
             spec: self,
             state: self.initial.as_str(),
+            before: 0,
             history: Vec::new(),
             evidence_count: 0,
         }
     }
+
+    /// Resumes a walk where a verified prefix of `before` events left it, in `state` with
+    /// `evidence_count` evidence events: for a reader that extends a verified tip instead of
+    /// replaying the whole history. The walk's history then holds only the events taken after
+    /// the resume. Refuses a state this machine does not have.
+    pub fn resume(
+        &self,
+        state: &str,
+        before: usize,
+        evidence_count: usize,
+    ) -> Result<Walk<'_>, Error> {
+        let state = std::iter::once(self.initial.as_str())
+            .chain(self.transitions.iter().map(|t| t.to.as_str()))
+            .find(|s| *s == state)
+            .ok_or_else(|| {
+                Error::InvalidSpec(format!(
+                    "the recorded loop state {state} is not a state of this machine"
+                ))
+            })?;
+        Ok(Walk {
+            spec: self,
+            state,
+            before,
+            history: Vec::new(),
+            evidence_count,
+        })
+    }
+
+    /// Names the machine by what a projection depends on: the initial state and the
+    /// transitions (the sha256 of their JSON). A recorded [`TipState`] is trusted only under the
+    /// machine that projected it; gate conditions and next steps do not change where a history
+    /// leaves the loop, so they are not part of it.
+    pub fn machine_id(&self) -> String {
+        let value = serde_json::json!({
+            "initial": self.initial,
+            "transitions": self.transitions,
+        });
+        crate::record::sha256_hex(&crate::record::canonical_json(&value))
+    }
+}
+
+/// Schema of [`TipState`].
+pub const TIP_STATE_SCHEMA: &str = "hpp.loop-state/v1";
+
+/// Where a loop stands after one of its events, recorded beside the event (`state.json` in the
+/// event commit's tree) so an append can check the next event against the tip alone, without
+/// reading the history. Constant in size whatever the loop's length. It is a claim like any
+/// other: a reader trusts it only for a tip it has verified whole once (or extended from one),
+/// and checks it against the history whenever it verifies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TipState {
+    /// [`TIP_STATE_SCHEMA`].
+    pub schema: String,
+    /// [`LoopSpec::machine_id`] of the machine that projected it.
+    pub machine: String,
+    /// How many events the loop holds, this one included.
+    pub seq: usize,
+    /// The state after this event.
+    pub state: String,
+    /// How many of the events recorded evidence.
+    pub evidence_count: usize,
+    /// How many events carry no `prev_sha256` (imported legacy lines).
+    pub legacy: usize,
+    /// sha256 of this event's bytes: what the next event links to.
+    pub head_sha256: String,
+    /// The earlier events a gate reads (the first that names the maker and the latest of each
+    /// type), oldest first; the event itself is the tip.
+    pub kept: Vec<KeptEvent>,
+}
+
+/// An earlier event a [`TipState`] points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct KeptEvent {
+    /// Its position in the loop.
+    pub seq: usize,
+    /// Its event commit.
+    pub commit: String,
 }
 
 /// A walk of the loop, one event at a time ([`LoopSpec::walk`]).
@@ -235,6 +313,8 @@ impl LoopSpec {
 pub struct Walk<'a> {
     spec: &'a LoopSpec,
     state: &'a str,
+    /// Events taken before the walk was resumed ([`LoopSpec::resume`]); 0 from the start.
+    before: usize,
     history: Vec<String>,
     evidence_count: usize,
 }
@@ -247,7 +327,7 @@ impl Walk<'_> {
             .spec
             .step(self.state, event)
             .ok_or_else(|| Error::InvalidTransition {
-                index: self.history.len() + 1,
+                index: self.before + self.history.len() + 1,
                 state: self.state.to_owned(),
                 event: event.to_owned(),
             })?;
@@ -261,11 +341,17 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// Where the walk has left the loop.
+    /// The state the walk is in.
+    pub fn state(&self) -> &str {
+        self.state
+    }
+
+    /// Where the walk has left the loop. The history holds the events this walk took (all of
+    /// them unless it was resumed).
     pub fn projection(&self) -> Projection {
         Projection {
             state: self.state.to_owned(),
-            event_count: self.history.len(),
+            event_count: self.before + self.history.len(),
             evidence_count: self.evidence_count,
             next_step: self
                 .spec
