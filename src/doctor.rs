@@ -309,10 +309,12 @@ pub fn check_store(
         notes_unbacked: Vec::new(),
         findings: Vec::new(),
     };
-    // tree -> attestation refs whose record reads: names only, so memory does not grow with
-    // the records (each is read again, one tree at a time, where the notes need it).
-    let mut attested: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (name, tip) in &all {
+    // The attestation refs whose record reads, as positions in `all`: names only, so memory does
+    // not grow with the records (each is read again, one tree at a time, where the notes need
+    // it). Allocated once before the walk: small allocations that outlive each record's
+    // temporary buffers would leave the heap fragmented by the record count.
+    let mut readable: Vec<usize> = Vec::with_capacity(all.len());
+    for (position, (name, tip)) in all.iter().enumerate() {
         let rest = name.strip_prefix(refs::PREFIX).unwrap_or(name);
         let namespace = rest.split('/').next().unwrap_or_default();
         if !KNOWN_NAMESPACES.contains(&namespace) {
@@ -328,7 +330,7 @@ pub fn check_store(
                 check.findings.push(f);
             }
         } else if name.starts_with(refs::EVIDENCE_PREFIX) {
-            if let Some(f) = check_record(store, name, evidence::RECORD_FILE) {
+            if let Some(f) = check_record(store, name, tip, evidence::RECORD_FILE) {
                 check.findings.push(f);
             }
         } else if let Some(rest) = name.strip_prefix(refs::ATTESTATIONS_PREFIX) {
@@ -341,11 +343,8 @@ pub fn check_store(
                 ));
                 continue;
             }
-            match read_record(store, name, attest::RECORD_FILE) {
-                Ok(_) => attested
-                    .entry(tree.to_owned())
-                    .or_default()
-                    .push(name.clone()),
+            match read_record_at(store, name, tip, attest::RECORD_FILE) {
+                Ok(_) => readable.push(position),
                 Err(f) => check.findings.push(f),
             }
         } else if store.commit_tree(tip).is_err() {
@@ -363,6 +362,15 @@ pub fn check_store(
         .any(|(name, _)| name.starts_with(refs::HOP_PREFIX))
     {
         check_hop(store, &mut check);
+    }
+    let mut attested: Attested<'_> = BTreeMap::new();
+    for &position in &readable {
+        let name = all[position].0.as_str();
+        let tree = name[refs::ATTESTATIONS_PREFIX.len()..]
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        attested.entry(tree).or_default().push(name);
     }
     let notes = check_notes(store, &attested, options)?;
     check.notes_missing = notes.missing;
@@ -614,7 +622,21 @@ fn check_gotchas(store: &Store, name: &str, count: &mut usize) -> Option<Finding
 }
 
 fn read_record(store: &Store, name: &str, file: &str) -> Result<Value, Finding> {
-    match store.read_file(name, file) {
+    parse_record(name, file, store.read_file(name, file))
+}
+
+/// As [`read_record`], of the record commit `tip` the ref `name` was listed at: the walk over
+/// every ref reads each record without looking its ref up again.
+fn read_record_at(store: &Store, name: &str, tip: &CommitId, file: &str) -> Result<Value, Finding> {
+    parse_record(name, file, store.read_commit_file(tip, file))
+}
+
+fn parse_record(
+    name: &str,
+    file: &str,
+    read: Result<Option<Vec<u8>>, store::Error>,
+) -> Result<Value, Finding> {
+    match read {
         Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes)
             .ok()
             .filter(Value::is_object)
@@ -627,9 +649,12 @@ fn read_record(store: &Store, name: &str, file: &str) -> Result<Value, Finding> 
     }
 }
 
-fn check_record(store: &Store, name: &str, file: &str) -> Option<Finding> {
-    read_record(store, name, file).err()
+fn check_record(store: &Store, name: &str, tip: &CommitId, file: &str) -> Option<Finding> {
+    read_record_at(store, name, tip, file).err()
 }
+
+/// Attested trees and the attestation refs of each whose record reads.
+type Attested<'a> = BTreeMap<&'a str, Vec<&'a str>>;
 
 /// What the notes mirror lacks and what it claims without a record.
 struct Notes {
@@ -642,7 +667,7 @@ struct Notes {
 /// attestation that holds of a commit at hand must have its line.
 fn check_notes(
     store: &Store,
-    attested: &BTreeMap<String, Vec<String>>,
+    attested: &Attested<'_>,
     options: attest::VerifyOptions<'_>,
 ) -> Result<Notes, store::Error> {
     let mut at_hand: Vec<CommitId> = store.head_commit()?.into_iter().collect();
@@ -706,7 +731,7 @@ fn check_notes(
 fn backed_lines(
     store: &Store,
     tree: &TreeId,
-    records: Option<&Vec<String>>,
+    records: Option<&Vec<&str>>,
     options: attest::VerifyOptions<'_>,
 ) -> Result<Vec<(String, String)>, store::Error> {
     let Some(records) = records else {
@@ -719,13 +744,13 @@ fn backed_lines(
             continue;
         };
         let record = &record;
-        let Some(judged) = whole.candidates.iter().find(|c| &c.attestation_ref == name) else {
+        let Some(judged) = whole.candidates.iter().find(|c| c.attestation_ref == *name) else {
             continue;
         };
         let holds = judged.mismatches.iter().all(|m| *m == "verdict");
         let approval = record.get("verdict").and_then(Value::as_str) == Some("approved");
         if holds && (!approval || whole.is_valid()) {
-            out.push((name.clone(), note_line(record, name)));
+            out.push(((*name).to_owned(), note_line(record, name)));
         }
     }
     Ok(out)
@@ -736,7 +761,7 @@ fn why_unbacked(
     store: &Store,
     tree: &TreeId,
     line: &str,
-    attested: &BTreeMap<String, Vec<String>>,
+    attested: &Attested<'_>,
     options: attest::VerifyOptions<'_>,
 ) -> Result<String, store::Error> {
     let Some(named) = line
@@ -748,7 +773,7 @@ fn why_unbacked(
     };
     let Some(record) = attested
         .get(tree.as_str())
-        .and_then(|records| records.iter().find(|name| name.as_str() == named))
+        .and_then(|records| records.iter().find(|name| **name == named))
         .and_then(|name| read_record(store, name, attest::RECORD_FILE).ok())
     else {
         return Ok(format!(
