@@ -75,7 +75,11 @@ pub fn read_standing(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Loop
                 return Ok(before);
             }
         } else if let Some(state) = super::extend(store, spec, &before)? {
-            write_standing(store, spec, &state);
+            // A few new events are cheaper to read again than the whole standing (its history
+            // grows with the loop) is to write at every read.
+            if state.chain.events - before.chain.events >= MIN_EVENTS {
+                write_standing(store, spec, &state);
+            }
             return Ok(state);
         }
     }

@@ -424,18 +424,25 @@ pub(crate) fn extend(
     let mut commits = before.commits.clone();
     events.extend(verified.events);
     commits.extend(chain.links.into_iter().map(|l| l.commit));
-    let keep = kept(&events);
     let mut state = LoopState {
         id: before.id.clone(),
         ref_name: before.ref_name.clone(),
         head: chain.tip,
         chain: verified.report,
-        events: keep.iter().map(|&i| events[i].clone()).collect(),
-        commits: keep.iter().map(|&i| commits[i].clone()).collect(),
+        events,
+        commits,
         projection: Some(projection_now),
     };
+    // Checked against every event read (the tip's kept events are those of the events before
+    // it), then only the kept ones are carried on.
     check_recorded_state(store, spec, &mut state)?;
-    Ok((!state.chain.is_broken()).then_some(state))
+    if state.chain.is_broken() {
+        return Ok(None);
+    }
+    let keep = kept(&state.events);
+    state.events = keep.iter().map(|&i| state.events[i].clone()).collect();
+    state.commits = keep.iter().map(|&i| state.commits[i].clone()).collect();
+    Ok(Some(state))
 }
 
 /// The events a gate's standing is read from, as indexes into `events`: the first naming the
@@ -713,7 +720,9 @@ pub fn import(
     }
 }
 
-/// Reads every loop under `refs/hpp/loops/`, sorted by name.
+/// Reads every loop under `refs/hpp/loops/`, sorted by name, for showing where each stands:
+/// a long loop's tip verified before is read from what was remembered of it
+/// ([`cache::read_standing`]), so listing costs what changed since, not every event again.
 pub fn list(store: &Store, spec: &LoopSpec) -> Result<Vec<LoopState>, Error> {
     let mut out = Vec::new();
     for (name, _) in store.list(refs::LOOPS_PREFIX)? {
@@ -721,7 +730,7 @@ pub fn list(store: &Store, spec: &LoopSpec) -> Result<Vec<LoopState>, Error> {
         let id: LoopId = short
             .parse()
             .map_err(|_| Error::BadLoopRef { name: name.clone() })?;
-        out.push(read(store, spec, &id)?);
+        out.push(cache::read_standing(store, spec, &id)?);
     }
     Ok(out)
 }

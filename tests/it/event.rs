@@ -822,3 +822,36 @@ fn control_an_edited_standing_under_the_git_directory_is_not_shown() {
         "the edited standing disagrees with the tip and is not used"
     );
 }
+
+#[test]
+fn appends_and_status_of_a_long_loop_read_only_what_is_new_since_its_verified_tip() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 80);
+    let hpp = |args: &[&str]| {
+        let mut all = vec!["--manifest", manifest.as_str()];
+        all.extend(args);
+        sandbox.hpp_in(&sandbox.root, &all)
+    };
+    let append = ["event", "append", "--type", "tick", "--loop", "long"];
+    let status = ["status", "--loop", "long", "--json"];
+    hpp(&append).ok();
+    assert_eq!(hpp(&status).json(0)["event_count"], 81);
+    // Take the first event's bytes out of the object database: a whole read can no longer
+    // succeed, so whatever still works did not read the whole history.
+    let blob = sandbox.git(["rev-parse", "refs/hpp/loops/long~80:event.json"]);
+    let object = sandbox
+        .root
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&object).expect("the imported event's blob is a loose object");
+    hpp(&append).ok();
+    hpp(&append).ok();
+    let now = hpp(&status).json(0);
+    assert_eq!(now["event_count"], 83);
+    assert_eq!(now["history"].as_array().map(Vec::len), Some(83));
+    assert_eq!(now["chain"]["status"], "intact");
+    // The whole verification reads every event, so it cannot pass without the first.
+    let verify = hpp(&["event", "verify", "--loop", "long"]);
+    assert_ne!(verify.code, 0, "{verify}");
+}
