@@ -52,14 +52,17 @@ impl Store {
         stop: Option<ObjectId>,
         limit: usize,
     ) -> Result<Option<Vec<Link>>, Error> {
-        let mut links = Vec::new();
+        // First the commits, one after the other (each names the next); then each one's file,
+        // which does not depend on the others, on every core.
+        let mut commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)> = Vec::new();
         let mut next = Some(tip);
+        let mut met = stop.is_none();
         while let Some(id) = next {
             if Some(id) == stop {
-                links.reverse();
-                return Ok(Some(links));
+                met = true;
+                break;
             }
-            if links.len() >= limit {
+            if commits.len() >= limit {
                 return Ok(None);
             }
             let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
@@ -68,30 +71,80 @@ impl Store {
             })?;
             let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
             let tree = commit
-                .tree()
-                .map_err(git(format!("reading the tree of {id}")))?;
-            let payload = match tree.find_entry(file) {
-                Some(entry) if entry.mode().is_blob() => {
-                    let blob = self
-                        .repo
-                        .find_blob(entry.object_id())
-                        .map_err(git(format!("reading {file} of {id}")))?;
-                    Some(blob.data.clone())
-                }
-                _ => None,
-            };
+                .tree_id()
+                .map_err(git(format!("reading the tree of {id}")))?
+                .detach();
             next = parents.first().copied();
-            links.push(Link {
-                commit: id.into(),
-                parents: parents.into_iter().map(Into::into).collect(),
-                payload,
-            });
+            commits.push((id, parents, tree));
         }
-        if stop.is_some() {
+        if !met {
             return Ok(None);
         }
-        links.reverse();
-        Ok(Some(links))
+        commits.reverse();
+        let payloads = self.read_files(&commits, file)?;
+        Ok(Some(
+            commits
+                .into_iter()
+                .zip(payloads)
+                .map(|((id, parents, _), payload)| Link {
+                    commit: id.into(),
+                    parents: parents.into_iter().map(Into::into).collect(),
+                    payload,
+                })
+                .collect(),
+        ))
+    }
+
+    /// Reads the blob `file` of each commit's tree, in order; in parallel when there are many.
+    fn read_files(
+        &self,
+        commits: &[(ObjectId, Vec<ObjectId>, ObjectId)],
+        file: &str,
+    ) -> Result<Vec<Option<Vec<u8>>>, Error> {
+        fn read(
+            repo: &gix::Repository,
+            part: &[(ObjectId, Vec<ObjectId>, ObjectId)],
+            file: &str,
+        ) -> Result<Vec<Option<Vec<u8>>>, Error> {
+            part.iter()
+                .map(|(id, _, tree)| {
+                    let tree = repo
+                        .find_tree(*tree)
+                        .map_err(git(format!("reading the tree of {id}")))?;
+                    match tree.find_entry(file) {
+                        Some(entry) if entry.mode().is_blob() => {
+                            let blob = repo
+                                .find_blob(entry.object_id())
+                                .map_err(git(format!("reading {file} of {id}")))?;
+                            Ok(Some(blob.data.clone()))
+                        }
+                        _ => Ok(None),
+                    }
+                })
+                .collect()
+        }
+        const PARALLEL_FROM: usize = 512;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(8);
+        if commits.len() < PARALLEL_FROM || threads == 1 {
+            return read(&self.repo, commits, file);
+        }
+        let sync = self.repo.clone().into_sync();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = commits
+                .chunks(commits.len().div_ceil(threads))
+                .map(|part| {
+                    let sync = sync.clone();
+                    scope.spawn(move || read(&sync.to_thread_local(), part, file))
+                })
+                .collect();
+            let mut all = Vec::with_capacity(commits.len());
+            for handle in handles {
+                all.extend(handle.join().expect("a reader does not panic")?);
+            }
+            Ok(all)
+        })
     }
 
     /// Writes `record` as a commit on top of `expected` and moves `name` to it, but only if
