@@ -19,10 +19,20 @@
 //! commit), so both series append the fifth event of the same history. The target: the gated
 //! append within 3x of the bare one.
 //!
-//! Measurement D, reading a long loop: `git-hpp event verify` of a loop of 100 events and of
-//! 10,000 events (imported under a one-state manifest whose only transition loops, so any length
-//! is legal), next to `git log --format=%H` of the same commits. Verification takes one step of
-//! the loop per event, so the per-event cost at 10,000 should stay near the cost at 100.
+//! Measurement D, long loops (imported under a one-state manifest whose only transition loops,
+//! so any length is legal): `git-hpp event append` at 10, 1,000 and 10,000 events (and 100,000
+//! with `HPP_BENCH_LONG=1`, a long run: the import alone writes 300,000 objects); `status` at 10
+//! and 10,000; then `event verify`, `status` and `event export` of a 10,000-event loop next to
+//! `git log --format=%B` of the same commits, with the loop's objects loose (as appends leave
+//! them) and packed (after `git gc`), and, when the Python reference (`hpp`, from
+//! `pip install house-party-protocol==2.11.1`) is on PATH, its `hpp event verify` and `hpp
+//! status` on the same events as its `.hpp/events.jsonl` (skipped, saying so, when it is not).
+//! Targets: append at 10,000 within 1.5x of append at 10; status at 10,000 within 2x of 10;
+//! verify faster than the reference; export within 3x of `git log`.
+//!
+//! Measurement E, doctor's memory: the peak resident set of `git-hpp doctor` in a repository
+//! with 100,000 attestation refs, read by GNU time (`/usr/bin/time`; skipped when missing), next
+//! to `git for-each-ref` of the same refs. Target: under 150 MiB.
 //!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
@@ -42,6 +52,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use common::{
     HPP, Rounds, Sandbox, Series, Stats, nproc, rev_parse, run, run_interleaved, run_with_input,
@@ -332,83 +343,271 @@ fn ticks(n: usize) -> String {
     out
 }
 
-/// Measurement D: (events, git-hpp event verify, git log, git-hpp status, git-hpp event
-/// append) for 100 and 10,000 events.
-fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> Vec<(usize, Stats, Stats, Stats, Stats)> {
+/// A one-state loop whose only transition loops, so any length is legal. The state is named
+/// `active` so the Python reference, whose next steps are fixed per state name, projects it too.
+const TICK_LOOP: &str = r#"{"initial":"active","states":["active"],"next_step":{"active":"tick"},"transitions":[{"from":"active","event":"tick","to":"active","gate":"g"}]}"#;
+
+/// The Python reference's `hpp` on PATH, when installed.
+fn reference_hpp() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("hpp"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The reference's own manifest with [`TICK_LOOP`] in place of its loop (its manifest needs
+/// blocks ours does not read), written beside the sandbox; `None` when `python3` cannot import
+/// the reference's package to find it.
+fn reference_manifest(sandbox: &Sandbox) -> Option<PathBuf> {
+    let mut find = sandbox.command("python3", sandbox.root());
+    find.args([
+        "-c",
+        "import hpp, os; print(os.path.join(os.path.dirname(hpp.__file__), 'hpp.manifest.json'))",
+    ]);
+    let out = find.output().ok().filter(|o| o.status.success())?;
+    let file = String::from_utf8(out.stdout).ok()?;
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file.trim()).ok()?).ok()?;
+    manifest["loop"] = serde_json::from_str(TICK_LOOP).expect("the tick loop is JSON");
+    let target = sandbox.root().join("reference-tick.manifest.json");
+    common::write(&target, manifest.to_string().as_bytes());
+    Some(target)
+}
+
+/// Measurement D's findings.
+struct LongLoops {
+    /// (events, event append) per loop length.
+    append: Vec<(usize, Stats)>,
+    /// (events, status) at 10 and 10,000 events.
+    status: Vec<(usize, Stats)>,
+    /// Reads of the 10,000-event loop, loose then packed: (label, series) rows.
+    reads: Vec<(String, Stats)>,
+    /// Why the reference's series are missing, when they are.
+    reference_skipped: Option<String>,
+}
+
+/// Measurement D: appends at 10 / 1,000 / 10,000 events (and 100,000 with `HPP_BENCH_LONG=1`);
+/// `status` at 10 and 10,000; `event verify`, `status` and `event export` of the 10,000-event
+/// loop next to `git log --format=%B` of the same commits and the Python reference's
+/// `hpp event verify` / `hpp status` on the same events as its `.hpp/events.jsonl`, with the
+/// loop's objects loose (as appends leave them) and packed (after `git gc`).
+fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
     let dir = sandbox.repo("long-loops");
     let manifest = sandbox.root().join("tick.manifest.json");
     common::write(
         &manifest,
-        br#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#,
+        format!(r#"{{"protocol_version":"2.1","loop":{TICK_LOOP}}}"#).as_bytes(),
     );
     let manifest = manifest.to_str().expect("a UTF-8 path").to_owned();
-    let sizes = [100, 10_000];
-    for n in sizes {
+    let mut sizes = vec![10, 1_000, 10_000];
+    if std::env::var_os("HPP_BENCH_LONG").is_some() {
+        sizes.push(100_000);
+    }
+    for &n in &sizes {
         let log = sandbox.root().join(format!("ticks-{n}.jsonl"));
         common::write(&log, ticks(n).as_bytes());
         let name = format!("l{n}");
-        run(sandbox.hpp(
-            &dir,
-            &[
+        let args = [
+            "--manifest",
+            &manifest,
+            "event",
+            "import",
+            log.to_str().expect("a UTF-8 path"),
+            "--loop",
+            &name,
+        ];
+        run(sandbox.hpp(&dir, &args));
+        // The reads below work on a copy that appends do not grow.
+        if n == 10_000 {
+            let args = [
                 "--manifest",
                 &manifest,
                 "event",
                 "import",
                 log.to_str().expect("a UTF-8 path"),
                 "--loop",
-                &name,
-            ],
-        ));
+                "read",
+            ];
+            run(sandbox.hpp(&dir, &args));
+        }
     }
     let (dir, manifest) = (dir.as_path(), manifest.as_str());
     let mut series = Vec::new();
-    for n in sizes {
+    for &n in &sizes {
         series.push(Series::new(move |_| {
             let name = format!("l{n}");
-            sandbox.hpp(
-                dir,
-                &["--manifest", manifest, "event", "verify", "--loop", &name],
-            )
+            let args = [
+                "--manifest",
+                manifest,
+                "event",
+                "append",
+                "--type",
+                "tick",
+                "--loop",
+                &name,
+            ];
+            sandbox.hpp(dir, &args)
         }));
-        series.push(Series::new(move |_| {
-            let name = format!("refs/hpp/loops/l{n}");
-            sandbox.git(dir, &["log", "--format=%H", &name])
-        }));
+    }
+    for n in [10, 10_000] {
         series.push(Series::new(move |_| {
             let name = format!("l{n}");
             sandbox.hpp(dir, &["--manifest", manifest, "status", "--loop", &name])
         }));
-        series.push(Series::new(move |_| {
-            let name = format!("l{n}");
-            sandbox.hpp(
-                dir,
-                &[
-                    "--manifest",
-                    manifest,
-                    "event",
-                    "append",
-                    "--type",
-                    "tick",
-                    "--loop",
-                    &name,
-                ],
-            )
-        }));
     }
     run_interleaved(&mut series, plan);
-    sizes
+    let append: Vec<(usize, Stats)> = sizes
         .iter()
-        .zip(series.chunks(4))
-        .map(|(n, four)| {
-            (
-                *n,
-                four[0].stats(),
-                four[1].stats(),
-                four[2].stats(),
-                four[3].stats(),
-            )
+        .zip(&series)
+        .map(|(n, s)| (*n, s.stats()))
+        .collect();
+    let status = vec![
+        (10, series[sizes.len()].stats()),
+        (10_000, series[sizes.len() + 1].stats()),
+    ];
+
+    // The reference reads the same 10,000 events from its own log in a repository of its own.
+    let reference = reference_hpp();
+    let python_dir = sandbox.repo("reference-log");
+    std::fs::create_dir_all(python_dir.join(".hpp")).expect("creating .hpp");
+    std::fs::copy(
+        sandbox.root().join("ticks-10000.jsonl"),
+        python_dir.join(".hpp/events.jsonl"),
+    )
+    .expect("copying the log");
+    let reference_manifest = reference.as_ref().and_then(|_| reference_manifest(sandbox));
+    let reference_skipped = match (&reference, &reference_manifest) {
+        (None, _) => Some(
+            "the Python reference is not installed (pip install house-party-protocol==2.11.1)"
+                .to_owned(),
+        ),
+        (Some(_), None) => {
+            Some("python3 cannot import the reference's package to find its manifest".to_owned())
+        }
+        _ => None,
+    };
+    let mut reads = Vec::new();
+    for packed in [false, true] {
+        if packed {
+            run(sandbox.git(dir, &["gc", "-q", "--prune=now"]));
+        }
+        let how = if packed { "packed" } else { "loose" };
+        let mut series = vec![
+            Series::new(move |_| {
+                sandbox.hpp(
+                    dir,
+                    &["--manifest", manifest, "event", "verify", "--loop", "read"],
+                )
+            }),
+            Series::new(move |_| {
+                sandbox.hpp(dir, &["--manifest", manifest, "status", "--loop", "read"])
+            }),
+            Series::new(move |_| {
+                sandbox.hpp(
+                    dir,
+                    &["--manifest", manifest, "event", "export", "--loop", "read"],
+                )
+            }),
+            Series::new(move |_| sandbox.git(dir, &["log", "--format=%B", "refs/hpp/loops/read"])),
+        ];
+        let mut labels = vec![
+            format!("git-hpp event verify, 10,000 events, {how}"),
+            format!("git-hpp status, 10,000 events, {how}"),
+            format!("git-hpp event export, 10,000 events, {how}"),
+            format!("git log --format=%B, same commits, {how}"),
+        ];
+        if let (Some(hpp), Some(m), false) = (&reference, &reference_manifest, packed) {
+            let python_dir = python_dir.as_path();
+            series.push(Series::new(move |_| {
+                let mut cmd = sandbox.command(hpp, python_dir);
+                cmd.args(["event", "verify"]);
+                cmd
+            }));
+            series.push(Series::new(move |_| {
+                let mut cmd = sandbox.command(hpp, python_dir);
+                cmd.args(["status", "--manifest", m.to_str().expect("UTF-8"), "--json"]);
+                cmd
+            }));
+            labels.push("Python hpp event verify, same events".to_owned());
+            labels.push("Python hpp status, same events".to_owned());
+        }
+        run_interleaved(&mut series, plan);
+        reads.extend(labels.into_iter().zip(series.iter().map(Series::stats)));
+    }
+    LongLoops {
+        append,
+        status,
+        reads,
+        reference_skipped,
+    }
+}
+
+/// Measurement E: the peak resident memory of `git-hpp doctor` in a repository with 100,000
+/// attestation refs (one real record, as the trust bench lays them out), and of `git
+/// for-each-ref` over the same refs, read by GNU time; `None` when `/usr/bin/time` is missing.
+fn measure_doctor_memory(sandbox: &Sandbox) -> Option<(f64, f64, Duration)> {
+    use sha2::{Digest, Sha256};
+    let time = Path::new("/usr/bin/time");
+    if !time.is_file() {
+        return None;
+    }
+    let dir = sandbox.repo("many-attestations");
+    run(sandbox.hpp(
+        &dir,
+        &[
+            "attest",
+            "create",
+            "--spec",
+            "README",
+            "--maker",
+            "agent-a",
+            "--checker",
+            "checker-b",
+            "--session",
+            "bench",
+            "--verdict",
+            "approved",
+        ],
+    ));
+    let real = run(sandbox.git(
+        &dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/hpp/attestations/",
+        ],
+    ));
+    let record = rev_parse(sandbox, &dir, &real);
+    let id = real.rsplit('/').next().expect("a ref has a last component");
+    let script: String = (0..100_000)
+        .map(|i| {
+            let digest = Sha256::digest(format!("fake tree {i}").as_bytes());
+            let hex: String = digest[..20].iter().map(|b| format!("{b:02x}")).collect();
+            format!("create refs/hpp/attestations/{hex}/{id} {record}\n")
         })
-        .collect()
+        .collect();
+    run_with_input(
+        sandbox.git(&dir, &["update-ref", "--stdin"]),
+        script.as_bytes(),
+    );
+    run(sandbox.git(&dir, &["pack-refs", "--all"]));
+    let peak = |program: &str, args: &[&str]| -> (f64, Duration) {
+        let mut cmd = sandbox.command(time, &dir);
+        cmd.args(["-f", "%M"]).arg(program).args(args);
+        let started = std::time::Instant::now();
+        let out = cmd.output().expect("GNU time runs");
+        let elapsed = started.elapsed();
+        let text = String::from_utf8_lossy(&out.stderr);
+        let kib: f64 = text
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("GNU time prints the peak in KiB");
+        (kib / 1024.0, elapsed)
+    };
+    let (doctor, took) = peak(HPP, &["doctor"]);
+    let (git, _) = peak("git", &["for-each-ref", "refs/hpp/attestations/"]);
+    Some((doctor, git, took))
 }
 
 fn main() {
@@ -446,14 +645,19 @@ fn main() {
     );
 
     let long = measure_long_loops(&sandbox, plan);
-    for (n, hpp, git, status, append) in &long {
-        println!(
-            "{:<26} git-hpp {hpp}  | git log {git}",
-            format!("event verify, {n} events")
-        );
-        println!("{:<26} git-hpp {status}", format!("status, {n} events"));
-        println!("{:<26} git-hpp {append}", format!("append, {n} events"));
+    for (n, stats) in &long.append {
+        println!("{:<44} {stats}", format!("event append, {n} events"));
     }
+    for (n, stats) in &long.status {
+        println!("{:<44} {stats}", format!("status, {n} events"));
+    }
+    for (label, stats) in &long.reads {
+        println!("{label:<44} {stats}");
+    }
+    if let Some(why) = &long.reference_skipped {
+        println!("Python reference series skipped: {why}");
+    }
+    let doctor = measure_doctor_memory(&sandbox);
 
     let ratio = |i: usize, pick: fn(&(&str, Stats, Stats)) -> Stats| {
         pick(&append[i]).median / pick(&append[0]).median
@@ -471,12 +675,57 @@ fn main() {
         "gate ratio (median): append verified checking 2 bundles + 1 attestation / bare = {:.2}x (target < 3x)",
         gated.median / bare.median
     );
-    let per_event = |i: usize| long[i].1.median / long[i].0 as f64;
+    let append_at = |n: usize| {
+        long.append
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map(|(_, s)| s.median)
+    };
+    let base = append_at(10).expect("measured at 10 events");
+    for (n, stats) in &long.append {
+        println!(
+            "append at {n} events / at 10 = {:.2}x (target <= 1.5x)",
+            stats.median / base
+        );
+    }
     println!(
-        "long loops: event verify per event at 10,000 / at 100 = {:.2}x (linear: near 1x or below); \
-         status at 10,000 / at 100 = {:.2}x (target < 2x); append at 10,000 / at 100 = {:.2}x",
-        per_event(1) / per_event(0),
-        long[1].3.median / long[0].3.median,
-        long[1].4.median / long[0].4.median
+        "status at 10,000 / at 10 = {:.2}x (target < 2x)",
+        long.status[1].1.median / long.status[0].1.median
     );
+    let read = |label: &str| {
+        long.reads
+            .iter()
+            .find(|(l, _)| l.starts_with(label))
+            .map(|(_, s)| s.median)
+    };
+    for how in ["loose", "packed"] {
+        let pick = |what: &str| {
+            long.reads
+                .iter()
+                .find(|(l, _)| l.starts_with(what) && l.ends_with(how))
+                .map(|(_, s)| s.median)
+                .expect("measured")
+        };
+        println!(
+            "{how}: export / git log --format=%B = {:.2}x (target <= 3x); event verify / git log = {:.2}x",
+            pick("git-hpp event export") / pick("git log"),
+            pick("git-hpp event verify") / pick("git log"),
+        );
+        if let (Some(py_verify), Some(py_status)) =
+            (read("Python hpp event verify"), read("Python hpp status"))
+        {
+            println!(
+                "{how}: event verify / Python hpp event verify = {:.2}x (target < 1x); status / Python hpp status = {:.2}x",
+                pick("git-hpp event verify") / py_verify,
+                pick("git-hpp status") / py_status,
+            );
+        }
+    }
+    match doctor {
+        Some((doctor, git, took)) => println!(
+            "doctor at 100,000 attestations: peak {doctor:.0} MiB (target < 150 MiB) in {:.1} s; git for-each-ref of the same refs: peak {git:.0} MiB",
+            took.as_secs_f64()
+        ),
+        None => println!("doctor memory skipped: /usr/bin/time (GNU time) is not installed"),
+    }
 }
