@@ -212,3 +212,54 @@ fn the_log_writers_flush_their_entry_before_their_log_moves() {
         assert_durable_order(&calls, &name, &loose(&commit));
     }
 }
+
+#[test]
+fn a_long_import_flushes_its_one_pack_and_index_before_the_loop_moves() {
+    let sandbox = Sandbox::repo();
+    let manifest = sandbox.path("ticks.json");
+    std::fs::write(
+        &manifest,
+        r#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#,
+    )
+    .expect("writable");
+    let mut prev = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".to_owned();
+    let mut log = String::new();
+    for seq in 1..=300 {
+        let line = format!(
+            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
+        );
+        prev = crate::harness::sha256_hex(line.as_bytes());
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let file = sandbox.path("ticks.jsonl");
+    std::fs::write(&file, log).expect("writable");
+    let args = [
+        "--manifest",
+        manifest.to_str().expect("utf-8"),
+        "event",
+        "import",
+        file.to_str().expect("utf-8"),
+        "--loop",
+        "long",
+    ];
+    let Some(calls) = traced(&sandbox, &args) else {
+        return;
+    };
+    let packs: Vec<String> = std::fs::read_dir(sandbox.root.join(".git/objects/pack"))
+        .expect("a pack directory")
+        .map(|e| {
+            e.expect("listable")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let pack = packs
+        .iter()
+        .find(|n| n.ends_with(".pack"))
+        .unwrap_or_else(|| panic!("the import wrote one pack: {packs:?}"));
+    let index = pack.replace(".pack", ".idx");
+    assert_durable_order(&calls, "refs/hpp/loops/long", pack);
+    assert_durable_order(&calls, "refs/hpp/loops/long", &index);
+}

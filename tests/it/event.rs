@@ -1,17 +1,13 @@
 //! The loop: appends through the five gates, refusals that write nothing, export and import.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::harness::Sandbox;
 
 const GENESIS: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::harness::sha256_hex(bytes)
 }
 
 #[test]
@@ -854,4 +850,62 @@ fn appends_and_status_of_a_long_loop_read_only_what_is_new_since_its_verified_ti
     // The whole verification reads every event, so it cannot pass without the first.
     let verify = hpp(&["event", "verify", "--loop", "long"]);
     assert_ne!(verify.code, 0, "{verify}");
+}
+
+#[test]
+fn a_long_import_is_one_pack_that_git_checks_and_the_loop_reads_and_extends() {
+    let sandbox = Sandbox::repo();
+    let manifest = long_loop(&sandbox, 300);
+    let pack_dir = sandbox.root.join(".git/objects/pack");
+    let files: Vec<String> = std::fs::read_dir(&pack_dir)
+        .expect("the import wrote a pack")
+        .map(|e| {
+            e.expect("listable")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".pack")).count(),
+        1,
+        "{files:?}"
+    );
+    assert!(
+        !files.iter().any(|f| f.ends_with(".keep")),
+        "the pack is left to git gc once the loop names it: {files:?}"
+    );
+    // git itself reads every object of the pack and finds nothing wrong or missing.
+    sandbox.git(["fsck", "--strict", "--no-dangling"]);
+    let hpp = |args: &[&str]| {
+        let mut all = vec!["--manifest", manifest.as_str()];
+        all.extend(args);
+        sandbox.hpp_in(&sandbox.root, &all)
+    };
+    let exported = hpp(&["event", "export", "--loop", "long"]).ok();
+    assert_eq!(
+        exported,
+        std::fs::read_to_string(sandbox.path("ticks.jsonl")).expect("readable"),
+        "the export is the imported file byte for byte"
+    );
+    hpp(&["event", "append", "--type", "tick", "--loop", "long"]).ok();
+    let verify = hpp(&["event", "verify", "--loop", "long", "--json"]).json(0);
+    assert_eq!(verify["events"], 301);
+    assert_eq!(verify["status"], "intact");
+}
+
+#[test]
+fn control_a_short_import_stays_loose_objects() {
+    let sandbox = Sandbox::repo();
+    long_loop(&sandbox, 10);
+    let packs = std::fs::read_dir(sandbox.root.join(".git/objects/pack"))
+        .map(|dir| {
+            dir.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+            })
+            .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(packs, 0, "ten events are written as loose objects");
 }

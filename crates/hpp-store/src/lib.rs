@@ -27,6 +27,7 @@
 
 mod git_cli;
 mod log;
+mod pack;
 mod receive;
 mod records;
 pub mod refs;

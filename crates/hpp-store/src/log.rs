@@ -222,6 +222,15 @@ impl Store {
         records: &[NewRecord<'_>],
         beside: &[(&str, &[u8])],
     ) -> Result<CommitId, Error> {
+        if beside.is_empty() && records.len() >= super::pack::PACK_FROM {
+            // Many records: one pack and one flush instead of three loose files each.
+            let packed = self.write_chain_pack(records)?;
+            let tip = packed.tip;
+            let moved = self.cas(name, None, tip);
+            packed.release();
+            moved?;
+            return Ok(tip.into());
+        }
         let mut parent = None;
         for (i, record) in records.iter().enumerate() {
             let extra = if i + 1 == records.len() { beside } else { &[] };

@@ -70,8 +70,23 @@ impl Store {
         parent: Option<ObjectId>,
         message: &str,
     ) -> Result<ObjectId, Error> {
-        // A writer trailer makes every commit unique: two writers recording identical payloads
-        // on the same parent in the same second would otherwise make one commit and both "win".
+        let commit = self.commit_object(tree, parent, message);
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .map_err(git("writing a record commit"))?
+            .detach())
+    }
+
+    /// The commit [`Store::new_commit`] writes: the store's identity, and a writer trailer that
+    /// makes every commit unique (two writers recording identical payloads on the same parent
+    /// in the same second would otherwise make one commit and both "win").
+    pub(crate) fn commit_object(
+        &self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        message: &str,
+    ) -> gix::objs::Commit {
         let writer = format!(
             "{}-{}-{}",
             std::process::id(),
@@ -81,7 +96,7 @@ impl Store {
             WRITES.fetch_add(1, Ordering::Relaxed)
         );
         let sig = self.signature();
-        let commit = gix::objs::Commit {
+        gix::objs::Commit {
             tree,
             parents: parent.into_iter().collect(),
             author: sig.clone(),
@@ -89,12 +104,7 @@ impl Store {
             encoding: None,
             message: format!("{}\n\nHpp-Writer: {writer}\n", message.trim_end()).into(),
             extra_headers: Vec::new(),
-        };
-        Ok(self
-            .repo
-            .write_object(&commit)
-            .map_err(git("writing a record commit"))?
-            .detach())
+        }
     }
 
     /// Flushes the loose object files of `ids` (those that exist loose) and their directories.

@@ -546,3 +546,12 @@ impl Drop for GitDaemon {
         let _ = self.child.wait();
     }
 }
+
+/// The sha256 of `bytes`, as lowercase hex (what event logs link to).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
