@@ -23,8 +23,9 @@
 //! so any length is legal): `git-hpp event append` at 10, 1,000 and 10,000 events (and 100,000
 //! with `HPP_BENCH_LONG=1`, a long run: the import alone writes 300,000 objects); `status` at 10
 //! and 10,000; then `event verify`, `status` and `event export` of a 10,000-event loop next to
-//! `git log --format=%B` of the same commits, with the loop's objects loose (as appends leave
-//! them) and packed (after `git gc`), and, when the Python reference (`hpp`, from
+//! `git log --format=%B` of the same commits, with the loop's objects in the one pack `event
+//! import` writes, loose (as appends leave them until git packs them), and after `git gc`, and,
+//! when the Python reference (`hpp`, from
 //! `pip install house-party-protocol==2.11.1`) is on PATH, its `hpp event verify` and `hpp
 //! status` on the same events as its `.hpp/events.jsonl` (skipped, saying so, when it is not).
 //! Targets: append at 10,000 within 1.5x of append at 10; status at 10,000 within 2x of 10;
@@ -374,6 +375,29 @@ fn reference_manifest(sandbox: &Sandbox) -> Option<PathBuf> {
     Some(target)
 }
 
+/// How the 10,000-event loop's objects are stored when it is read: one pack as `event import`
+/// writes it, loose (as appends leave them until git packs them), and after `git gc`.
+const LAYOUTS: [&str; 3] = ["imported", "loose", "after gc"];
+
+/// Turns every pack of `dir` into loose objects (`git unpack-objects` of each, moved aside).
+fn unpack_all(sandbox: &Sandbox, dir: &Path) {
+    let packs = dir.join(".git/objects/pack");
+    let names: Vec<PathBuf> = std::fs::read_dir(&packs)
+        .expect("a pack directory")
+        .map(|e| e.expect("listable").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pack"))
+        .collect();
+    for pack in names {
+        let aside = sandbox
+            .root()
+            .join(pack.file_name().expect("a pack has a name"));
+        std::fs::rename(&pack, &aside).expect("moving the pack aside");
+        std::fs::remove_file(pack.with_extension("idx")).expect("removing its index");
+        let bytes = std::fs::read(&aside).expect("reading the pack");
+        run_with_input(sandbox.git(dir, &["unpack-objects", "-q"]), &bytes);
+    }
+}
+
 /// Measurement D's findings.
 struct LongLoops {
     /// (events, event append) per loop length.
@@ -390,7 +414,7 @@ struct LongLoops {
 /// `status` at 10 and 10,000; `event verify`, `status` and `event export` of the 10,000-event
 /// loop next to `git log --format=%B` of the same commits and the Python reference's
 /// `hpp event verify` / `hpp status` on the same events as its `.hpp/events.jsonl`, with the
-/// loop's objects loose (as appends leave them) and packed (after `git gc`).
+/// loop's objects as imported, loose and after `git gc`.
 fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
     let dir = sandbox.repo("long-loops");
     let manifest = sandbox.root().join("tick.manifest.json");
@@ -487,11 +511,14 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
         _ => None,
     };
     let mut reads = Vec::new();
-    for packed in [false, true] {
-        if packed {
-            run(sandbox.git(dir, &["gc", "-q", "--prune=now"]));
+    for how in LAYOUTS {
+        match how {
+            "loose" => unpack_all(sandbox, dir),
+            "after gc" => {
+                run(sandbox.git(dir, &["gc", "-q", "--prune=now"]));
+            }
+            _ => {}
         }
-        let how = if packed { "packed" } else { "loose" };
         let mut series = vec![
             Series::new(move |_| {
                 sandbox.hpp(
@@ -516,7 +543,7 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
             format!("git-hpp event export, 10,000 events, {how}"),
             format!("git log --format=%B, same commits, {how}"),
         ];
-        if let (Some(hpp), Some(m), false) = (&reference, &reference_manifest, packed) {
+        if let (Some(hpp), Some(m), "imported") = (&reference, &reference_manifest, how) {
             let python_dir = python_dir.as_path();
             series.push(Series::new(move |_| {
                 let mut cmd = sandbox.command(hpp, python_dir);
@@ -698,7 +725,7 @@ fn main() {
             .find(|(l, _)| l.starts_with(label))
             .map(|(_, s)| s.median)
     };
-    for how in ["loose", "packed"] {
+    for how in LAYOUTS {
         let pick = |what: &str| {
             long.reads
                 .iter()
