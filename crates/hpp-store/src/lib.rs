@@ -19,12 +19,14 @@
 //! - [`refs`]: the `refs/hpp/` layout, the one place that builds ref names;
 //! - `records`: records created once, extended once, files at a ref, revisions, config, notes;
 //! - `trees`: commits with any parents, changed paths, three-way tree merges, ancestry;
+//! - `diff`: the changes between two trees as git shows them (name-status and patch);
 //! - `snapshot`: the workspace as a tree id, without touching the user's index;
 //! - `worktrees`, `status`, `worktree_facts`: linked worktrees and what git says of them;
 //! - `receive`: a push seen before it is accepted (quarantined objects, pending ref updates);
 //! - `sync`: push and fetch of `refs/hpp/*` and the notes, never forcing;
 //! - `git_cli`: the one place that spawns `git`, for what gix has no API for.
 
+mod diff;
 mod git_cli;
 mod log;
 mod pack;
@@ -40,6 +42,7 @@ mod worktree_facts;
 mod worktrees;
 mod write;
 
+pub use diff::{ChangeStatus, PathChange, TreeDiff};
 pub use receive::PendingUpdate;
 pub use records::{Content, NOTES_REF};
 pub use snapshot::{LEFT_OUT, SnapshotReport, is_left_out};
