@@ -16,10 +16,13 @@ use sha2::{Digest, Sha256};
 
 mod check;
 mod doctor;
+mod inspect;
 mod land;
+pub mod skill;
 mod views;
 
 pub use doctor::{Doctor, Problem};
+pub use inspect::{Against, Checkpointed, DiffSide, Graph, GraphNode, History, StateDiff};
 pub use views::{
     AttemptView, CheckRun, Env, Initialised, Landing, Loaded, Prompted, Proposed, StateView,
     Status, Undone,

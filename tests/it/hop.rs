@@ -12,6 +12,8 @@ use serde_json::Value;
 
 use crate::harness::{HOP, Run, Sandbox};
 
+mod commands;
+
 /// The launch of one attempt, as `hop start --json` reports it.
 struct Launch {
     state: String,

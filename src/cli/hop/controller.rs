@@ -14,9 +14,14 @@ use hpp_core::hop::StateId;
 ///
 /// Creates refs/hpp/hop/accepted and refs/hpp/hop/states/A_... from HEAD's tree, with HEAD as
 /// the state commit's parent. HEAD, the branch, the index and the working tree are not touched.
-/// Running it again reports the existing head. Exit 0, or 1 on error.
+/// Running it again reports the existing head. With PATH, initialises the repository there
+/// instead of the current one. Exit 0, or 1 on error (PATH is not in a git repository).
 #[derive(Debug, clap::Args)]
-pub struct HopInitArgs {}
+pub struct HopInitArgs {
+    /// A directory of the repository to initialise (default: the current one)
+    #[arg(value_name = "PATH")]
+    path: Option<std::path::PathBuf>,
+}
 
 /// Start a task and attempt with its exact initial prompt
 ///
@@ -110,18 +115,26 @@ fn env_script(env: &Env) -> String {
 }
 
 /// `hop init`.
-pub fn cmd_hop_init(ctx: &HopCtx, _args: &HopInitArgs) -> Result<HopOutcome, HopError> {
-    let done = ctx.hop()?.init()?;
+pub fn cmd_hop_init(ctx: &HopCtx, args: &HopInitArgs) -> Result<HopOutcome, HopError> {
+    let elsewhere = args.path.as_deref().map(|p| ctx.store_at(p)).transpose()?;
+    let hop = match &elsewhere {
+        Some(store) => crate::hop::Hop::new(store)?,
+        None => ctx.hop()?,
+    };
+    let done = hop.init()?;
     let verb = if done.created {
         "initialised"
     } else {
         "already initialised"
     };
+    let root = hop.root().display().to_string();
     let human = format!(
-        "{verb}: accepted {} (tree {})",
+        "{verb} {root}: accepted {} (tree {})",
         done.accepted.state.id, done.accepted.state.tree
     );
-    Ok(HopOutcome::ok(&done, human))
+    let mut data = json!(done);
+    data["root"] = json!(root);
+    Ok(HopOutcome::ok(&data, human))
 }
 
 fn prompted(done: &Prompted) -> HopOutcome {

@@ -2,16 +2,22 @@
 //! exit table (0, 1 error, 2 usage, 20 overlap, 21 head moved, 22 check failed).
 //!
 //! Human or controller commands live in [`controller`] (`init`, `start`, `env`, `prompt`,
-//! `land`, `undo`), agent commands in [`agent`] (`state`, `status`, `check`, `propose`), and
-//! `doctor` in [`doctor`]; [`out`] owns the terminal.
+//! `land`, `undo`), agent commands in [`agent`] (`state`, `status`, `check`, `propose`) and
+//! [`checkpoint`], the read-only views of the state graph in [`inspect`] (`diff`, `history`,
+//! `graph`), the agent-host skill in [`skill`], and `doctor` in [`doctor`]; [`out`] owns the
+//! terminal. `submit`, `accept` and `inspect` are the published alpha's names for `propose`,
+//! `land` and `state`.
 
 pub mod agent;
+pub mod checkpoint;
 pub mod controller;
 pub mod doctor;
+pub mod inspect;
 pub mod out;
+pub mod skill;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -49,13 +55,21 @@ pub enum HopCommand {
     Start(controller::HopStartArgs),
     Env(controller::HopEnvArgs),
     Prompt(controller::HopPromptArgs),
+    #[command(visible_alias = "accept")]
     Land(controller::HopLandArgs),
     Undo(controller::HopUndoArgs),
+    #[command(visible_alias = "inspect")]
     State(agent::HopStateArgs),
     Status(agent::HopStatusArgs),
+    Checkpoint(checkpoint::HopCheckpointArgs),
     Check(agent::HopCheckArgs),
+    #[command(visible_alias = "submit")]
     Propose(agent::HopProposeArgs),
+    Diff(inspect::HopDiffArgs),
+    History(inspect::HopHistoryArgs),
+    Graph(inspect::HopGraphArgs),
     Doctor(doctor::HopDoctorArgs),
+    Skill(skill::HopSkillArgs),
 }
 
 /// What every hop command may need: the repository (opened at `HOP_ROOT` when set, else the
@@ -96,6 +110,26 @@ impl HopCtx {
     /// Returns the controller on the repository.
     pub fn hop(&self) -> Result<Hop<'_>, HopError> {
         Ok(Hop::new(self.store()?)?)
+    }
+
+    /// Returns `path` resolved against the working directory.
+    pub fn absolute(&self, path: &Path) -> PathBuf {
+        self.cwd.join(path)
+    }
+
+    /// Opens the repository at `path` (relative to the working directory), whatever `HOP_ROOT`
+    /// says: `hop init PATH`.
+    pub fn store_at(&self, path: &Path) -> Result<Store, HopError> {
+        let at = self.absolute(path);
+        if !at.is_dir() {
+            return Err(HopError::new(
+                HopExit::Error,
+                format!("{}: no such directory", at.display()),
+            ));
+        }
+        Store::discover(&at).map_err(|e| {
+            HopError::new(HopExit::Error, e).hint("run `git init` there first, then hop init")
+        })
     }
 
     /// Reads the agent launch (`HOP_*`); any missing variable is an invalid launch (exit 2).
@@ -140,7 +174,12 @@ fn dispatch(ctx: &HopCtx, command: HopCommand) -> Result<HopOutcome, HopError> {
         HopCommand::Status(args) => agent::cmd_hop_status(ctx, &args),
         HopCommand::Check(args) => agent::cmd_hop_check(ctx, &args),
         HopCommand::Propose(args) => agent::cmd_hop_propose(ctx, &args),
+        HopCommand::Checkpoint(args) => checkpoint::cmd_hop_checkpoint(ctx, &args),
+        HopCommand::Diff(args) => inspect::cmd_hop_diff(ctx, &args),
+        HopCommand::History(args) => inspect::cmd_hop_history(ctx, &args),
+        HopCommand::Graph(args) => inspect::cmd_hop_graph(ctx, &args),
         HopCommand::Doctor(args) => doctor::cmd_hop_doctor(ctx, &args),
+        HopCommand::Skill(args) => skill::cmd_hop_skill(ctx, &args),
     }
 }
 

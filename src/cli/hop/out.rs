@@ -36,9 +36,35 @@ pub enum HopExit {
 }
 
 impl HopExit {
+    /// Every exit, in the order of the table.
+    pub const ALL: [HopExit; 6] = [
+        HopExit::Ok,
+        HopExit::Error,
+        HopExit::Usage,
+        HopExit::Overlap,
+        HopExit::HeadMoved,
+        HopExit::CheckFailed,
+    ];
+
     /// Returns the process exit code.
     pub fn code(self) -> u8 {
         self as u8
+    }
+
+    /// Returns what the exit means, as `hop skill print` tells an agent.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            HopExit::Ok => "success",
+            HopExit::Error => "git, filesystem or internal error; an unknown state",
+            HopExit::Usage => {
+                "invalid usage, or an invalid agent launch (a missing HOP_* variable)"
+            }
+            HopExit::Overlap => {
+                "overlap or conflict: the proposal changes paths accepted since its base (listed)"
+            }
+            HopExit::HeadMoved => "the accepted or attempt head moved during compare-and-swap",
+            HopExit::CheckFailed => "the check or validation command failed (its run is recorded)",
+        }
     }
 }
 
