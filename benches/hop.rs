@@ -10,7 +10,10 @@
 //! - `git worktree add --detach <dir> <accepted commit>`: the checkout alone, the baseline;
 //! - `hop land <proposal>`: one attempt proposes a one-file change (proposing is not timed),
 //!   then the landing is timed: overlap check against everything accepted since the base,
-//!   three-way tree merge, state commit, compare-and-swap of the accepted ref.
+//!   three-way tree merge, state commit, compare-and-swap of the accepted ref;
+//! - `hop start --sparse d000`: the same start with only one directory (100 files) checked out;
+//! - `git worktree add --no-checkout --detach`, `git sparse-checkout set --cone d000` and
+//!   `git read-tree -mu HEAD` in one script: git's own sparse worktree, its baseline.
 //!
 //! Every workspace a sample created is removed before the next sample, outside the timing.
 //! Every sample is timed from spawn to exit, in a temporary directory on disk, in a hermetic
@@ -200,25 +203,22 @@ fn main() {
         "hop start (ready workspace)",
         "git worktree add --detach",
         "hop land (1-file proposal)",
+        "hop start --sparse d000",
+        "git worktree add --no-checkout + sparse",
     ];
-    let mut samples: [Vec<Duration>; 3] = Default::default();
+    let mut samples: [Vec<Duration>; 5] = Default::default();
     let plain = sandbox.root().join("plain-worktrees");
     for round in 0..rounds.warmup + rounds.samples {
-        for k in 0..3 {
-            let series = (round + k) % 3;
+        for k in 0..labels.len() {
+            let series = (round + k) % labels.len();
             let elapsed = match series {
-                0 => {
-                    let (elapsed, out) = timed_out(hop(
-                        &sandbox,
-                        &repo,
-                        &[
-                            "start",
-                            "--agent",
-                            "bench",
-                            &format!("prompt {round}"),
-                            "--json",
-                        ],
-                    ));
+                0 | 3 => {
+                    let prompt = format!("prompt {round}");
+                    let mut args = vec!["start", "--agent", "bench", prompt.as_str(), "--json"];
+                    if series == 3 {
+                        args.extend(["--sparse", "d000"]);
+                    }
+                    let (elapsed, out) = timed_out(hop(&sandbox, &repo, &args));
                     let doc: serde_json::Value =
                         serde_json::from_str(&out).expect("hop --json prints JSON");
                     let workspace = doc["data"]["env"]["HOP_WORKSPACE"]
@@ -235,6 +235,20 @@ fn main() {
                         &repo,
                         &["worktree", "add", "--quiet", "--detach", dir, &accepted],
                     ));
+                    run(sandbox.git(&repo, &["worktree", "remove", "--force", dir]));
+                    elapsed
+                }
+                4 => {
+                    // git's own sparse workspace: the worktree without a checkout, the cone,
+                    // then the index and the files within it.
+                    let dir = plain.join(format!("s{round}"));
+                    let dir = dir.to_str().expect("a UTF-8 path");
+                    let script = format!(
+                        "git worktree add --quiet --no-checkout --detach {dir} {accepted} && \
+                         git -C {dir} sparse-checkout set --cone d000 && \
+                         git -C {dir} read-tree -mu HEAD"
+                    );
+                    let (elapsed, _) = timed_out(sandbox.bash(&repo, &script));
                     run(sandbox.git(&repo, &["worktree", "remove", "--force", dir]));
                     elapsed
                 }
@@ -257,6 +271,12 @@ fn main() {
         let note = match i {
             0 => format!("{:.2}x git worktree add", stats[0].median / stats[1].median),
             2 => "overlap check + 3-way tree merge + CAS".to_owned(),
+            3 => format!(
+                "{:.2}x git's sparse worktree; {:.3}x the full hop start",
+                stats[3].median / stats[4].median,
+                stats[3].median / stats[0].median
+            ),
+            4 => "baseline of the sparse start".to_owned(),
             _ => "baseline".to_owned(),
         };
         print_row(label, &stats[i], &note);

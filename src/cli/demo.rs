@@ -33,6 +33,10 @@ pub struct DemoArgs {
 enum Prog {
     Hpp,
     Git,
+    /// The `hop` binary beside this one.
+    Hop,
+    /// `sh -c` of the one argument, for steps an agent's shell runs (with `hop` on PATH).
+    Sh,
 }
 
 /// What a step must exit with.
@@ -71,6 +75,20 @@ const fn git(args: &'static [&'static str], note: &'static str) -> Step {
         note,
         expect: Expect::Code(0),
         stdout_to: None,
+    }
+}
+
+const fn hop(args: &'static [&'static str], note: &'static str) -> Step {
+    Step {
+        prog: Prog::Hop,
+        ..hpp(args, note)
+    }
+}
+
+const fn sh(script: &'static [&'static str], note: &'static str) -> Step {
+    Step {
+        prog: Prog::Sh,
+        ..hpp(script, note)
     }
 }
 
@@ -403,6 +421,30 @@ const STEPS: &[Step] = &[
         &["doctor"],
         "The manifest, its hooks and modules, and every record in the store, checked.",
     ),
+    hop(
+        &["init"],
+        "Hop, the agent protocol on the same store: its accepted chain starts at main's commit.",
+    ),
+    sh(
+        &[
+            "eval \"$(hop start --agent agent-a 'Add a changelog' | sed -n 's/^launch: //p')\" && printf '# Changelog\\n' > CHANGELOG.md && hop check \"$HOP_STATE_ID\" -- test -f CHANGELOG.md && hop propose --summary 'Add a changelog' \"$HOP_STATE_ID\" | tee \"$HOP_ROOT/../proposal.txt\"",
+        ],
+        "An agent starts an attempt in its own workspace, edits, checks (the check is an evidence bundle) and proposes.",
+    ),
+    sh(
+        &[
+            "hop land \"$(sed -n 's/^proposal \\(R_[0-9A-Z]*\\).*/\\1/p' ../proposal.txt)\" --branch main --sign-key ../checker-key --signer checker-b -- test -f CHANGELOG.md",
+        ],
+        "The checker lands the proposal into the checked-out main: validated on the landed tree (a bundle the checker signs), then main and its files fast-forward.",
+    ),
+    git(
+        &["log", "--format=%h %s", "-2"],
+        "main gained only the landed commit, on top of the user's own.",
+    ),
+    hpp(
+        &["evidence", "verify", "hop-land"],
+        "The landing's validation is an evidence bundle like any other.",
+    ),
 ];
 
 /// Runs the tour.
@@ -517,6 +559,8 @@ fn shown(step: &Step, server: &str) -> String {
     let prog = match step.prog {
         Prog::Hpp => "git hpp",
         Prog::Git => "git",
+        Prog::Hop => "hop",
+        Prog::Sh => return args(step, server).join(" "),
     };
     format!("{prog} {}", words.join(" "))
 }
@@ -537,6 +581,12 @@ fn run_step(exe: &Path, root: &Path, step: &Step, server: &str) -> Result<(Strin
     text.push('\n');
     let mut cmd = match step.prog {
         Prog::Hpp => Command::new(exe),
+        Prog::Hop => Command::new(exe.with_file_name("hop")),
+        Prog::Sh => {
+            let mut c = Command::new("sh");
+            c.arg("-c");
+            c
+        }
         Prog::Git => {
             let mut c = Command::new("git");
             // The tour's own commits need an author; the harness itself never does.

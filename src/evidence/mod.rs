@@ -188,7 +188,14 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
             .as_ref()
             .map(|s| s.signer.as_str().to_owned()),
     });
-    let (record_ref, record) = store_record(store, &request, &stamp, record, &kept)?;
+    let (record_ref, record) = store_record(
+        store,
+        &request.id,
+        request.signing.as_ref(),
+        &stamp,
+        record,
+        &kept,
+    )?;
     let mut outcome = RunOutcome {
         record,
         record_ref,
@@ -277,23 +284,67 @@ fn collect_artifacts(
     (groups, kept)
 }
 
+/// A criterion run made elsewhere than the workspace: `hop check` and `hop land -- CMD` run
+/// their command in a disposable worktree of the exact tree they test.
+pub struct ExternalRun<'a> {
+    /// The bundle's id.
+    pub id: EvidenceId,
+    /// The command, as an argv.
+    pub command: &'a [String],
+    /// The commit the tested tree was checked out from.
+    pub base_commit: Option<String>,
+    /// When the run started.
+    pub started_at: OffsetDateTime,
+    /// The timeout it was given, in seconds.
+    pub timeout_s: f64,
+    /// The run; `None` when the program could not be started.
+    pub finished: Option<&'a hpp_core::run::Finished>,
+    /// How long it took.
+    pub duration: std::time::Duration,
+    /// The tree it ran on and the tree it left.
+    pub snapshot: bundle::Snapshot,
+    /// The key to sign the record with, when it is signed.
+    pub signing: Option<&'a Signing>,
+}
+
+/// Records an [`ExternalRun`] as an `hpp.evidence/v1` bundle under `refs/hpp/evidence/`, like
+/// `evidence run` does for a run in the workspace (no artifacts: the worktree it ran in is
+/// gone). Returns its ref and record.
+pub fn record_external(store: &Store, run: ExternalRun<'_>) -> Result<(String, Bundle), Error> {
+    secrets::check_name("the evidence id", &run.id.to_string())?;
+    let (started_at, stamp) = utc_stamp(run.started_at);
+    let record = Bundle::assemble(Measured {
+        id: run.id.clone(),
+        command: run.command.to_vec(),
+        base_commit: run.base_commit,
+        started_at,
+        timeout_s: run.timeout_s,
+        finished: run.finished,
+        duration: run.duration,
+        artifacts: Vec::new(),
+        kept_artifacts: false,
+        snapshot: Some(run.snapshot),
+        signer: run.signing.map(|s| s.signer.as_str().to_owned()),
+    });
+    store_record(store, &run.id, run.signing, &stamp, record, &[])
+}
+
 /// Writes the record under the first free `<id>-<stamp>[-N]` name.
 fn store_record(
     store: &Store,
-    request: &RunRequest<'_>,
+    id: &EvidenceId,
+    signing: Option<&Signing>,
     stamp: &str,
     mut record: Bundle,
     kept: &[(String, Vec<u8>)],
 ) -> Result<(String, Bundle), Error> {
     let mut sealed = None;
-    let record_ref = store.create_first_free(
-        &format!("{}-{stamp}", request.id),
-        refs::evidence,
-        |record_ref| {
+    let record_ref =
+        store.create_first_free(&format!("{id}-{stamp}"), refs::evidence, |record_ref| {
             let bytes = record.seal(record_ref.to_owned());
             let mut entries: Vec<(String, Content)> =
                 vec![(RECORD_FILE.into(), Content::Bytes(bytes.clone()))];
-            if let Some(signing) = &request.signing {
+            if let Some(signing) = signing {
                 let armored = signing.sign(&bytes)?;
                 entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
             }
@@ -309,8 +360,7 @@ fn store_record(
             let message = format!("hpp evidence {name}: {}", record.verdict);
             sealed = Some(record.clone());
             Ok::<_, Error>((entries, message))
-        },
-    )?;
+        })?;
     Ok((record_ref, sealed.expect("a created record was built")))
 }
 

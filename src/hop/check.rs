@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{
     AttemptId, CHECK_SCHEMA, CheckId, CheckRun, CommitId, Error, Hop, Kind, Launch, Loaded, Parent,
-    Proposed, Role, RunOutput, StateId, Store, TreeId, now_rfc3339, stamp,
+    Proposed, Role, StateId, Store, TreeId, WorktreeRun, now_rfc3339, stamp,
 };
 use crate::process;
 use hpp_store::{Checkout, refs};
@@ -20,7 +20,8 @@ impl Hop<'_> {
         Ok(loaded)
     }
 
-    /// Runs `argv` in a disposable detached worktree of `commit` and removes it afterwards.
+    /// Runs `argv` in a disposable detached worktree of `commit` and removes it afterwards,
+    /// keeping the tree the run left there (what an evidence bundle records as `after`).
     pub(super) fn run_in_worktree(
         &self,
         commit: &CommitId,
@@ -28,13 +29,15 @@ impl Hop<'_> {
         argv: &[String],
         env: &[(String, String)],
         timeout: Duration,
-    ) -> Result<RunOutput, Error> {
+    ) -> Result<WorktreeRun, Error> {
         if argv.is_empty() {
             return Err(Error::EmptyCommand);
         }
         self.store.add_worktree(dir, Checkout::Detached(commit))?;
         let mut env = env.to_vec();
         env.push(("HOP_WORKSPACE".into(), dir.display().to_string()));
+        let started = time::OffsetDateTime::now_utc();
+        let clock = std::time::Instant::now();
         let result = process::run_bounded(&process::Request {
             argv,
             cwd: dir,
@@ -42,16 +45,62 @@ impl Hop<'_> {
             stdin: None,
             env: &env,
         });
+        let after = Store::snapshot_of(dir).ok();
         let removed = self.store.remove_worktree(dir, true);
-        let out = match result {
-            Ok(done) => (done.exit_code, done.stdout, done.stderr),
-            Err(e @ process::Error::CouldNotStart { .. }) => {
-                (None, Vec::new(), e.to_string().into_bytes())
-            }
+        let run = match result {
+            Ok(done) => WorktreeRun {
+                out: (done.exit_code, done.stdout.clone(), done.stderr.clone()),
+                duration: done.duration,
+                finished: Some(done),
+                started,
+                after,
+                timeout,
+            },
+            Err(e @ process::Error::CouldNotStart { .. }) => WorktreeRun {
+                out: (None, Vec::new(), e.to_string().into_bytes()),
+                finished: None,
+                duration: clock.elapsed(),
+                started,
+                after,
+                timeout,
+            },
             Err(e) => return Err(e.into()),
         };
         removed?;
-        Ok(out)
+        Ok(run)
+    }
+
+    /// Records a run as an `hpp.evidence/v1` bundle of the tree it tested, so the harness's
+    /// gates, `evidence verify` and attestations see hop's checks like any other evidence.
+    fn record_evidence(
+        &self,
+        id: &str,
+        tested: &Loaded,
+        argv: &[String],
+        run: &WorktreeRun,
+    ) -> Result<String, Error> {
+        let tree = tested.state.tree.clone();
+        let (record_ref, _) = crate::evidence::record_external(
+            self.store,
+            crate::evidence::ExternalRun {
+                id: id.parse().expect("hop's evidence ids are valid"),
+                command: argv,
+                base_commit: Some(tested.commit.to_string()),
+                started_at: run.started,
+                timeout_s: run.timeout.as_secs_f64(),
+                finished: run.finished.as_ref(),
+                duration: run.duration,
+                snapshot: hpp_core::evidence::Snapshot {
+                    after: run
+                        .after
+                        .as_ref()
+                        .map_or_else(|| tree.clone(), ToString::to_string),
+                    tree,
+                },
+                signing: self.signing.as_ref(),
+            },
+        )?;
+        Ok(record_ref)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -62,9 +111,11 @@ impl Hop<'_> {
         tested: &Loaded,
         attempt: Option<&AttemptId>,
         argv: &[String],
-        (exit_code, stdout, stderr): RunOutput,
+        run: WorktreeRun,
         purpose: &str,
     ) -> Result<CheckRun, Error> {
+        let evidence = self.record_evidence(&format!("hop-{purpose}"), tested, argv, &run)?;
+        let (exit_code, stdout, stderr) = run.out;
         let run = CheckRun {
             id: id.clone(),
             state: state.clone(),
@@ -75,6 +126,7 @@ impl Hop<'_> {
             passed: exit_code == Some(0),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            evidence: Some(evidence.clone()),
         };
         let record = json!({
             "schema": CHECK_SCHEMA,
@@ -87,6 +139,7 @@ impl Hop<'_> {
             "command": argv,
             "exit_code": exit_code,
             "passed": run.passed,
+            "evidence": evidence,
             "created_at": now_rfc3339(),
         });
         let tree = TreeId::parse(&tested.state.tree)

@@ -1,5 +1,6 @@
-//! `hop doctor`: every state reachable from hop's refs, checked; `--repair` re-creates only
-//! the refs that can be re-derived.
+//! `hop doctor`: every state reachable from hop's refs, checked; `--repair` re-creates the refs
+//! that can be re-derived and moves back a state ref pinned to the wrong commit, and names the
+//! manual step for anything else.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,7 +13,8 @@ use hpp_store::refs;
 impl Hop<'_> {
     /// `hop doctor`: checks every state reachable from hop's refs; with `repair`, re-creates
     /// the refs that can be re-derived (unpinned states found through the chain or their
-    /// children, a missing accepted ref) and checks again.
+    /// children, a missing accepted ref), moves a state ref pinned to the wrong commit back to
+    /// the commit that carries the state (by compare-and-swap), and checks again.
     pub fn doctor(&self, repair: bool) -> Result<Doctor, Error> {
         let first = self.diagnose()?;
         if !repair || first.problems.iter().all(|p| !p.repairable) {
@@ -20,11 +22,22 @@ impl Hop<'_> {
         }
         let mut repaired = Vec::new();
         for problem in &first.problems {
-            if let (true, Some(name), Some(commit)) =
+            let (true, Some(name), Some(commit)) =
                 (problem.repairable, &problem.pin, &problem.commit)
-                && let Some(commit) = self.store.commit_id(commit)
-                && self.store.create_ref(name, &commit).is_ok()
-            {
+            else {
+                continue;
+            };
+            let Some(commit) = self.store.commit_id(commit) else {
+                continue;
+            };
+            // A missing ref is created; a wrong one moves, by compare-and-swap from exactly
+            // the commit it was diagnosed at.
+            let done = match problem.replaces.as_deref().map(|c| self.store.commit_id(c)) {
+                None => self.store.create_ref(name, &commit),
+                Some(Some(wrong)) => self.store.move_ref(name, &wrong, &commit),
+                Some(None) => continue,
+            };
+            if done.is_ok() {
                 repaired.push(name.clone());
             }
         }
@@ -79,13 +92,25 @@ impl Hop<'_> {
             found.insert(parsed.state.id.clone(), (commit, parsed, tree, parents));
         }
         for (id, commit) in &pinned {
+            let pin = refs::hop_state(id.as_str());
             match found.get(id) {
                 Some((c, ..)) if c == commit => {}
-                _ => problems.push(Problem::new(
+                // The state is carried by another commit reachable from hop's refs: the pin
+                // moves back to it (from exactly the commit it was found at).
+                Some((c, ..)) => problems.push(Problem {
+                    state: Some(id.to_string()),
+                    problem: format!(
+                        "{pin} pins {commit}, which does not carry state {id}; {c} does"
+                    ),
+                    repairable: true,
+                    pin: Some(pin),
+                    commit: Some(c.to_string()),
+                    replaces: Some(commit.to_string()),
+                }),
+                None => problems.push(Problem::new(
                     Some(id.as_str()),
                     &format!(
-                        "{} pins {commit}, which does not carry state {id}",
-                        refs::hop_state(id.as_str())
+                        "{pin} pins {commit}, which does not carry state {id}, and no commit reachable from hop's refs does: if nothing names {id}, delete the ref with `git update-ref -d {pin} {commit}`"
                     ),
                 )),
             }
@@ -139,6 +164,7 @@ impl Hop<'_> {
                     repairable: true,
                     pin: Some(refs::hop_state(id.as_str())),
                     commit: Some(commit.to_string()),
+                    replaces: None,
                 });
             }
         }
@@ -161,6 +187,7 @@ impl Hop<'_> {
                         repairable: tips.len() == 1,
                         pin: Some(refs::HOP_ACCEPTED.to_owned()),
                         commit: tips.first().map(|(_, c)| c.to_string()),
+                        replaces: None,
                     });
                 }
             }
@@ -199,6 +226,9 @@ pub struct Problem {
     /// The commit it would point at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The commit the ref points at now, when the repair moves it rather than creates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
 }
 
 impl Problem {
@@ -209,6 +239,7 @@ impl Problem {
             repairable: false,
             pin: None,
             commit: None,
+            replaces: None,
         }
     }
 }

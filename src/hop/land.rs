@@ -10,23 +10,45 @@ use hpp_core::hop::{overlap, states};
 use hpp_store::retry::{self, Attempt};
 use hpp_store::{self as store, refs};
 
+/// Where `--branch` moves: the ref, its tip now, and the worktree it is checked out in.
+struct BranchPlan {
+    name: String,
+    tip: CommitId,
+    checked_out: Option<std::path::PathBuf>,
+}
+
 impl Hop<'_> {
     fn tree_of(loaded: &Loaded) -> Result<TreeId, Error> {
         TreeId::parse(&loaded.state.tree).ok_or_else(|| Error::BadTree(loaded.state.id.to_string()))
     }
 
-    /// Refuses a `--branch` the accepted commit would not fast-forward, or one checked out.
-    fn check_branch(&self, branch: &str, head: &Loaded) -> Result<(String, CommitId), Error> {
+    /// Plans the move of `--branch` to the accepted commit: refuses a branch the accepted
+    /// commit would not fast-forward, and one checked out in a worktree with local changes
+    /// (naming the files). A branch checked out in a clean worktree is fast-forwarded there,
+    /// files and index with it, as `git merge --ff-only` would.
+    fn check_branch(&self, branch: &str, head: &Loaded) -> Result<BranchPlan, Error> {
         let name = format!("refs/heads/{branch}");
         if branch.is_empty() || branch.starts_with('-') || gix_ref_invalid(branch) {
             return Err(Error::InvalidBranch(branch.to_owned()));
         }
+        let mut checked_out = None;
         for wt in self.store.list_worktrees()? {
             if wt.branch.as_deref() == Some(name.as_str()) {
-                return Err(Error::BranchCheckedOut {
-                    branch: branch.to_owned(),
-                    path: wt.path.display().to_string(),
-                });
+                let files: Vec<String> = self
+                    .store
+                    .worktree_status(&wt.path)?
+                    .into_iter()
+                    .filter(|e| e.is_modified() || e.is_staged())
+                    .map(|e| e.path)
+                    .collect();
+                if !files.is_empty() {
+                    return Err(Error::BranchDirty {
+                        branch: branch.to_owned(),
+                        path: wt.path.display().to_string(),
+                        files,
+                    });
+                }
+                checked_out = Some(wt.path);
             }
         }
         let tip = self
@@ -39,7 +61,23 @@ impl Hop<'_> {
                 tip: tip.to_string(),
             });
         }
-        Ok((name, tip))
+        Ok(BranchPlan {
+            name,
+            tip,
+            checked_out,
+        })
+    }
+
+    /// The commit a new accepted state is written on: the head's, except on the initial
+    /// accepted state, whose commit only records where hop began. There the user's own commit
+    /// it was made from is the parent, so the accepted chain starts at the user's commit and a
+    /// branch fast-forwarded to it gains only the landed states' commits.
+    fn chain_parent(&self, head: &Loaded) -> Result<Vec<CommitId>, Error> {
+        if head.state.parent(Role::CanonicalParent).is_some() {
+            return Ok(vec![head.commit.clone()]);
+        }
+        let (_, parents, _) = self.store.read_commit(&head.commit)?;
+        Ok(parents)
     }
 
     /// `hop land`: lands a proposal on the accepted head.
@@ -139,7 +177,7 @@ impl Hop<'_> {
                 ),
                 created_at: now_rfc3339(),
             };
-            let candidate = self.write(&state, std::slice::from_ref(&head.commit))?;
+            let candidate = self.write(&state, &self.chain_parent(&head)?)?;
             let validation_run = match validation {
                 None => None,
                 Some(argv) => {
@@ -167,7 +205,7 @@ impl Hop<'_> {
                         ),
                     ];
                     let out = self.run_in_worktree(&candidate.commit, &dir, argv, &env, timeout)?;
-                    if out.0 != Some(0) {
+                    if out.out.0 != Some(0) {
                         let failed = self.record_failed(&proposal, &head, &composed)?;
                         let run = self.record_check(
                             &check_id,
@@ -210,10 +248,22 @@ impl Hop<'_> {
             // `hop doctor --repair` re-derives from the chain.
             self.pin(&candidate)?;
             let branch_done = match branch_plan {
-                Some((name, tip)) => {
-                    self.store
-                        .move_ref(&name, &tip, &candidate.commit)
-                        .map_err(moved)?;
+                Some(plan) => {
+                    match &plan.checked_out {
+                        Some(worktree) => self
+                            .store
+                            .fast_forward_checkout(
+                                worktree,
+                                &plan.name,
+                                &plan.tip,
+                                &candidate.commit,
+                            )
+                            .map_err(moved)?,
+                        None => self
+                            .store
+                            .move_ref(&plan.name, &plan.tip, &candidate.commit)
+                            .map_err(moved)?,
+                    }
                     branch.map(str::to_owned)
                 }
                 None => None,

@@ -49,6 +49,9 @@ pub enum Error {
     /// A command could not be run.
     #[error(transparent)]
     Process(#[from] process::Error),
+    /// A check's evidence bundle could not be recorded.
+    #[error(transparent)]
+    Evidence(#[from] crate::evidence::Error),
     /// A state names no valid tree id (its commit was written by something else).
     #[error("{0}: has no valid tree id")]
     BadTree(String),
@@ -136,14 +139,24 @@ pub enum Error {
         /// Where it is.
         tip: String,
     },
-    /// `--branch` names a branch checked out in a worktree.
-    #[error("branch {branch} is checked out in {path}: moving it would leave that worktree behind")]
-    BranchCheckedOut {
+    /// `--branch` names a branch checked out in a worktree with local changes.
+    #[error(
+        "branch {branch} is checked out in {path} with local changes to {}: commit or stash them, then land again",
+        files.join(", ")
+    )]
+    BranchDirty {
         /// The branch.
         branch: String,
         /// The worktree.
         path: String,
+        /// The changed files (tracked: modified or staged).
+        files: Vec<String>,
     },
+    /// `--sparse` names something that is not a directory of the accepted tree.
+    #[error(
+        "--sparse {0}: not a directory of the accepted tree (give paths relative to the repository root)"
+    )]
+    SparsePath(String),
     /// `--branch` names something that is not a branch name.
     #[error("invalid branch name {0:?}")]
     InvalidBranch(String),
@@ -155,11 +168,29 @@ pub enum Error {
 /// What a command run in a disposable worktree left: exit code, stdout, stderr.
 type RunOutput = (Option<i32>, Vec<u8>, Vec<u8>);
 
+/// A command run in a disposable worktree, as its evidence bundle records it.
+pub(crate) struct WorktreeRun {
+    /// Exit code, stdout, stderr.
+    out: RunOutput,
+    /// The run, when the program started.
+    finished: Option<hpp_core::run::Finished>,
+    /// When it started.
+    started: time::OffsetDateTime,
+    /// How long it took.
+    duration: std::time::Duration,
+    /// The tree it left in the worktree, when that could be read.
+    after: Option<TreeId>,
+    /// The timeout it was given.
+    timeout: std::time::Duration,
+}
+
 /// The Hop controller on one repository.
 pub struct Hop<'a> {
     store: &'a Store,
     root: PathBuf,
     hop_dir: PathBuf,
+    /// The key the evidence bundles of checks and validations are signed with, when given.
+    signing: Option<crate::sign::Signing>,
 }
 
 static IDS: AtomicU64 = AtomicU64::new(0);
@@ -240,7 +271,16 @@ impl<'a> Hop<'a> {
             store,
             root: std::fs::canonicalize(&root).unwrap_or(root),
             hop_dir: common.join("hop"),
+            signing: None,
         })
+    }
+
+    /// Signs the evidence bundles this controller records (checks, landing validations) with
+    /// `signing`, so a repository that requires signed records accepts them.
+    #[must_use]
+    pub fn signing_evidence(mut self, signing: Option<crate::sign::Signing>) -> Self {
+        self.signing = signing;
+        self
     }
 
     /// Returns the canonical project root (`HOP_ROOT`).
@@ -391,10 +431,25 @@ impl<'a> Hop<'a> {
     }
 
     /// `hop start`: creates the task, the attempt, the prompt state (pinned, with its exact
-    /// bytes) and then the attempt's detached workspace at the accepted commit.
-    pub fn start(&self, agent: &str, prompt: &[u8]) -> Result<Prompted, Error> {
+    /// bytes) and then the attempt's detached workspace at the accepted commit: all of it, or
+    /// with `sparse` directories only those (and the top-level files) checked out, git's sparse
+    /// checkout in cone mode. The workspace's snapshot is the whole tree either way.
+    pub fn start(&self, agent: &str, prompt: &[u8], sparse: &[String]) -> Result<Prompted, Error> {
         refuse_bad_prompt(prompt)?;
         let head = self.accepted()?;
+        let head_tree = TreeId::parse(&head.state.tree)
+            .ok_or_else(|| Error::BadTree(head.state.id.to_string()))?;
+        for dir in sparse {
+            let plain = !dir.is_empty()
+                && !dir.starts_with(['/', '-'])
+                && dir
+                    .split('/')
+                    .all(|c| !c.is_empty() && c != "." && c != "..");
+            let is_dir = plain && self.store.is_dir_in(&head_tree, dir)?;
+            if !is_dir {
+                return Err(Error::SparsePath(dir.clone()));
+            }
+        }
         let (ms, e) = stamp();
         let task = TaskId::new(ms, e);
         let (ms, e) = stamp();
@@ -428,8 +483,12 @@ impl<'a> Hop<'a> {
             .create_ref(&Self::attempt_ref(&attempt), &loaded.commit)
             .map_err(moved)?;
         let workspace = self.workspace(&attempt);
-        self.store
-            .add_worktree(&workspace, Checkout::Detached(&head.commit))?;
+        let checkout = if sparse.is_empty() {
+            Checkout::Detached(&head.commit)
+        } else {
+            Checkout::Sparse(&head.commit, sparse)
+        };
+        self.store.add_worktree(&workspace, checkout)?;
         Ok(Prompted {
             env: self.env_for(&state)?,
             state: loaded,

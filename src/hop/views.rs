@@ -95,6 +95,8 @@ pub struct CheckRun {
     pub stdout: String,
     /// Its stderr (lossy UTF-8), or why it could not start.
     pub stderr: String,
+    /// The `hpp.evidence/v1` bundle recording the run (`git hpp evidence verify` checks it).
+    pub evidence: Option<String>,
 }
 
 /// A frozen proposal.

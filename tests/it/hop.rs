@@ -468,12 +468,13 @@ fn undo_twice_steps_back_twice() {
             .contains("initial accepted state cannot be undone"),
         "{run}"
     );
-    // Forward-only: every landing and undo is in the chain.
+    // Forward-only: every landing and undo is in the chain. The chain's commits start at the
+    // user's commit: the initial state's own commit is not among them.
     let status = hop_json(&s, &["status"]);
     assert_eq!(status["history"].as_array().expect("history").len(), 5);
     assert_eq!(
         s.git(["rev-list", "--count", "refs/hpp/hop/accepted", "^HEAD"]),
-        "5"
+        "4"
     );
 }
 
@@ -496,10 +497,196 @@ fn land_branch_fast_forwards_and_refuses_otherwise() {
     assert!(run.stderr.contains("not a fast-forward"), "{run}");
     assert_eq!(s.git(["rev-parse", "diverged"]), tip);
     assert_eq!(accepted(&s), head, "a refused branch lands nothing");
-    let run = hop(&s, &["land", &r, "--branch", "main"]).exit(20);
-    assert!(run.stderr.contains("checked out"), "{run}");
     hop(&s, &["land", &r, "--branch", "release"]).ok();
     assert_eq!(s.git(["rev-parse", "release"]), accepted(&s));
+}
+
+#[test]
+fn land_into_the_checked_out_branch_adds_only_the_landed_commit_and_updates_the_files() {
+    let s = Sandbox::repo();
+    let user_commit = s.git(["rev-parse", "HEAD"]);
+    init(&s);
+    let l = start(&s, "add a");
+    let r = propose(&s, &l, &[("a.txt", Some("a\n"))]);
+    let doc = hop_json(&s, &["land", &r, "--branch", "main"]);
+    let landed = doc["accepted"]["id"].as_str().expect("an accepted id");
+    // main moved to the landed commit, whose parent is the user's commit: hop's own initial
+    // state is not on the branch.
+    assert_eq!(s.git(["rev-parse", "main"]), accepted(&s));
+    assert_eq!(s.git(["rev-parse", "main~1"]), user_commit);
+    let message = s.git(["log", "-1", "--format=%B", "main"]);
+    assert!(
+        message.contains(&format!("Hop-State: {landed}")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("proposal_parent {r}")),
+        "{message}"
+    );
+    // The worktree and index followed, as git merge --ff-only leaves them.
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("a.txt")).expect("the landed file is checked out"),
+        "a\n"
+    );
+    assert_eq!(s.git(["status", "--porcelain"]), "");
+    // The next landing builds on it and main follows again.
+    let l2 = start(&s, "add b");
+    let r2 = propose(&s, &l2, &[("b.txt", Some("b\n"))]);
+    hop(&s, &["land", &r2, "--branch", "main"]).ok();
+    assert_eq!(
+        s.git(["rev-list", "--count", &format!("{user_commit}..main")]),
+        "2"
+    );
+    assert!(s.root.join("b.txt").is_file());
+    hop(&s, &["doctor"]).ok();
+}
+
+#[test]
+fn a_landed_state_is_attested_and_its_validation_passes_the_fresh_evidence_gate() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "add a");
+    let r = propose(&s, &l, &[("a.txt", Some("a\n"))]);
+    let landed = hop(
+        &s,
+        &[
+            "land", &r, "--branch", "main", "--json", "--", "test", "-f", "a.txt",
+        ],
+    )
+    .json(0);
+    let bundle = landed["data"]["validation"]["evidence"]
+        .as_str()
+        .expect("the validation's bundle")
+        .to_owned();
+    // The landed tree is now main's workspace: the loop's gates take hop's evidence of it.
+    s.walk_steps("main", 0..1);
+    s.hpp([
+        "event",
+        "append",
+        "--type",
+        "evidence_recorded",
+        "--evidence",
+        &bundle,
+    ])
+    .ok();
+    s.approve_tree("checker-b");
+    let verified = s.hpp(["verify", "HEAD", "--json"]).json(0);
+    assert_eq!(verified["status"], "valid", "{verified}");
+}
+
+#[test]
+fn control_evidence_of_another_tree_does_not_pass_the_fresh_evidence_gate() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "add a");
+    write(&l.workspace, "a.txt", "a\n");
+    let doc = agent(&s, &l, &["check", &l.state, "--json", "--", "true"]).json(0);
+    let bundle = doc["data"]["evidence"]
+        .as_str()
+        .expect("a bundle")
+        .to_owned();
+    // The check ran on the attempt's tree, which is not main's workspace.
+    s.walk_steps("main", 0..1);
+    let reason = s
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "evidence_recorded",
+            "--evidence",
+            &bundle,
+        ])
+        .refused();
+    assert!(reason.contains("fresh-evidence"), "{reason}");
+}
+
+#[test]
+fn control_land_into_a_checked_out_branch_with_local_changes_exits_23_and_names_them() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "add a");
+    let r = propose(&s, &l, &[("a.txt", Some("a\n"))]);
+    let readme = std::fs::read_dir(&s.root)
+        .expect("listable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .find(|n| !n.starts_with('.') && s.root.join(n).is_file())
+        .expect("the repository has a committed file");
+    write(&s.root, &readme, "local edit\n");
+    let (main, head) = (s.git(["rev-parse", "main"]), accepted(&s));
+    let doc = hop(&s, &["land", &r, "--branch", "main", "--json"]).json(23);
+    assert_eq!(doc["exit_code"], 23);
+    assert_eq!(paths(&doc), vec![readme.clone()]);
+    let run = hop(&s, &["land", &r, "--branch", "main"]).exit(23);
+    assert!(run.stderr.contains("local changes to"), "{run}");
+    assert!(run.stdout.is_empty(), "{run}");
+    assert_eq!(s.git(["rev-parse", "main"]), main, "main did not move");
+    assert_eq!(accepted(&s), head, "nothing was landed");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join(&readme)).expect("readable"),
+        "local edit\n"
+    );
+}
+
+#[test]
+fn checks_and_final_validations_are_evidence_bundles_the_harness_verifies() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "add a");
+    write(&l.workspace, "a.txt", "a\n");
+    let doc = agent(
+        &s,
+        &l,
+        &["check", &l.state, "--json", "--", "test", "-f", "a.txt"],
+    )
+    .json(0);
+    let bundle = doc["data"]["evidence"]
+        .as_str()
+        .expect("an evidence ref")
+        .to_owned();
+    assert!(
+        bundle.starts_with("refs/hpp/evidence/hop-check-"),
+        "{bundle}"
+    );
+    let verified = s.hpp(["evidence", "verify", &bundle, "--json"]).json(0);
+    assert_eq!(verified["status"], "valid", "{verified}");
+    assert_eq!(verified["verdict"], "passed");
+    // The bundle records the checkpoint's exact tree.
+    let checkpoint = doc["data"]["checkpoint"].as_str().expect("a checkpoint");
+    let tree = s.git([
+        "rev-parse",
+        &format!("refs/hpp/hop/states/{checkpoint}^{{tree}}"),
+    ]);
+    assert_eq!(verified["snapshot"]["tree"], tree.as_str(), "{verified}");
+    // A failed check is recorded as failed evidence, not as a pass.
+    let failed = agent(
+        &s,
+        &l,
+        &["check", &l.state, "--json", "--", "test", "-f", "missing"],
+    )
+    .json(22);
+    let failed_bundle = failed["data"]["evidence"]
+        .as_str()
+        .expect("an evidence ref");
+    let report = s
+        .hpp(["evidence", "verify", failed_bundle, "--json"])
+        .json(2);
+    assert_eq!(report["verdict"], "failed", "{report}");
+    // The final validation of a landing is a bundle of the landed tree, and `hop state`
+    // of the proposal lists the checks of its tree with their bundles.
+    let r = propose(&s, &l, &[]);
+    let state = hop_json(&s, &["state", &r]);
+    assert!(state.to_string().contains(&bundle), "{state}");
+    let landed = hop(&s, &["land", &r, "--json", "--", "test", "-f", "a.txt"]).json(0);
+    let validation = landed["data"]["validation"]["evidence"]
+        .as_str()
+        .expect("an evidence ref");
+    assert!(
+        validation.starts_with("refs/hpp/evidence/hop-land-"),
+        "{validation}"
+    );
+    let report = s.hpp(["evidence", "verify", validation, "--json"]).json(0);
+    let landed_tree = s.git(["rev-parse", "refs/hpp/hop/accepted^{tree}"]);
+    assert_eq!(report["snapshot"]["tree"], landed_tree.as_str(), "{report}");
 }
 
 #[test]
@@ -650,4 +837,160 @@ fn control_a_proposal_that_adds_a_secret_shaped_file_is_refused_and_keeps_nothin
     std::fs::remove_file(l.workspace.join("ci/token.txt")).expect("removable");
     write(&l.workspace, "ci/ok.txt", "fine\n");
     agent(&s, &l, &["propose", &l.state]).ok();
+}
+
+#[test]
+fn doctor_repair_moves_a_state_ref_pinned_to_the_wrong_commit_back() {
+    let s = Sandbox::repo();
+    let first = init(&s);
+    let l = start(&s, "a");
+    let r = propose(&s, &l, &[("a.txt", Some("a\n"))]);
+    let landed = hop_json(&s, &["land", &r])["accepted"]["id"]
+        .as_str()
+        .expect("an accepted id")
+        .to_owned();
+    // Pin the landed state's ref at another state's commit.
+    let pin = format!("refs/hpp/hop/states/{landed}");
+    let right = s.git(["rev-parse", &pin]);
+    let wrong = s.git(["rev-parse", &format!("refs/hpp/hop/states/{first}")]);
+    s.git(["update-ref", &pin, &wrong]);
+    // status still answers, and says what is wrong and how to fix it.
+    let run = hop(&s, &["status"]).exit(0);
+    assert!(run.stdout.contains(&landed), "{run}");
+    let doc = hop(&s, &["doctor", "--json"]).json(1);
+    let problems = doc["data"]["problems"].to_string();
+    assert!(problems.contains(&format!("{pin} pins {wrong}")), "{doc}");
+    let fixed = hop_json(&s, &["doctor", "--repair"]);
+    assert_eq!(fixed["ok"], true, "{fixed}");
+    assert_eq!(fixed["repaired"][0], pin.as_str());
+    assert_eq!(s.git(["rev-parse", &pin]), right);
+}
+
+#[test]
+fn control_doctor_repair_names_the_manual_step_for_a_pin_no_commit_backs() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "a");
+    // A ref for a state that no commit carries, pointing at the prompt's commit.
+    let bogus = "refs/hpp/hop/states/C_00000000000000000000000";
+    let prompt = s.git(["rev-parse", &format!("refs/hpp/hop/states/{}", l.state)]);
+    s.git(["update-ref", bogus, &prompt]);
+    let doc = hop(&s, &["doctor", "--repair", "--json"]).json(1);
+    let problems = doc["data"]["problems"].to_string();
+    assert!(
+        problems.contains(&format!("git update-ref -d {bogus}")),
+        "{doc}"
+    );
+    assert_eq!(
+        s.git(["rev-parse", bogus]),
+        prompt,
+        "nothing is deleted for you"
+    );
+}
+
+#[test]
+fn a_sparse_start_checks_out_only_the_named_directory_and_proposals_keep_the_whole_tree() {
+    let s = Sandbox::repo();
+    write(&s.root, "app/main.txt", "app\n");
+    write(&s.root, "docs/guide.txt", "guide\n");
+    s.git(["add", "."]);
+    s.git(["commit", "-q", "-m", "two directories"]);
+    init(&s);
+    let l = launch_of(&hop_json(
+        &s,
+        &[
+            "start",
+            "--agent",
+            "codex",
+            "--sparse",
+            "app",
+            "edit the app",
+        ],
+    ));
+    assert!(l.workspace.join("app/main.txt").is_file());
+    assert!(
+        !l.workspace.join("docs").exists(),
+        "docs/ is outside the cone"
+    );
+    let r = propose(&s, &l, &[("app/main.txt", Some("app v2\n"))]);
+    let tree = s.git([
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/hpp/hop/states/{r}"),
+    ]);
+    assert!(tree.contains("docs/guide.txt"), "{tree}");
+    assert_eq!(
+        show(&s, &format!("refs/hpp/hop/states/{r}:app/main.txt")),
+        "app v2"
+    );
+    hop(&s, &["land", &r]).ok();
+    assert_eq!(show(&s, "refs/hpp/hop/accepted:docs/guide.txt"), "guide");
+}
+
+#[test]
+fn control_a_sparse_path_that_is_not_a_directory_is_refused_before_anything_is_written() {
+    let s = Sandbox::repo();
+    init(&s);
+    let before = s.hpp_refs();
+    for bad in ["missing", "../up", "/abs", "README"] {
+        let run = hop(&s, &["start", "--agent", "codex", "--sparse", bad, "p"]).exit(2);
+        assert!(run.stderr.contains("--sparse"), "{bad}: {run}");
+    }
+    assert_eq!(s.hpp_refs(), before, "no state was recorded");
+}
+
+#[test]
+fn a_signed_landing_validation_verifies_against_the_allowed_signers() {
+    let s = Sandbox::repo();
+    let key = s.path("checker-key");
+    let made = s
+        .command("ssh-keygen", &s.root)
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "checker", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs (the tests need the real one)");
+    assert!(made.status.success());
+    let public = std::fs::read_to_string(key.with_extension("pub")).expect("a public key");
+    let allowed = s.path("allowed_signers");
+    std::fs::write(&allowed, format!("checker-b namespaces=\"hpp\" {public}")).expect("writable");
+    init(&s);
+    let l = start(&s, "add a");
+    let r = propose(&s, &l, &[("a.txt", Some("a\n"))]);
+    let key = key.to_str().expect("utf-8");
+    let landed = hop(
+        &s,
+        &[
+            "land",
+            &r,
+            "--sign-key",
+            key,
+            "--signer",
+            "checker-b",
+            "--json",
+            "--",
+            "true",
+        ],
+    )
+    .json(0);
+    let bundle = landed["data"]["validation"]["evidence"]
+        .as_str()
+        .expect("a bundle");
+    let allowed = allowed.to_str().expect("utf-8");
+    let report = s
+        .hpp([
+            "evidence",
+            "verify",
+            bundle,
+            "--allowed-signers",
+            allowed,
+            "--json",
+        ])
+        .json(0);
+    assert_eq!(report["signature"]["status"], "verified", "{report}");
+    // A --sign-key without --signer is a usage error: nothing runs, nothing lands.
+    let r2 = propose(&s, &l, &[("b.txt", Some("b\n"))]);
+    let head = accepted(&s);
+    hop(&s, &["land", &r2, "--sign-key", key, "--", "true"]).exit(2);
+    assert_eq!(accepted(&s), head);
 }

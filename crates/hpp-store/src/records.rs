@@ -189,6 +189,20 @@ impl Store {
             .map(|e| e.object_id().to_hex().to_string()))
     }
 
+    /// Tells whether `path` names a directory (a tree entry) inside the tree `tree`.
+    pub fn is_dir_in(&self, tree: &TreeId, path: &str) -> Result<bool, Error> {
+        let tree = self
+            .repo
+            .find_tree(tree.oid())
+            .map_err(|_| Error::NotATree {
+                id: tree.to_string(),
+            })?;
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(git(format!("looking up {path}")))?
+            .is_some_and(|e| e.mode().is_tree()))
+    }
+
     /// Returns the bytes of the blob at `path` inside the tree `tree`; `None` when there is no
     /// entry there or it is not a blob (a directory, a gitlink).
     pub fn tree_blob(&self, tree: &TreeId, path: &str) -> Result<Option<Vec<u8>>, Error> {

@@ -147,6 +147,43 @@ impl Store {
         Ok(out)
     }
 
+    /// Fast-forwards branch `name`, checked out in `worktree`, from `from` to `to` as
+    /// `git merge --ff-only` would: the worktree's index and files move with it (git's two-tree
+    /// merge, which refuses to overwrite a local change or an untracked file), then the ref moves
+    /// by compare-and-swap. If the ref moved meanwhile, the files are put back and the lost race
+    /// is [`Error::Moved`].
+    pub fn fast_forward_checkout(
+        &self,
+        worktree: &Path,
+        name: &str,
+        from: &CommitId,
+        to: &CommitId,
+    ) -> Result<(), Error> {
+        let what = format!("updating the files of {} to {to}", worktree.display());
+        let read_tree = |a: &CommitId, b: &CommitId| {
+            git_in(
+                worktree,
+                &[
+                    OsStr::new("read-tree"),
+                    OsStr::new("-m"),
+                    OsStr::new("-u"),
+                    OsStr::new(a.as_str()),
+                    OsStr::new(b.as_str()),
+                ],
+                &what,
+            )
+        };
+        read_tree(from, to)?;
+        match self.move_ref(name, from, to) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Best effort: the ref did not move, so neither should the files.
+                let _ = read_tree(to, from);
+                Err(e)
+            }
+        }
+    }
+
     /// Deletes the ref `name` only if it still points at `expected` (a lost race is
     /// [`Error::Moved`]).
     pub fn delete_ref(&self, name: &str, expected: &CommitId) -> Result<(), Error> {

@@ -33,6 +33,10 @@ pub enum Checkout<'a> {
     Detached(&'a CommitId),
     /// A new branch `name` (short name) created at `commit`.
     NewBranch(&'a str, &'a CommitId),
+    /// `commit`, detached, with only the given directories (and the files at the top) checked
+    /// out: git's sparse checkout in cone mode. The index holds every path; the others are
+    /// marked skip-worktree, so a snapshot of the worktree is still the whole tree.
+    Sparse(&'a CommitId, &'a [String]),
 }
 
 impl Store {
@@ -117,10 +121,30 @@ impl Store {
                 args.extend([OsStr::new("-b"), OsStr::new(name)]);
                 commit
             }
+            Checkout::Sparse(commit, _) => {
+                args.extend([OsStr::new("--detach"), OsStr::new("--no-checkout")]);
+                commit
+            }
         };
         args.extend([OsStr::new("--quiet"), path.as_os_str()]);
         args.push(OsStr::new(commit.as_str()));
-        self.worktree_run(&args, &what).map(drop)
+        self.worktree_run(&args, &what)?;
+        if let Checkout::Sparse(_, dirs) = checkout {
+            // The cone first, then the index and files from HEAD within it (git keeps the
+            // sparse patterns per worktree).
+            let in_worktree = |args: &[&OsStr]| {
+                let mut cmd = super::git_cli::in_dir(path);
+                cmd.arg("-c").arg("core.hooksPath=/dev/null").args(args);
+                super::git_cli::stdout(&mut cmd, &what)
+            };
+            let mut set: Vec<&OsStr> = ["sparse-checkout", "set", "--cone", "--"]
+                .map(OsStr::new)
+                .to_vec();
+            set.extend(dirs.iter().map(OsStr::new));
+            in_worktree(&set)?;
+            in_worktree(&["read-tree", "-mu", "HEAD"].map(OsStr::new))?;
+        }
+        Ok(())
     }
 
     /// Removes the linked worktree at `path`. Without `force`, git refuses when it holds

@@ -38,6 +38,8 @@ pub struct HopCheckArgs {
     /// Seconds the command may run
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     timeout: u64,
+    #[command(flatten)]
+    sign: super::signing::SignArgs,
     /// The command to run
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -85,6 +87,20 @@ pub fn cmd_hop_state(ctx: &HopCtx, args: &HopStateArgs) -> Result<HopOutcome, Ho
         if view.digest_ok { "ok" } else { "MISMATCH" }
     ));
     human.push_str(&format!("checks {}\n", view.checks.len()));
+    for check in &view.checks {
+        let field = |key: &str| check.get(key).and_then(serde_json::Value::as_str);
+        human.push_str(&format!(
+            "  {} {} {}{}\n",
+            field("id").unwrap_or("?"),
+            field("purpose").unwrap_or("check"),
+            if check.get("passed").and_then(serde_json::Value::as_bool) == Some(true) {
+                "passed"
+            } else {
+                "failed"
+            },
+            field("evidence").map_or_else(String::new, |e| format!(" · evidence {e}")),
+        ));
+    }
     if let Some(prompt) = &view.prompt {
         human.push_str(&format!("prompt:\n{prompt}"));
     }
@@ -132,18 +148,24 @@ fn timeout(seconds: u64) -> Result<Duration, HopError> {
 pub fn cmd_hop_check(ctx: &HopCtx, args: &HopCheckArgs) -> Result<HopOutcome, HopError> {
     let launch = ctx.launch()?;
     let limit = timeout(args.timeout)?;
-    let run = ctx
-        .hop()?
-        .check(&args.state, &launch, &args.command, limit)?;
+    let run = ctx.hop()?.signing_evidence(args.sign.signing(ctx)?).check(
+        &args.state,
+        &launch,
+        &args.command,
+        limit,
+    )?;
     let code = run
         .exit_code
         .map_or_else(|| "none".to_owned(), |c| c.to_string());
     let human = format!(
-        "check {} {} (exit {code}) on {} (tree {})\n{}{}",
+        "check {} {} (exit {code}) on {} (tree {})\n{}{}{}",
         run.id,
         if run.passed { "passed" } else { "failed" },
         run.checkpoint,
         run.tree,
+        run.evidence
+            .as_ref()
+            .map_or_else(String::new, |e| format!("evidence {e}\n")),
         run.stdout,
         run.stderr
     );

@@ -36,6 +36,11 @@ pub struct HopStartArgs {
     /// The exact initial prompt, as one argument (kept byte for byte)
     #[arg(allow_hyphen_values = true)]
     prompt: OsString,
+    /// Check out only this directory of the repository in the workspace (repeatable; git's
+    /// sparse checkout in cone mode, top-level files included). Proposals still carry the
+    /// whole tree.
+    #[arg(long, value_name = "DIR")]
+    sparse: Vec<String>,
 }
 
 /// Print the launch environment of a prompt state
@@ -72,13 +77,20 @@ pub struct HopPromptArgs {
 /// merge, runs the validation command after `--` in a disposable worktree of the composed tree
 /// (exit 22 and an F_ state on failure; the head does not move), then moves
 /// refs/hpp/hop/accepted by compare-and-swap. A lost swap recomposes on the new head, up to 8
-/// times; with --expect-head it exits 21 instead.
+/// times; with --expect-head it exits 21 instead. The validation is recorded as an
+/// hpp.evidence/v1 bundle of the composed tree (`git hpp evidence verify` checks it).
+///
+/// With --branch, the branch is fast-forwarded to the landed commit; when it is checked out
+/// (main, usually), its worktree's index and files move with it as `git merge --ff-only`
+/// would, and local changes there refuse the landing first (exit 23, naming the files). The
+/// accepted chain starts at the commit hop was initialised on, so the branch gains only the
+/// landed commits, each with trailers naming its states.
 #[derive(Debug, clap::Args)]
 pub struct HopLandArgs {
     /// The proposal (R_) to land
     #[arg(value_parser = state_arg)]
     proposal: StateId,
-    /// Fast-forward this branch to the accepted commit (refused unless a fast-forward, or if checked out)
+    /// Fast-forward this branch to the accepted commit, with its worktree when checked out (exit 20 unless a fast-forward, 23 if that worktree has local changes)
     #[arg(long, value_name = "NAME")]
     branch: Option<String>,
     /// Land only if the accepted head is still this state (exit 21 otherwise)
@@ -87,6 +99,8 @@ pub struct HopLandArgs {
     /// Seconds the validation command may run
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     timeout: u64,
+    #[command(flatten)]
+    sign: super::signing::SignArgs,
     /// The final validation command (after --), run without a shell
     #[arg(last = true, value_name = "COMMAND")]
     validation: Vec<String>,
@@ -154,7 +168,9 @@ fn prompted(done: &Prompted) -> HopOutcome {
 
 /// `hop start`.
 pub fn cmd_hop_start(ctx: &HopCtx, args: &HopStartArgs) -> Result<HopOutcome, HopError> {
-    let done = ctx.hop()?.start(&args.agent, &prompt_bytes(&args.prompt))?;
+    let done = ctx
+        .hop()?
+        .start(&args.agent, &prompt_bytes(&args.prompt), &args.sparse)?;
     Ok(prompted(&done))
 }
 
@@ -179,7 +195,7 @@ pub fn cmd_hop_land(ctx: &HopCtx, args: &HopLandArgs) -> Result<HopOutcome, HopE
         ));
     }
     let validation = (!args.validation.is_empty()).then_some(args.validation.as_slice());
-    let landing = ctx.hop()?.land(
+    let landing = ctx.hop()?.signing_evidence(args.sign.signing(ctx)?).land(
         &args.proposal,
         args.branch.as_deref(),
         validation,
@@ -193,12 +209,18 @@ pub fn cmd_hop_land(ctx: &HopCtx, args: &HopLandArgs) -> Result<HopOutcome, HopE
             proposal,
             retries,
             branch,
-            ..
+            validation,
         } => {
             let mut human = format!(
                 "landed {proposal} as {} (tree {}) on {previous}",
                 accepted.state.id, accepted.state.tree
             );
+            if let Some(evidence) = validation.as_ref().and_then(|v| v.evidence.as_ref()) {
+                human.push_str(&format!(
+                    "
+validation passed · evidence {evidence}"
+                ));
+            }
             if *retries > 0 {
                 human.push_str(&format!(
                     "\nrecomposed {retries} time(s) after the head moved"

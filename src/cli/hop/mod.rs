@@ -1,5 +1,6 @@
 //! The `hop` command tree (seeds/HOP-PROTOCOL.md): parse, dispatch, print, exit with hop's own
-//! exit table (0, 1 error, 2 usage, 20 overlap, 21 head moved, 22 check failed).
+//! exit table (0, 1 error, 2 usage, 20 overlap, 21 head moved, 22 check failed, 23 the branch
+//! to land into has local changes).
 //!
 //! Human or controller commands live in [`controller`] (`init`, `start`, `env`, `prompt`,
 //! `land`, `undo`), agent commands in [`agent`] (`state`, `status`, `check`, `propose`) and
@@ -14,6 +15,7 @@ pub mod controller;
 pub mod doctor;
 pub mod inspect;
 pub mod out;
+pub mod signing;
 pub mod skill;
 
 use std::ffi::OsString;
@@ -33,7 +35,8 @@ use hpp_store::Store;
 /// graph to another machine.
 ///
 /// Exit codes: 0 success, 1 error, 2 invalid usage or agent launch, 20 overlap or conflict
-/// block, 21 head changed during compare-and-swap, 22 check or validation failed.
+/// block, 21 head changed during compare-and-swap, 22 check or validation failed, 23 the branch
+/// to land into is checked out with local changes.
 #[derive(Debug, Parser)]
 #[command(name = "hop", version, max_term_width = 100)]
 pub struct HopCli {

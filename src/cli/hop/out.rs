@@ -33,17 +33,20 @@ pub enum HopExit {
     HeadMoved = 21,
     /// The check or validation command failed.
     CheckFailed = 22,
+    /// The branch to land into is checked out with local changes.
+    Dirty = 23,
 }
 
 impl HopExit {
     /// Every exit, in the order of the table.
-    pub const ALL: [HopExit; 6] = [
+    pub const ALL: [HopExit; 7] = [
         HopExit::Ok,
         HopExit::Error,
         HopExit::Usage,
         HopExit::Overlap,
         HopExit::HeadMoved,
         HopExit::CheckFailed,
+        HopExit::Dirty,
     ];
 
     /// Returns the process exit code.
@@ -64,6 +67,9 @@ impl HopExit {
             }
             HopExit::HeadMoved => "the accepted or attempt head moved during compare-and-swap",
             HopExit::CheckFailed => "the check or validation command failed (its run is recorded)",
+            HopExit::Dirty => {
+                "the branch to land into is checked out with local changes (nothing was landed)"
+            }
         }
     }
 }
@@ -152,11 +158,10 @@ impl From<service::Error> for HopError {
             | E::EmptyCommand
             | E::Secret(_)
             | E::SecretFile { .. }
-            | E::InvalidBranch(_) => HopExit::Usage,
-            E::Overlap { .. }
-            | E::Conflict { .. }
-            | E::NotFastForward { .. }
-            | E::BranchCheckedOut { .. } => HopExit::Overlap,
+            | E::InvalidBranch(_)
+            | E::SparsePath(_) => HopExit::Usage,
+            E::Overlap { .. } | E::Conflict { .. } | E::NotFastForward { .. } => HopExit::Overlap,
+            E::BranchDirty { .. } => HopExit::Dirty,
             E::HeadMoved { .. } => HopExit::HeadMoved,
             E::Store(_)
             | E::Process(_)
@@ -164,7 +169,8 @@ impl From<service::Error> for HopError {
             | E::UnknownState(_)
             | E::WorkspaceMissing { .. }
             | E::BadTree(_)
-            | E::Bare => HopExit::Error,
+            | E::Bare
+            | E::Evidence(_) => HopExit::Error,
         };
         let mut error = HopError::new(exit, &e);
         let mut source = std::error::Error::source(&e);
@@ -182,9 +188,13 @@ impl From<service::Error> for HopError {
             }
             E::Conflict { paths, .. } => error.paths = paths,
             E::HeadMoved { .. } => error.hints.push("read the new head and land again".into()),
-            E::BranchCheckedOut { .. } => error.hints.push(
-                "fast-forward it there with `git merge --ff-only <accepted commit>` instead".into(),
-            ),
+            E::BranchDirty { files, .. } => {
+                error.paths = files;
+                error.hints.push(
+                    "nothing was landed: commit or stash the changes in that worktree, then run the same hop land again"
+                        .into(),
+                );
+            }
             _ => {}
         }
         error
