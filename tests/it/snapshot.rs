@@ -11,9 +11,14 @@ use crate::harness::Sandbox;
 /// Returns the tree git writes for the workspace with a throwaway copy of the index:
 /// `cp .git/index $T; GIT_INDEX_FILE=$T git add -A; GIT_INDEX_FILE=$T git write-tree`.
 fn git_tree(sandbox: &Sandbox) -> String {
+    git_tree_at(sandbox, &sandbox.root)
+}
+
+/// [`git_tree`] of the worktree at `root` (a linked worktree has an index of its own).
+fn git_tree_at(sandbox: &Sandbox, root: &Path) -> String {
     let copy = tempfile::tempdir().expect("a temporary directory can be created");
     let index = copy.path().join("index");
-    let real = sandbox.root.join(".git/index");
+    let real = root.join(sandbox.git_in(root, &["rev-parse", "--git-path", "index"]));
     if real.exists() {
         std::fs::copy(&real, &index).expect("the index can be copied");
         // Keep the index's mtime: git decides which entries are racily clean by comparing file
@@ -30,7 +35,7 @@ fn git_tree(sandbox: &Sandbox) -> String {
     }
     let git = |args: &[&str]| {
         let out = sandbox
-            .command("git", &sandbox.root)
+            .command("git", root)
             .args(args)
             .env("GIT_INDEX_FILE", &index)
             .output()
@@ -398,4 +403,564 @@ fn with_core_filemode_false_the_executable_bit_on_disk_is_ignored_as_git_does() 
             .any(|l| l.starts_with("100644") && l.ends_with("new.sh")),
         "{listing}"
     );
+}
+
+#[test]
+fn a_file_executable_by_its_group_only_is_stored_as_100644_as_git_does() {
+    let sandbox = Sandbox::repo();
+    write(&sandbox.root, "group-x.sh", "echo group\n");
+    chmod(&sandbox.root.join("group-x.sh"), 0o654);
+    write(&sandbox.root, "owner-x.sh", "echo owner\n");
+    chmod(&sandbox.root.join("owner-x.sh"), 0o744);
+    let tree = snapshot_is_gits(&sandbox);
+    let entry = |path: &str| sandbox.git(["ls-tree", &tree, "--", path]);
+    assert!(
+        entry("group-x.sh").starts_with("100644 blob"),
+        "{}",
+        entry("group-x.sh")
+    );
+    assert!(
+        entry("owner-x.sh").starts_with("100755 blob"),
+        "{}",
+        entry("owner-x.sh")
+    );
+}
+
+// The snapshot's own stat cache (under .git/hpp-cache/snapshot/): whatever it holds, every
+// snapshot is the tree git writes, and the user's index is never written.
+
+/// Snapshots the workspace, checks that the user's index is byte for byte what it was and that
+/// the tree is the one git writes (and complete in the object database), and returns it.
+#[track_caller]
+fn snapshot_is_gits(sandbox: &Sandbox) -> String {
+    let index = sandbox.root.join(".git/index");
+    let before = std::fs::read(&index).ok();
+    let tree = hpp_tree(sandbox);
+    assert!(
+        std::fs::read(&index).ok() == before,
+        "the snapshot left the user's index byte for byte as it was"
+    );
+    // Before git writes the same objects again.
+    assert_complete(sandbox, &tree);
+    assert_eq!(tree, git_tree(sandbox), "the snapshot is git's tree");
+    tree
+}
+
+/// Asserts that every object `tree` reaches is in the object database.
+#[track_caller]
+fn assert_complete(sandbox: &Sandbox, tree: &str) {
+    let listing = sandbox.git(["ls-tree", "-r", "-t", tree]);
+    for line in listing.lines() {
+        let mut fields = line.split_whitespace();
+        let (kind, id) = (fields.nth(1), fields.next());
+        if let (Some("blob" | "tree"), Some(id)) = (kind, id) {
+            sandbox.git(["cat-file", "-e", id]);
+        }
+    }
+}
+
+/// Waits until every file written so far is older than the fence of a snapshot started now (its
+/// start less two seconds, in whole seconds), so what that snapshot learns is trusted next.
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_secs(3));
+}
+
+/// The snapshot caches of the repository (one per index).
+fn cache_files(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
+    let dir = sandbox.root.join(".git/hpp-cache/snapshot");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Writes `text` at `rel` and sets its mtime to `mtime` (size and mtime then say nothing of
+/// the content).
+fn write_with_mtime(root: &Path, rel: &str, text: &str, mtime: std::time::SystemTime) {
+    write(root, rel, text);
+    std::fs::File::options()
+        .write(true)
+        .open(root.join(rel))
+        .and_then(|f| f.set_modified(mtime))
+        .expect("the mtime can be set");
+}
+
+fn mtime(path: &Path) -> std::time::SystemTime {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .expect("the file has an mtime")
+}
+
+/// A repository with three committed files in two directories.
+fn three_files() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    write(&sandbox.root, "a/one.txt", "one\n");
+    write(&sandbox.root, "a/two.txt", "two\n");
+    write(&sandbox.root, "b/three.txt", "three\n");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "three files"]);
+    sandbox
+}
+
+#[test]
+fn after_a_first_snapshot_each_further_change_is_seen() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    write(&root, "a/one.txt", "one, modified\n");
+    write(&root, "new.txt", "untracked\n");
+    settle();
+    let first = snapshot_is_gits(&sandbox);
+    assert_eq!(cache_files(&sandbox).len(), 1, "the snapshot kept a cache");
+
+    // The modified and the untracked file now come from the cache; one more change is read.
+    write(&root, "b/three.txt", "three, modified\n");
+    let second = snapshot_is_gits(&sandbox);
+    assert_ne!(second, first);
+    write(&root, "a/one.txt", "one, modified twice\n");
+    let third = snapshot_is_gits(&sandbox);
+    assert_ne!(third, second);
+    settle();
+    assert_eq!(
+        snapshot_is_gits(&sandbox),
+        third,
+        "from the cache, the same tree"
+    );
+    std::fs::remove_file(root.join("new.txt")).expect("the file exists");
+    let fourth = snapshot_is_gits(&sandbox);
+    assert!(!names(&sandbox, &fourth).contains(&"new.txt".to_owned()));
+    std::fs::remove_file(root.join("a/one.txt")).expect("the file exists");
+    let fifth = snapshot_is_gits(&sandbox);
+    assert!(!names(&sandbox, &fifth).contains(&"a/one.txt".to_owned()));
+}
+
+#[test]
+fn an_mtime_only_touch_keeps_the_tree() {
+    let sandbox = three_files();
+    let clean = snapshot_is_gits(&sandbox);
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for rel in ["a/one.txt", "b/three.txt"] {
+        std::fs::File::options()
+            .write(true)
+            .open(sandbox.root.join(rel))
+            .and_then(|f| f.set_modified(past))
+            .expect("the mtime can be set");
+    }
+    assert_eq!(
+        snapshot_is_gits(&sandbox),
+        clean,
+        "a touch changes no content"
+    );
+    settle();
+    assert_eq!(
+        snapshot_is_gits(&sandbox),
+        clean,
+        "nor does it from the cache"
+    );
+    write(&sandbox.root, "b/three.txt", "three, now modified\n");
+    assert_ne!(snapshot_is_gits(&sandbox), clean);
+}
+
+/// Sleeps until just past the start of the next second of the clock.
+fn wait_for_next_second() {
+    let into = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970")
+        .subsec_nanos();
+    let left = 1_000_000_000 - u64::from(into);
+    std::thread::sleep(std::time::Duration::from_nanos(left + 10_000_000));
+}
+
+fn ctime_secs(path: &Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).expect("the file exists").ctime()
+}
+
+/// Racily clean: a file written, snapshotted at once, and rewritten in the same second with the
+/// same size and the same mtime (its own, or an old one set back) has the stat the snapshot
+/// recorded. A snapshot in a later second must still read it: the cache's fence says the
+/// recorded stat was too recent to vouch for the content.
+#[test]
+fn a_same_size_rewrite_in_the_second_of_a_snapshot_is_seen_by_a_later_one() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    let path = root.join("a/one.txt");
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    // The index is older than all that follows, so only the cache can vouch for a stat.
+    settle();
+    for (case, old_mtime) in [("own mtime", false), ("old mtime set back", true)] {
+        let mut seen_in_one_second = false;
+        for attempt in 0..4 {
+            wait_for_next_second();
+            write(
+                &root,
+                "a/one.txt",
+                &format!(
+                    "{attempt} first
+"
+                ),
+            );
+            if old_mtime {
+                write_with_mtime(
+                    &root,
+                    "a/one.txt",
+                    &format!(
+                        "{attempt} first
+"
+                    ),
+                    long_ago,
+                );
+            }
+            let (mtime_then, ctime_then) = (mtime(&path), ctime_secs(&path));
+            write(
+                &root,
+                "fresh.txt",
+                &format!(
+                    "{attempt} aaaa
+"
+                ),
+            );
+            let fresh_mtime = mtime(&root.join("fresh.txt"));
+            let first = sandbox.hpp(["snapshot"]).ok();
+            write_with_mtime(
+                &root,
+                "a/one.txt",
+                &format!(
+                    "{attempt} other
+"
+                ),
+                mtime_then,
+            );
+            write_with_mtime(
+                &root,
+                "fresh.txt",
+                &format!(
+                    "{attempt} bbbb
+"
+                ),
+                fresh_mtime,
+            );
+            if ctime_secs(&path) != ctime_then {
+                continue; // the second ended on the way: try again from the next one
+            }
+            seen_in_one_second = true;
+            std::thread::sleep(std::time::Duration::from_millis(1_100));
+            let second = snapshot_is_gits(&sandbox);
+            assert_ne!(second, first.trim_end(), "{case}: the new content is seen");
+            let entry = sandbox.git(["ls-tree", &second, "--", "a/one.txt"]);
+            let blob = entry.split_whitespace().nth(2).expect("an entry has an id");
+            assert_eq!(
+                sandbox.git(["cat-file", "-p", blob]),
+                format!("{attempt} other"),
+                "{case}"
+            );
+            break;
+        }
+        assert!(seen_in_one_second, "{case}: no attempt fit in one second");
+    }
+}
+
+/// The user's index is racily clean too: a file staged and rewritten (same size) in the second
+/// the index was written has the stat the index recorded. git reads it, and so must a snapshot
+/// whose cache knows other files.
+#[test]
+fn a_file_rewritten_in_the_second_the_index_was_written_is_seen() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    let path = root.join("a/one.txt");
+    write(
+        &root,
+        "b/three.txt",
+        "three, modified
+",
+    );
+    settle();
+    snapshot_is_gits(&sandbox);
+    let mut seen_in_one_second = false;
+    for attempt in 0..4 {
+        wait_for_next_second();
+        write(
+            &root,
+            "a/one.txt",
+            &format!(
+                "{attempt} staged
+"
+            ),
+        );
+        sandbox.git(["add", "a/one.txt"]);
+        write(
+            &root,
+            "a/one.txt",
+            &format!(
+                "{attempt} edited
+"
+            ),
+        );
+        let index_mtime = mtime(&root.join(".git/index"));
+        let second_of = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .expect("after 1970")
+                .as_secs()
+        };
+        if second_of(index_mtime) != second_of(mtime(&path))
+            || i64::try_from(second_of(index_mtime)) != Ok(ctime_secs(&path))
+        {
+            continue;
+        }
+        seen_in_one_second = true;
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        let tree = snapshot_is_gits(&sandbox);
+        let entry = sandbox.git(["ls-tree", &tree, "--", "a/one.txt"]);
+        let blob = entry.split_whitespace().nth(2).expect("an entry has an id");
+        assert_eq!(
+            sandbox.git(["cat-file", "-p", blob]),
+            format!("{attempt} edited")
+        );
+        break;
+    }
+    assert!(seen_in_one_second, "no attempt fit in one second");
+}
+
+#[test]
+fn control_with_core_trustctime_false_a_stale_cache_entry_is_trusted_and_differs_from_git() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    sandbox.git(["config", "core.trustctime", "false"]);
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    write_with_mtime(&root, "a/one.txt", "bbbb\n", old);
+    settle();
+    let first = snapshot_is_gits(&sandbox);
+    // The same rewrite as above, but git is told not to look at ctimes: the file's stat is
+    // what the cache recorded, so the cache's blob is trusted and the file is not read again.
+    // That is a stale entry, and comparing with git is what shows it.
+    write_with_mtime(&root, "a/one.txt", "cccc\n", old);
+    let stale = hpp_tree(&sandbox);
+    assert_eq!(stale, first, "the cache was trusted: the file was not read");
+    assert_ne!(
+        stale,
+        git_tree(&sandbox),
+        "a stale entry gives another tree than git's, and the comparison catches it"
+    );
+}
+
+#[test]
+fn the_index_changing_under_the_cache_is_followed() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    sandbox.git(["checkout", "-q", "-b", "other"]);
+    write(&root, "a/two.txt", "two on other\n");
+    write(&root, "c/only-on-other.txt", "other\n");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "other"]);
+    sandbox.git(["checkout", "-q", "main"]);
+
+    write(&root, "a/one.txt", "one, modified\n");
+    write(&root, "b/three.txt", "three, modified\n");
+    write(&root, "new.txt", "untracked\n");
+    settle();
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["add", "a/one.txt"]);
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["add", "new.txt"]);
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["commit", "-q", "-m", "one and new"]);
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["reset", "-q", "--mixed", "HEAD~1"]);
+    snapshot_is_gits(&sandbox);
+    settle();
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "everything"]);
+    let on_main = snapshot_is_gits(&sandbox);
+    sandbox.git(["checkout", "-q", "other"]);
+    let on_other = snapshot_is_gits(&sandbox);
+    assert_ne!(on_other, on_main);
+    assert_eq!(on_other, sandbox.git(["rev-parse", "HEAD^{tree}"]));
+    write(&root, "c/only-on-other.txt", "other, modified\n");
+    settle();
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["checkout", "-q", "-f", "main"]);
+    assert_eq!(snapshot_is_gits(&sandbox), on_main);
+}
+
+#[test]
+fn a_corrupt_or_unwritable_cache_costs_nothing_but_time() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    write(&root, "a/one.txt", "one, modified\n");
+    write(&root, "new.txt", "untracked\n");
+    settle();
+    let tree = snapshot_is_gits(&sandbox);
+    let files = cache_files(&sandbox);
+    assert_eq!(files.len(), 1, "one cache: {files:?}");
+    let cache = &files[0];
+    let good = std::fs::read(cache).expect("the cache is readable");
+    let mut flipped = good.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x40;
+    for bad in [
+        flipped,
+        good[..good.len() / 3].to_vec(),
+        Vec::new(),
+        b"not a cache at all\n".to_vec(),
+    ] {
+        std::fs::write(cache, &bad).expect("the cache is writable");
+        assert_eq!(snapshot_is_gits(&sandbox), tree);
+    }
+    // A cache directory that cannot be written (a file is in its way).
+    let dir = root.join(".git/hpp-cache/snapshot");
+    std::fs::remove_dir_all(&dir).expect("the cache directory exists");
+    std::fs::write(&dir, "in the way\n").expect("the git directory is writable");
+    write(&root, "b/three.txt", "three, modified\n");
+    let changed = snapshot_is_gits(&sandbox);
+    assert_ne!(changed, tree);
+    std::fs::remove_file(&dir).expect("the file exists");
+}
+
+#[test]
+fn a_cache_whose_tree_was_pruned_is_not_trusted() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    write(&root, "a/one.txt", "one, modified\n");
+    write(&root, "new.txt", "untracked\n");
+    settle();
+    let tree = snapshot_is_gits(&sandbox);
+    // The snapshot's tree and blobs are unreachable: gc may prune them.
+    sandbox.git(["prune", "--expire=now"]);
+    assert!(
+        sandbox
+            .command("git", &root)
+            .args(["cat-file", "-e", &tree])
+            .status()
+            .is_ok_and(|s| !s.success()),
+        "the tree was pruned"
+    );
+    assert_eq!(snapshot_is_gits(&sandbox), tree, "written again, whole");
+}
+
+#[test]
+fn a_tracked_file_that_becomes_ignored_stays_until_it_leaves_the_index() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    write(&root, "build.log", "log v1\n");
+    sandbox.git(["add", "build.log"]);
+    sandbox.git(["commit", "-q", "-m", "a log"]);
+    write(&root, "build.log", "log v2, modified\n");
+    settle();
+    let tracked = snapshot_is_gits(&sandbox);
+    assert!(names(&sandbox, &tracked).contains(&"build.log".to_owned()));
+    write(&root, ".gitignore", "*.log\n");
+    let ignored = snapshot_is_gits(&sandbox);
+    assert!(
+        names(&sandbox, &ignored).contains(&"build.log".to_owned()),
+        "a tracked file stays although ignored"
+    );
+    sandbox.git(["rm", "-q", "--cached", "build.log"]);
+    let untracked = snapshot_is_gits(&sandbox);
+    assert!(
+        !names(&sandbox, &untracked).contains(&"build.log".to_owned()),
+        "out of the index, an ignored file is not in the snapshot"
+    );
+    settle();
+    assert_eq!(snapshot_is_gits(&sandbox), untracked);
+}
+
+#[test]
+fn a_change_of_attributes_is_applied_to_files_the_cache_knows() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    write(&root, "a/one.txt", "one\r\nmodified\r\n");
+    write(&root, "crlf.txt", "a\r\nb\r\n");
+    settle();
+    let raw = snapshot_is_gits(&sandbox);
+    write(&root, ".gitattributes", "*.txt text\n");
+    let normalized = snapshot_is_gits(&sandbox);
+    assert_ne!(normalized, raw, "the text attribute turns CRLF into LF");
+    settle();
+    assert_eq!(snapshot_is_gits(&sandbox), normalized);
+    write(&root, ".gitattributes", "*.txt -text\n");
+    snapshot_is_gits(&sandbox);
+    settle();
+    snapshot_is_gits(&sandbox);
+    // Attributes from outside the worktree, and a config change, count too.
+    write(&root, ".git/info/attributes", "crlf.txt text\n");
+    snapshot_is_gits(&sandbox);
+    sandbox.git(["config", "core.autocrlf", "input"]);
+    snapshot_is_gits(&sandbox);
+}
+
+#[test]
+fn the_rich_workspace_from_the_cache_is_still_gits_tree() {
+    let sandbox = rich_workspace();
+    settle();
+    let first = snapshot_is_gits(&sandbox);
+    assert_eq!(snapshot_is_gits(&sandbox), first);
+    write(&sandbox.root, "a/b/c.txt", "NESTED\n");
+    symlink("README", sandbox.root.join("a/another-link")).expect("symlinks can be made");
+    chmod(&sandbox.root.join("run.sh"), 0o644);
+    let changed = snapshot_is_gits(&sandbox);
+    assert_ne!(changed, first);
+    settle();
+    assert_eq!(snapshot_is_gits(&sandbox), changed);
+}
+
+#[test]
+fn with_core_filemode_false_the_cache_keeps_the_recorded_mode() {
+    let sandbox = Sandbox::repo();
+    write(&sandbox.root, "tracked.sh", "echo x\n");
+    chmod(&sandbox.root.join("tracked.sh"), 0o755);
+    sandbox.git(["add", "tracked.sh"]);
+    sandbox.git(["commit", "-q", "-m", "exec"]);
+    sandbox.git(["config", "core.fileMode", "false"]);
+    chmod(&sandbox.root.join("tracked.sh"), 0o644);
+    write(&sandbox.root, "tracked.sh", "echo y\n");
+    write(&sandbox.root, "new.sh", "echo new\n");
+    chmod(&sandbox.root.join("new.sh"), 0o755);
+    settle();
+    let first = snapshot_is_gits(&sandbox);
+    assert_eq!(snapshot_is_gits(&sandbox), first);
+    sandbox.git(["config", "core.fileMode", "true"]);
+    assert_ne!(
+        snapshot_is_gits(&sandbox),
+        first,
+        "now the bits on disk count"
+    );
+}
+
+#[test]
+fn a_linked_worktree_keeps_a_cache_of_its_own() {
+    let sandbox = three_files();
+    let linked = sandbox.path("linked");
+    sandbox.git([
+        "worktree",
+        "add",
+        "-q",
+        linked.to_str().expect("utf-8"),
+        "-b",
+        "side",
+    ]);
+    write(&sandbox.root, "a/one.txt", "one on main\n");
+    write(&linked, "a/one.txt", "one on side\n");
+    settle();
+    let main_tree = snapshot_is_gits(&sandbox);
+    let side = || {
+        sandbox
+            .hpp_in(&linked, &["snapshot"])
+            .ok()
+            .trim_end()
+            .to_owned()
+    };
+    let side_tree = side();
+    assert_eq!(side_tree, git_tree_at(&sandbox, &linked));
+    assert_ne!(side_tree, main_tree);
+    assert_eq!(cache_files(&sandbox).len(), 2, "one cache per index");
+    assert_eq!(snapshot_is_gits(&sandbox), main_tree);
+    assert_eq!(side(), side_tree);
+    write(
+        &linked,
+        "b/three.txt",
+        "three on side
+",
+    );
+    assert_eq!(side(), git_tree_at(&sandbox, &linked));
 }

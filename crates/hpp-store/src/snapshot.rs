@@ -4,25 +4,34 @@
 //! The snapshot is tracked plus untracked-not-ignored files (every `.gitignore` level,
 //! `info/exclude`, `core.excludesFile`), with executable bits, symlinks, clean/smudge and
 //! end-of-line filters, and nested repositories as gitlinks, exactly as git stores them. The real
-//! index is read, never written, and serves as a stat cache: only files whose stat changed, and
-//! untracked files, are read and hashed, so the cost follows what changed rather than the size of
-//! the tree. Blobs are written to the object database (as `git add` does), so the tree is
-//! complete and can be kept in a record.
+//! index is read, never written, and serves as a stat cache, with the snapshot's own cache beside
+//! it (`cache`: what earlier snapshots read of files whose stat the index does not have, and the
+//! last tree): only files whose stat changed since either saw them are read and hashed, so the
+//! cost follows what changed rather than the size of the tree, and a workspace left as it was is
+//! not read again however far it is from the index. Blobs are written to the object database
+//! (as `git add` does), so the tree is complete and can be kept in a record.
 //!
 //! One difference from `git add -A`, on purpose: an untracked file whose name marks it as a
 //! secret ([`LEFT_OUT`]: `.env`, private keys, credentials files) is left out of the snapshot,
 //! since a snapshot tree is kept in records that are pushed. A tracked one stays (it is in the
 //! history already). [`Store::snapshot_report`] names what was left out.
 
-use std::collections::HashSet;
+mod cache;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use gix::ObjectId;
-use gix::bstr::{BString, ByteSlice};
-use gix::objs::tree::EntryKind;
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stage, Stat};
+use gix::objs::tree::{EntryKind, EntryMode};
 use gix::status::index_worktree::Item;
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+use gix::worktree::IndexPersistedOrInMemory;
 
 use super::{Error, Store, TreeId, git};
+use cache::{Cache, Known};
 
 /// The names of untracked files a snapshot leaves out, as a reader sees them: a file matches
 /// by its last path component.
@@ -69,6 +78,14 @@ pub struct SnapshotReport {
     pub left_out: Vec<String>,
 }
 
+/// A change the snapshot makes to the tree of the user's index at one path: the entry it gets
+/// (kind and id), or `None` when the path leaves the tree.
+type Edit = Option<(EntryKind, ObjectId)>;
+
+/// What hashing a worktree path gave: the blob (or a nested repository's HEAD), the kind on
+/// disk, and the stat taken before the file was read; `None` when nothing storable is there.
+type Hashed = Option<(ObjectId, EntryKind, Option<Stat>)>;
+
 impl Store {
     /// Computes the workspace snapshot and returns its tree id.
     pub fn snapshot(&self) -> Result<TreeId, Error> {
@@ -76,19 +93,115 @@ impl Store {
     }
 
     /// Computes the workspace snapshot, and names the untracked files it left out.
+    ///
+    /// The walk compares the worktree with the user's index, in which the entries the
+    /// snapshot's own cache knows newer stats for (see `cache`) are refreshed in memory: a file
+    /// modified or touched since the index was written is read once, not by every snapshot.
     pub fn snapshot_report(&self) -> Result<SnapshotReport, Error> {
+        let started = SystemTime::now();
         let repo = &self.repo;
-        if repo.workdir().is_none() {
+        let Some(root) = repo.workdir().map(Path::to_path_buf) else {
             return Err(Error::Bare {
                 what: "snapshot".into(),
                 needs: "workspace to snapshot",
             });
+        };
+        let hash_kind = repo.object_hash();
+        let user = repo.index_or_empty().map_err(git("reading the index"))?;
+        // What the tree of the user's index is a function of: its checksum (a null one when
+        // there is no index; `None` with index.skipHash, which leaves the result uncached).
+        let index_key = user
+            .checksum()
+            .or_else(|| user.entries().is_empty().then(|| ObjectId::null(hash_kind)));
+        let file_mode = repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
+
+        let cache_path = cache::location(repo.common_dir(), &repo.index_path());
+        let inputs = cache::inputs(repo);
+        let old = inputs
+            .and_then(|_| cache::read(&cache_path, hash_kind))
+            .filter(|c| {
+                c.inputs == inputs && c.result_tree.is_some_and(|tree| repo.has_object(tree))
+            });
+
+        // Entries git would not trust by stat: not older than the index file (racily clean).
+        let racy_from = user.timestamp().unix_seconds();
+        // Whether the cache may stand in for the user's entry: one git leaves alone (not
+        // intent-to-add, skip-worktree, assume-unchanged, a gitlink) whose stat or blob it
+        // does not have, or whose stat git would not trust.
+        let knows_more = |entry: &gix::index::Entry, known: &Known| {
+            !entry.mode.is_submodule()
+                && !entry
+                    .flags
+                    .intersects(Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+                && (entry.stat != known.stat
+                    || entry.id != known.id
+                    || i64::from(entry.stat.mtime.secs) >= racy_from)
+        };
+        // Tracked files the cache knows a newer stat and blob of: refresh their entries in a
+        // private copy of the index, so the walk trusts them by stat as git trusts the index.
+        let mut overrides: HashMap<BString, Known> = HashMap::new();
+        let mut private = None;
+        if let Some(old) = &old {
+            let mut applicable = Vec::new();
+            for (path, known) in &old.files {
+                if !known.trusted() {
+                    continue;
+                }
+                let Some(i) =
+                    user.entry_index_by_path_and_stage(path.as_bstr(), Stage::Unconflicted)
+                else {
+                    continue;
+                };
+                if !knows_more(&user.entries()[i], known) {
+                    continue;
+                }
+                applicable.push((i, path, known));
+            }
+            if !applicable.is_empty() {
+                let mut index: gix::index::File = (**user).clone();
+                // The walk trusts the stat of an entry older than the index's timestamp. Make
+                // that the snapshot's start, so the cache's entries (each checked against its
+                // own fence above) are trusted, and clear the stat of the user's entries that
+                // are not older than the index file: git would read those (racily clean), and
+                // so does the walk, as their stat no longer matches.
+                index.set_timestamp(filetime::FileTime::from_system_time(started));
+                let entries = index.entries_mut();
+                for entry in entries.iter_mut() {
+                    if i64::from(entry.stat.mtime.secs) >= racy_from {
+                        entry.stat = Stat::default();
+                    }
+                }
+                for (i, path, known) in applicable {
+                    let entry = &mut entries[i];
+                    entry.stat = known.stat;
+                    entry.id = known.id;
+                    entry.mode = mode_of(known.kind);
+                    overrides.insert(path.clone(), *known);
+                }
+                private = Some(index);
+            }
         }
-        let index = repo.index_or_empty().map_err(git("reading the index"))?;
-        let iter = repo
+        let walked = match private {
+            Some(index) => IndexPersistedOrInMemory::InMemory(index),
+            None => user.clone().into(),
+        };
+
+        // The walk stats every tracked file. Named relative to the current directory when that
+        // is in the worktree (git works from the worktree's root), each path costs the kernel
+        // its own few components instead of the whole absolute path's.
+        let mut walker = repo.clone();
+        if let Some(relative) = relative_root(&root) {
+            walker
+                .set_workdir(relative)
+                .map_err(git("preparing the status walk"))?;
+        }
+        let iter = walker
             .status(gix::progress::Discard)
             .map_err(git("preparing the status walk"))?
-            .index(index.clone().into())
+            .index(walked)
             .untracked_files(gix::status::UntrackedFiles::Files)
             .index_worktree_rewrites(None)
             .index_worktree_submodules(gix::status::Submodule::Given {
@@ -97,20 +210,37 @@ impl Store {
             })
             .into_index_worktree_iter(Vec::new())
             .map_err(git("walking the workspace"))?;
-        let mut removed = HashSet::new();
+        let mut removed: HashSet<BString> = HashSet::new();
         let mut dirty: Vec<BString> = Vec::new();
+        // Tracked files whose stat changed and content did not: the walk read them.
+        let mut refreshed: Vec<(BString, Known)> = Vec::new();
+        let mut untracked: Vec<(BString, Option<gix::dir::entry::Kind>)> = Vec::new();
         let mut left_out: Vec<String> = Vec::new();
         for item in iter {
             match item.map_err(git("walking the workspace"))? {
                 Item::Modification {
-                    rela_path, status, ..
+                    entry,
+                    rela_path,
+                    status,
+                    ..
                 } => match status {
                     EntryStatus::Change(Change::Removed) => {
                         removed.insert(rela_path);
                     }
                     EntryStatus::Change(_) | EntryStatus::IntentToAdd => dirty.push(rela_path),
-                    // The stat changed but the content did not: the index's blob id is right.
-                    EntryStatus::NeedsUpdate(_) => {}
+                    EntryStatus::NeedsUpdate(stat) => {
+                        if let Some(kind) = entry.mode.to_tree_entry_mode().map(|m| m.kind())
+                            && !entry.mode.is_submodule()
+                        {
+                            let known = Known {
+                                stat,
+                                id: entry.id,
+                                kind,
+                                fence: None,
+                            };
+                            refreshed.push((rela_path, known));
+                        }
+                    }
                     EntryStatus::Conflict { .. } => {
                         return Err(Error::Unmerged {
                             path: rela_path.to_string(),
@@ -123,15 +253,194 @@ impl Store {
                     if is_left_out(&entry.rela_path) {
                         left_out.push(entry.rela_path.to_string());
                     } else {
-                        dirty.push(entry.rela_path);
+                        untracked.push((entry.rela_path, entry.disk_kind));
                     }
                 }
                 _ => {}
             }
         }
-        let dirty_set: HashSet<BString> = dirty.iter().cloned().collect();
-        // Start from the index's cache-tree: every directory git already knows the tree of is
-        // reused whole, so only what changed is edited (as `git write-tree` does).
+        // Every tracked path the walk reported: the cache's entries for the others still hold.
+        let reported: HashSet<BString> = removed
+            .iter()
+            .chain(&dirty)
+            .chain(refreshed.iter().map(|(p, _)| p))
+            .cloned()
+            .collect();
+
+        // Untracked files the cache knows by the very same stat are not read again.
+        let mut reused: Vec<(BString, Known)> = Vec::new();
+        for (path, disk_kind) in untracked {
+            let known = old
+                .as_ref()
+                .and_then(|c| c.files.get(&path))
+                .filter(|k| k.trusted())
+                .filter(|_| {
+                    matches!(
+                        disk_kind,
+                        Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
+                    )
+                })
+                .filter(|k| on_disk(&root, path.as_bstr()) == Some((k.stat, k.kind)));
+            match known {
+                Some(known) => reused.push((path, *known)),
+                None => dirty.push(path),
+            }
+        }
+
+        let recorded = |path: &BStr| {
+            user.entry_by_path_and_stage(path, Stage::Unconflicted)
+                .and_then(|e| e.mode.to_tree_entry_mode().map(|m| (m.kind(), e.id)))
+        };
+        let mut edits: BTreeMap<BString, Edit> = BTreeMap::new();
+        // Records `edit` at `path`, unless it is what the user's index has there already.
+        let put = |edits: &mut BTreeMap<BString, Edit>, path: BString, edit: Edit| {
+            if edit == recorded(path.as_bstr()) {
+                edits.remove(&path);
+            } else {
+                edits.insert(path, edit);
+            }
+        };
+        let tree_kind_at = |path: &BStr, disk: EntryKind| {
+            tree_kind(disk, recorded(path).map(|(kind, _)| kind), file_mode)
+        };
+        for (path, known) in &overrides {
+            if !reported.contains(path) {
+                let edit = Some((tree_kind_at(path.as_bstr(), known.kind), known.id));
+                put(&mut edits, path.clone(), edit);
+            }
+        }
+        for (path, known) in refreshed.iter().chain(&reused) {
+            let edit = Some((tree_kind_at(path.as_bstr(), known.kind), known.id));
+            put(&mut edits, path.clone(), edit);
+        }
+        for entry in user.entries() {
+            if entry.stage() != Stage::Unconflicted || !entry.mode.is_submodule() {
+                continue;
+            }
+            let path = entry.path(&user);
+            let rel =
+                gix::path::from_bstr(path).map_err(git(format!("reading the path {path}")))?;
+            let dir = root.join(rel);
+            if dir.join(".git").exists() {
+                // A checked-out submodule: `git add -A` records its current HEAD.
+                dirty.push(path.to_owned());
+            } else if !dir.is_dir() {
+                // Gone: so is its gitlink. Not checked out: git keeps the recorded gitlink.
+                put(&mut edits, path.to_owned(), None);
+            }
+        }
+        for path in &removed {
+            put(&mut edits, path.clone(), None);
+        }
+
+        // The blobs the cache gave were made under the `.gitattributes` files it saw; when
+        // those differ now (or one is about to be read again), read those files again too.
+        let attributes_changed = dirty.iter().any(|p| is_attributes(p))
+            || old.as_ref().is_some_and(|c| {
+                c.attributes != cache::attributes(hash_kind, attribute_files(&user, &edits))
+            });
+        if attributes_changed {
+            for (path, _) in overrides.drain().chain(reused.drain(..)) {
+                if !removed.contains(&path) {
+                    edits.remove(&path);
+                    dirty.push(path);
+                }
+            }
+        }
+
+        dirty.sort();
+        dirty.dedup();
+        let hashed = self.add_paths(dirty)?;
+        for (path, added) in &hashed {
+            let edit = added.map(|(id, kind, _)| (tree_kind_at(path.as_bstr(), kind), id));
+            put(&mut edits, path.clone(), edit);
+        }
+
+        let result_key = index_key.and_then(|index| {
+            let mut hasher = gix::hash::hasher(hash_kind);
+            hasher.update(b"snapshot result\0");
+            hasher.update(index.as_bytes());
+            for (path, edit) in &edits {
+                hasher.update(path);
+                match edit {
+                    Some((kind, id)) => {
+                        hasher.update(&[1]);
+                        hasher.update(&EntryMode::from(*kind).value().to_le_bytes());
+                        hasher.update(id.as_bytes());
+                    }
+                    None => hasher.update(&[0]),
+                }
+            }
+            hasher.try_finalize().ok()
+        });
+        let tree = match (&old, result_key) {
+            (Some(old), Some(key)) if old.result_key == Some(key) => {
+                old.result_tree.expect("a cache is used only with its tree")
+            }
+            _ => self.edit_index_tree(&user, &edits)?,
+        };
+
+        // What the next snapshot may trust: every entry names a blob of `tree` (see `cache`).
+        let differs_from_index = |path: &BString, known: &Known| {
+            user.entry_by_path_and_stage(path.as_bstr(), Stage::Unconflicted)
+                .is_none_or(|entry| knows_more(entry, known))
+        };
+        let mut files: HashMap<BString, Known> = HashMap::new();
+        for (path, known) in &overrides {
+            if !reported.contains(path) {
+                files.insert(path.clone(), *known);
+            }
+        }
+        for (path, known) in refreshed.into_iter().chain(reused) {
+            if differs_from_index(&path, &known) {
+                files.insert(path, known);
+            }
+        }
+        for (path, added) in hashed {
+            if let Some((
+                id,
+                kind @ (EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link),
+                Some(stat),
+            )) = added
+            {
+                let known = Known {
+                    stat,
+                    id,
+                    kind,
+                    fence: None,
+                };
+                if differs_from_index(&path, &known) {
+                    files.insert(path, known);
+                }
+            }
+        }
+        let new = Cache {
+            inputs,
+            attributes: cache::attributes(hash_kind, attribute_files(&user, &edits)),
+            result_key,
+            result_tree: Some(tree),
+            files,
+        };
+        if old.as_ref() != Some(&new) {
+            cache::write(&cache_path, hash_kind, &new, started);
+        }
+
+        left_out.sort();
+        Ok(SnapshotReport {
+            tree: TreeId::from(tree),
+            left_out,
+        })
+    }
+
+    /// Writes the tree of the user's `index` with `edits` made to it. Every directory whose
+    /// tree the index's cache-tree knows is reused whole, so only what changed is written (as
+    /// `git write-tree` does).
+    fn edit_index_tree(
+        &self,
+        index: &gix::index::State,
+        edits: &BTreeMap<BString, Edit>,
+    ) -> Result<ObjectId, Error> {
+        let repo = &self.repo;
         let mut covered: Vec<(BString, ObjectId)> = Vec::new();
         if let Some(cache) = index.tree() {
             valid_subtrees(repo, cache, &mut BString::default(), &mut covered);
@@ -158,10 +467,10 @@ impl Store {
                     .enumerate()
                     .any(|(i, b)| *b == b'/' && prefixes.contains(&path[..i]))
         };
-        let root = repo.workdir().expect("checked above").to_path_buf();
         for entry in index.entries() {
-            let path = entry.path(&index);
-            if entry.stage() != gix::index::entry::Stage::Unconflicted {
+            let path = entry.path(index);
+            if entry.stage() != Stage::Unconflicted || edits.contains_key(path) || is_covered(path)
+            {
                 continue;
             }
             let kind = entry
@@ -171,90 +480,30 @@ impl Store {
                     path: path.to_string(),
                 })?
                 .kind();
-            let covered = is_covered(path);
-            if entry.mode.is_submodule() {
-                let rel =
-                    gix::path::from_bstr(path).map_err(git(format!("reading the path {path}")))?;
-                let dir = root.join(rel);
-                if dir.join(".git").exists() {
-                    // A checked-out submodule: `git add -A` records its current HEAD.
-                    dirty.push(path.to_owned());
-                } else if dir.is_dir() {
-                    // Not checked out (a plain clone, or deinit): git keeps the recorded gitlink.
-                    if !covered {
-                        editor
-                            .upsert(path, kind, entry.id)
-                            .map_err(git("editing a tree"))?;
-                    }
-                } else if covered {
-                    editor.remove(path).map_err(git("editing a tree"))?;
-                }
-                continue;
-            }
-            if removed.contains(path) {
-                if covered {
-                    editor.remove(path).map_err(git("editing a tree"))?;
-                }
-                continue;
-            }
-            if !covered && !dirty_set.contains(path) {
-                editor
-                    .upsert(path, kind, entry.id)
-                    .map_err(git("editing a tree"))?;
-            }
+            editor
+                .upsert(path, kind, entry.id)
+                .map_err(git("editing a tree"))?;
         }
-        // With core.fileMode false, git ignores the executable bit on disk: a tracked file keeps
-        // its recorded mode and a new file is stored as 100644.
-        let file_mode = repo
-            .config_snapshot()
-            .boolean("core.fileMode")
-            .unwrap_or(true);
-        for (path, added) in self.add_paths(dirty)? {
-            match added {
-                Some((id, mut kind)) => {
-                    if !file_mode && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable) {
-                        let recorded = index
-                            .entry_by_path(path.as_bstr())
-                            .and_then(|e| e.mode.to_tree_entry_mode())
-                            .map(|m| m.kind());
-                        kind = match recorded {
-                            Some(recorded @ (EntryKind::Blob | EntryKind::BlobExecutable)) => {
-                                recorded
-                            }
-                            _ => EntryKind::Blob,
-                        };
-                    }
-                    editor
-                        .upsert(path.as_bstr(), kind, id)
-                        .map_err(git("editing a tree"))?;
-                }
-                None => {
-                    editor
-                        .remove(path.as_bstr())
-                        .map_err(git("editing a tree"))?;
-                }
+        for (path, edit) in edits {
+            match edit {
+                Some((kind, id)) => editor.upsert(path.as_bstr(), *kind, *id),
+                None => editor.remove(path.as_bstr()),
             }
+            .map_err(git("editing a tree"))?;
         }
-        let tree = editor
+        Ok(editor
             .write()
             .map_err(git("writing the snapshot tree"))?
-            .detach();
-        left_out.sort();
-        Ok(SnapshotReport {
-            tree: TreeId::from(tree),
-            left_out,
-        })
+            .detach())
     }
 
-    /// Hashes and writes `paths` with `git add` semantics, on as many threads as there are cores.
-    #[allow(clippy::type_complexity)]
-    fn add_paths(
-        &self,
-        paths: Vec<BString>,
-    ) -> Result<Vec<(BString, Option<(ObjectId, gix::objs::tree::EntryKind)>)>, Error> {
+    /// Hashes and writes `paths` with `git add` semantics, on as many threads as there are
+    /// cores, each with its stat taken before it is read.
+    fn add_paths(&self, paths: Vec<BString>) -> Result<Vec<(BString, Hashed)>, Error> {
         if paths.is_empty() {
             return Ok(Vec::new());
         }
+        let root = self.repo.workdir().expect("a snapshot has a worktree");
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .min(8);
@@ -272,10 +521,26 @@ impl Store {
                             .map_err(git("preparing filters"))?;
                         part.iter()
                             .map(|path| {
+                                let disk = on_disk(root, path.as_bstr());
                                 let added = pipeline
                                     .worktree_file_to_object(path.as_bstr(), &index)
                                     .map_err(git(format!("adding {path}")))?;
-                                Ok((path.clone(), added.map(|(id, kind, _)| (id, kind))))
+                                Ok((
+                                    path.clone(),
+                                    added.map(|(id, kind, _)| match (kind, disk) {
+                                        // git's executable bit is the owner's (S_IXUSR), as lstat
+                                        // saw it before the file was read.
+                                        (
+                                            EntryKind::Blob | EntryKind::BlobExecutable,
+                                            Some((
+                                                stat,
+                                                disk
+                                                @ (EntryKind::Blob | EntryKind::BlobExecutable),
+                                            )),
+                                        ) => (id, disk, Some(stat)),
+                                        (kind, disk) => (id, kind, disk.map(|(stat, _)| stat)),
+                                    }),
+                                ))
                             })
                             .collect()
                     })
@@ -288,6 +553,83 @@ impl Store {
             Ok(all)
         })
     }
+}
+
+/// The worktree `root` named relative to the current directory (`.`, `..`, `../..`), when the
+/// current directory is in it; `None` otherwise.
+fn relative_root(root: &Path) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let below = cwd.strip_prefix(root).ok()?;
+    let mut relative = PathBuf::from(".");
+    for _ in below.components() {
+        relative.push("..");
+    }
+    Some(relative)
+}
+
+/// The stat of the file at `path` under `root` (not following a symlink) and its kind on disk
+/// as a tree would record it; `None` when it is missing or neither a file nor a link.
+fn on_disk(root: &Path, path: &BStr) -> Option<(Stat, EntryKind)> {
+    let rel = gix::path::from_bstr(path).ok()?;
+    let meta = gix::index::fs::Metadata::from_path_no_follow(&root.join(rel)).ok()?;
+    let kind = if meta.is_symlink() {
+        EntryKind::Link
+    } else if !meta.is_file() {
+        return None;
+    } else if meta.is_executable() {
+        EntryKind::BlobExecutable
+    } else {
+        EntryKind::Blob
+    };
+    Some((Stat::from_fs(&meta).ok()?, kind))
+}
+
+/// The kind a tree records for a file that is `disk` on disk, where the index `recorded` its
+/// kind (if it tracks the path). With core.fileMode false, git ignores the executable bit on
+/// disk: a tracked file keeps its recorded mode and a new file is stored as 100644.
+fn tree_kind(disk: EntryKind, recorded: Option<EntryKind>, file_mode: bool) -> EntryKind {
+    match (disk, recorded) {
+        (EntryKind::Blob | EntryKind::BlobExecutable, _) if !file_mode => match recorded {
+            Some(kind @ (EntryKind::Blob | EntryKind::BlobExecutable)) => kind,
+            _ => EntryKind::Blob,
+        },
+        _ => disk,
+    }
+}
+
+/// The index mode of a file of tree kind `kind`.
+fn mode_of(kind: EntryKind) -> Mode {
+    match kind {
+        EntryKind::BlobExecutable => Mode::FILE_EXECUTABLE,
+        EntryKind::Link => Mode::SYMLINK,
+        EntryKind::Commit => Mode::COMMIT,
+        EntryKind::Tree => Mode::DIR,
+        EntryKind::Blob => Mode::FILE,
+    }
+}
+
+fn is_attributes(path: &[u8]) -> bool {
+    path == b".gitattributes" || path.ends_with(b"/.gitattributes")
+}
+
+/// The `.gitattributes` files of the tree of `index` with `edits`, by path and blob id.
+fn attribute_files(
+    index: &gix::index::State,
+    edits: &BTreeMap<BString, Edit>,
+) -> Vec<(BString, ObjectId)> {
+    let mut files: Vec<(BString, ObjectId)> = edits
+        .iter()
+        .filter(|(path, _)| is_attributes(path))
+        .filter_map(|(path, edit)| edit.map(|(_, id)| (path.clone(), id)))
+        .collect();
+    for entry in index.entries() {
+        let path = entry.path(index);
+        if entry.stage() == Stage::Unconflicted && is_attributes(path) && !edits.contains_key(path)
+        {
+            files.push((path.to_owned(), entry.id));
+        }
+    }
+    files
 }
 
 /// Collects the outermost valid nodes of the index's cache-tree (path prefix, tree id) whose
