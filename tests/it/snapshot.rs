@@ -964,3 +964,40 @@ fn a_linked_worktree_keeps_a_cache_of_its_own() {
     );
     assert_eq!(side(), git_tree_at(&sandbox, &linked));
 }
+
+#[test]
+fn an_unmerged_index_is_refused_even_with_a_cache() {
+    let sandbox = three_files();
+    let root = sandbox.root.clone();
+    sandbox.git(["checkout", "-q", "-b", "theirs"]);
+    write(&root, "a/one.txt", "one, theirs\n");
+    sandbox.git(["commit", "-q", "-a", "-m", "theirs"]);
+    sandbox.git(["checkout", "-q", "main"]);
+    write(&root, "a/one.txt", "one, ours\n");
+    sandbox.git(["commit", "-q", "-a", "-m", "ours"]);
+    write(&root, "b/three.txt", "three, modified\n");
+    settle();
+    snapshot_is_gits(&sandbox);
+    // The merge leaves b/three.txt modified: the cache's entry for it is used, and the conflict
+    // is still refused.
+    let merge = sandbox
+        .command("git", &root)
+        .args(["merge", "-q", "theirs"])
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        .env("GIT_COMMITTER_NAME", "Test Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        .output()
+        .expect("git runs");
+    assert!(!merge.status.success(), "the merge conflicts");
+    let index = std::fs::read(root.join(".git/index")).expect("the index exists");
+    let reason = sandbox.hpp(["snapshot"]).refused();
+    assert!(
+        reason.contains("a/one.txt") && reason.contains("unmerged"),
+        "{reason}"
+    );
+    assert!(
+        std::fs::read(root.join(".git/index")).expect("the index exists") == index,
+        "a refused snapshot leaves the index alone"
+    );
+}
