@@ -106,23 +106,21 @@ pub(super) fn inputs(repo: &gix::Repository) -> Option<ObjectId> {
             }
         }
     }
-    let mut files = vec![
-        repo.common_dir().join("info").join("attributes"),
-        PathBuf::from("/etc/gitattributes"),
+    // The attribute files git reads besides the worktree's: the repository's, the system's and
+    // the user's (core.attributesFile, else the XDG default), where gix looks for them.
+    let mut env = |name: &str| std::env::var_os(name);
+    let user = config
+        .trusted_path("core.attributesFile")
+        .ok()
+        .flatten()
+        .or_else(|| gix::attrs::Source::Git.storage_location(&mut env));
+    let system = gix::attrs::Source::System.storage_location(&mut env);
+    let files = [
+        Some(repo.common_dir().join("info").join("attributes")),
+        system,
+        user,
     ];
-    match config.trusted_path("core.attributesFile").ok().flatten() {
-        Some(path) => files.push(path),
-        None => {
-            let xdg = std::env::var_os("XDG_CONFIG_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-            if let Some(dir) = xdg {
-                files.push(dir.join("git").join("attributes"));
-            }
-        }
-    }
-    for file in files {
+    for file in files.into_iter().flatten() {
         hasher.update(file.as_os_str().as_encoded_bytes());
         match std::fs::read(&file) {
             Ok(bytes) => {
