@@ -446,6 +446,24 @@ fn resume_prints_three_facts_as_json() {
 /// A one-state machine whose only transition loops, so a loop can be as long as a test needs.
 const TICKS: &str = r#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#;
 
+/// Appends one tick to the loop `long`.
+const TICK: &[&str] = &["event", "append", "--type", "tick", "--loop", "long"];
+
+/// Runs `git-hpp --manifest MANIFEST ARGS...` in the sandbox's repository.
+fn under<'a>(
+    sandbox: &'a Sandbox,
+    manifest: &'a str,
+) -> impl Fn(&[&str]) -> crate::harness::Run + 'a {
+    move |args| sandbox.hpp_in(&sandbox.root, &under_args(manifest, args))
+}
+
+/// `--manifest MANIFEST ARGS...`.
+fn under_args<'a>(manifest: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["--manifest", manifest];
+    all.extend(args);
+    all
+}
+
 /// Imports a loop `long` of `n` tick events under [`TICKS`]; returns the manifest's path.
 fn long_loop(sandbox: &Sandbox, n: usize) -> String {
     let manifest = sandbox.path("ticks.json");
@@ -547,11 +565,7 @@ fn control_a_forged_tip_is_verified_whole_whatever_was_remembered() {
 fn appends_to_a_long_loop_from_its_verified_tip_keep_the_chain_whole() {
     let sandbox = Sandbox::repo();
     let manifest = long_loop(&sandbox, 80);
-    let hpp = |args: &[&str]| {
-        let mut all = vec!["--manifest", manifest.as_str()];
-        all.extend(args);
-        sandbox.hpp_in(&sandbox.root, &all)
-    };
+    let hpp = under(&sandbox, &manifest);
     for _ in 0..3 {
         hpp(&["event", "append", "--type", "tick", "--loop", "long"]).ok();
     }
@@ -567,16 +581,7 @@ fn appends_to_a_long_loop_from_its_verified_tip_keep_the_chain_whole() {
 fn control_an_append_on_a_forged_tip_is_refused_whatever_was_remembered() {
     let sandbox = Sandbox::repo();
     let manifest = long_loop(&sandbox, 80);
-    let append = [
-        "--manifest",
-        manifest.as_str(),
-        "event",
-        "append",
-        "--type",
-        "tick",
-        "--loop",
-        "long",
-    ];
+    let append = under_args(&manifest, TICK);
     sandbox.hpp_in(&sandbox.root, &append).ok();
     let tree = sandbox.git(["rev-parse", "refs/hpp/loops/long~1^{tree}"]);
     let parent = sandbox.git(["rev-parse", "refs/hpp/loops/long"]);
@@ -655,11 +660,7 @@ fn a_tampered_event_in_the_middle_of_ten_thousand_is_found_after_the_tip_was_rem
     let manifest = sandbox.path("ticks.json");
     std::fs::write(&manifest, TICKS).expect("writable");
     let manifest = manifest.to_str().expect("utf-8").to_owned();
-    let hpp = |args: &[&str]| {
-        let mut all = vec!["--manifest", manifest.as_str()];
-        all.extend(args);
-        sandbox.hpp_in(&sandbox.root, &all)
-    };
+    let hpp = under(&sandbox, &manifest);
     fast_import_loop(&sandbox, "long", &tick_lines(10_000, None));
     // Remember the honest tip, as status and an append do.
     assert_eq!(
@@ -726,16 +727,7 @@ fn forge_recorded_state(sandbox: &Sandbox, edit: impl Fn(&mut Value)) -> String 
 fn an_append_reads_the_tips_recorded_state_and_each_tip_records_it() {
     let sandbox = Sandbox::repo();
     let manifest = long_loop(&sandbox, 80);
-    let append = [
-        "--manifest",
-        manifest.as_str(),
-        "event",
-        "append",
-        "--type",
-        "tick",
-        "--loop",
-        "long",
-    ];
+    let append = under_args(&manifest, TICK);
     sandbox.hpp_in(&sandbox.root, &append).ok();
     sandbox.hpp_in(&sandbox.root, &append).ok();
     let recorded: Value =
@@ -766,17 +758,13 @@ fn an_append_reads_the_tips_recorded_state_and_each_tip_records_it() {
 fn control_an_append_on_a_tip_whose_recorded_state_was_tampered_with_is_refused() {
     let sandbox = Sandbox::repo();
     let manifest = long_loop(&sandbox, 80);
-    let hpp = |args: &[&str]| {
-        let mut all = vec!["--manifest", manifest.as_str()];
-        all.extend(args);
-        sandbox.hpp_in(&sandbox.root, &all)
-    };
-    let append = ["event", "append", "--type", "tick", "--loop", "long"];
-    hpp(&append).ok();
-    hpp(&append).ok();
+    let hpp = under(&sandbox, &manifest);
+    let append = TICK;
+    hpp(append).ok();
+    hpp(append).ok();
     // The same event and parent, but the tip claims one evidence event the history never had.
     let forged = forge_recorded_state(&sandbox, |state| state["evidence_count"] = 1.into());
-    let reason = hpp(&append).refused();
+    let reason = hpp(append).refused();
     assert!(
         reason.contains("loop long is broken at event:82")
             && reason.contains("state.json records a after 82 events with 1 evidence"),
@@ -791,11 +779,7 @@ fn control_an_append_on_a_tip_whose_recorded_state_was_tampered_with_is_refused(
 fn control_an_edited_standing_under_the_git_directory_is_not_shown() {
     let sandbox = Sandbox::repo();
     let manifest = long_loop(&sandbox, 80);
-    let hpp = |args: &[&str]| {
-        let mut all = vec!["--manifest", manifest.as_str()];
-        all.extend(args);
-        sandbox.hpp_in(&sandbox.root, &all)
-    };
+    let hpp = under(&sandbox, &manifest);
     hpp(&["event", "append", "--type", "tick", "--loop", "long"]).ok();
     let status = hpp(&["status", "--loop", "long", "--json"]).json(0);
     assert_eq!(status["evidence_count"], 0);
@@ -823,14 +807,10 @@ fn control_an_edited_standing_under_the_git_directory_is_not_shown() {
 fn appends_and_status_of_a_long_loop_read_only_what_is_new_since_its_verified_tip() {
     let sandbox = Sandbox::repo();
     let manifest = long_loop(&sandbox, 80);
-    let hpp = |args: &[&str]| {
-        let mut all = vec!["--manifest", manifest.as_str()];
-        all.extend(args);
-        sandbox.hpp_in(&sandbox.root, &all)
-    };
-    let append = ["event", "append", "--type", "tick", "--loop", "long"];
+    let hpp = under(&sandbox, &manifest);
+    let append = TICK;
     let status = ["status", "--loop", "long", "--json"];
-    hpp(&append).ok();
+    hpp(append).ok();
     assert_eq!(hpp(&status).json(0)["event_count"], 81);
     // Take the first event's bytes out of the object database: a whole read can no longer
     // succeed, so whatever still works did not read the whole history.
@@ -841,8 +821,8 @@ fn appends_and_status_of_a_long_loop_read_only_what_is_new_since_its_verified_ti
         .join(&blob[..2])
         .join(&blob[2..]);
     std::fs::remove_file(&object).expect("the imported event's blob is a loose object");
-    hpp(&append).ok();
-    hpp(&append).ok();
+    hpp(append).ok();
+    hpp(append).ok();
     let now = hpp(&status).json(0);
     assert_eq!(now["event_count"], 83);
     assert_eq!(now["history"].as_array().map(Vec::len), Some(83));
@@ -877,11 +857,7 @@ fn a_long_import_is_one_pack_that_git_checks_and_the_loop_reads_and_extends() {
     );
     // git itself reads every object of the pack and finds nothing wrong or missing.
     sandbox.git(["fsck", "--strict", "--no-dangling"]);
-    let hpp = |args: &[&str]| {
-        let mut all = vec!["--manifest", manifest.as_str()];
-        all.extend(args);
-        sandbox.hpp_in(&sandbox.root, &all)
-    };
+    let hpp = under(&sandbox, &manifest);
     let exported = hpp(&["event", "export", "--loop", "long"]).ok();
     assert_eq!(
         exported,

@@ -991,6 +991,7 @@ fn a_signed_landing_validation_verifies_against_the_allowed_signers() {
     // A --sign-key without --signer is a usage error: nothing runs, nothing lands.
     let r2 = propose(&s, &l, &[("b.txt", Some("b\n"))]);
     let head = accepted(&s);
-    hop(&s, &["land", &r2, "--sign-key", key, "--", "true"]).exit(2);
+    let run = hop(&s, &["land", &r2, "--sign-key", key, "--", "true"]).exit(2);
+    assert!(run.stderr.contains("--signer"), "{run}");
     assert_eq!(accepted(&s), head);
 }

@@ -175,31 +175,33 @@ impl Store {
             .map(|e| e.object_id().to_hex().to_string()))
     }
 
-    /// Returns the entry id at `path` inside the tree `tree`, if any.
-    pub fn tree_entry_id(&self, tree: &TreeId, path: &str) -> Result<Option<String>, Error> {
+    /// The entry at `path` inside the tree `tree`, if any.
+    fn tree_entry(
+        &self,
+        tree: &TreeId,
+        path: &str,
+    ) -> Result<Option<gix::object::tree::Entry<'_>>, Error> {
         let tree = self
             .repo
             .find_tree(tree.oid())
             .map_err(|_| Error::NotATree {
                 id: tree.to_string(),
             })?;
-        Ok(tree
-            .lookup_entry_by_path(path)
-            .map_err(git(format!("looking up {path}")))?
+        tree.lookup_entry_by_path(path)
+            .map_err(git(format!("looking up {path}")))
+    }
+
+    /// Returns the entry id at `path` inside the tree `tree`, if any.
+    pub fn tree_entry_id(&self, tree: &TreeId, path: &str) -> Result<Option<String>, Error> {
+        Ok(self
+            .tree_entry(tree, path)?
             .map(|e| e.object_id().to_hex().to_string()))
     }
 
     /// Tells whether `path` names a directory (a tree entry) inside the tree `tree`.
     pub fn is_dir_in(&self, tree: &TreeId, path: &str) -> Result<bool, Error> {
-        let tree = self
-            .repo
-            .find_tree(tree.oid())
-            .map_err(|_| Error::NotATree {
-                id: tree.to_string(),
-            })?;
-        Ok(tree
-            .lookup_entry_by_path(path)
-            .map_err(git(format!("looking up {path}")))?
+        Ok(self
+            .tree_entry(tree, path)?
             .is_some_and(|e| e.mode().is_tree()))
     }
 
