@@ -1031,7 +1031,14 @@ pub fn verify_commits(
     for commit in store.commits_in(spec)? {
         let tree = store.commit_tree(&commit)?;
         let verification = verify_tree(store, &tree, None, options)?;
-        let (missing, fix) = explain(&verification);
+        let (missing, mut fix) = explain(&verification);
+        if verification.candidates.is_empty() && !store.has_refs(refs::PREFIX)? {
+            // Nothing under refs/hpp at all: a fresh clone, whose records were never fetched,
+            // more likely than work nobody attested.
+            fix = Some(
+                "this repository has no records under refs/hpp: if they are on a remote, bring them with `git hpp fetch` (or `git hpp remote setup --apply`, so plain git fetch does), then verify again; else create one: git hpp attest create --spec SPEC --maker MAKER --checker CHECKER --session ID --verdict approved".to_owned(),
+            );
+        }
         out.push(CommitVerdict {
             ok: verification.is_valid(),
             commit,

@@ -691,3 +691,47 @@ fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
             .contains("session review:a")
     );
 }
+
+#[test]
+fn a_fresh_clone_before_fetch_is_told_to_fetch_the_records() {
+    let trust = setup(false);
+    let fresh = clone(&trust, "fresh");
+    let reason = trust.sandbox.hpp_in(&fresh, &["verify", "HEAD"]);
+    assert_eq!(reason.code, 2, "{reason}");
+    assert!(
+        reason.stdout.contains("git hpp fetch") || reason.stderr.contains("git hpp fetch"),
+        "{reason}"
+    );
+    trust.sandbox.hpp_in(&fresh, &["fetch"]).ok();
+    trust.sandbox.hpp_in(&fresh, &["verify", "HEAD"]).ok();
+}
+
+#[test]
+fn control_a_clone_with_records_but_no_attestation_is_told_to_attest_not_to_fetch() {
+    let trust = setup(false);
+    // B has fetched the records; a new commit there has none of its own.
+    std::fs::write(trust.b.join("more.txt"), "more\n").expect("writable");
+    trust.sandbox.git_in(&trust.b, &["add", "more.txt"]);
+    trust
+        .sandbox
+        .git_in(&trust.b, &["commit", "-q", "-m", "more"]);
+    let run = trust.sandbox.hpp_in(&trust.b, &["verify", "HEAD"]);
+    assert_eq!(run.code, 2, "{run}");
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("git hpp attest create"), "{said}");
+    assert!(!said.contains("git hpp fetch"), "{said}");
+}
+
+#[test]
+fn a_failed_push_says_gits_whole_error_on_one_line() {
+    let trust = setup(false);
+    let missing = trust.sandbox.path("no-such-remote.git");
+    let run = trust.sandbox.hpp(["push", text(&missing)]).exit(2);
+    let line = run.stderr.lines().next().unwrap_or_default().to_owned();
+    assert!(
+        line.contains("does not appear to be a git repository")
+            && line.contains("the repository exists"),
+        "{run}"
+    );
+    assert!(run.stdout.is_empty(), "{run}");
+}

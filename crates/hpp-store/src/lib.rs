@@ -163,7 +163,7 @@ pub enum Error {
     GitFailed {
         /// The operation, as the user would name it (`git push origin`).
         what: String,
-        /// What git printed on stderr (its last line for remote operations).
+        /// What git printed on stderr (its lines joined into one for remote operations).
         stderr: String,
     },
     /// The `git` program could not be started: not installed, or not on `PATH`.

@@ -243,6 +243,18 @@ impl Store {
         Ok(tip.into())
     }
 
+    /// Tells whether any ref exists under `prefix`, reading no more than the first.
+    pub fn has_refs(&self, prefix: &str) -> Result<bool, Error> {
+        if self.pending.keys().any(|name| name.starts_with(prefix)) {
+            return Ok(true);
+        }
+        let platform = self.repo.references().map_err(git("listing refs"))?;
+        let mut iter = platform
+            .prefixed(prefix.as_bytes().as_bstr())
+            .map_err(git(format!("listing {prefix}")))?;
+        Ok(iter.next().is_some())
+    }
+
     /// Lists the refs under `prefix` with their tips, sorted by name.
     pub fn list(&self, prefix: &str) -> Result<Vec<(String, CommitId)>, Error> {
         let platform = self.repo.references().map_err(git("listing refs"))?;

@@ -96,7 +96,7 @@ impl Store {
         if !ok && report.rejected.is_empty() {
             return Err(Error::GitFailed {
                 what: format!("git push {remote}"),
-                stderr: last_line(&stderr),
+                stderr: whole_error(&stderr),
             });
         }
         Ok(report)
@@ -114,7 +114,7 @@ impl Store {
         if !ok {
             return Err(Error::GitFailed {
                 what: format!("git ls-remote {remote}"),
-                stderr: last_line(&stderr),
+                stderr: whole_error(&stderr),
             });
         }
         Ok(advertised
@@ -135,7 +135,7 @@ impl Store {
         if !ok {
             return Err(Error::GitFailed {
                 what: format!("git ls-remote {remote}"),
-                stderr: last_line(&stderr),
+                stderr: whole_error(&stderr),
             });
         }
         let before: std::collections::BTreeMap<String, super::CommitId> =
@@ -177,7 +177,7 @@ impl Store {
         if !ok && report.rejected.is_empty() {
             return Err(Error::GitFailed {
                 what: format!("git fetch {remote}"),
-                stderr: last_line(&stderr),
+                stderr: whole_error(&stderr),
             });
         }
         if self.merge_notes(remote)? {
@@ -245,7 +245,7 @@ impl Store {
                 if !out.status.success() {
                     return Err(Error::GitFailed {
                         what: super::NOTES_REF.into(),
-                        stderr: last_line(&String::from_utf8_lossy(&out.stderr)),
+                        stderr: whole_error(&String::from_utf8_lossy(&out.stderr)),
                     });
                 }
                 Ok(true)
@@ -267,7 +267,7 @@ impl Store {
         } else {
             Err(Error::GitFailed {
                 what: key.to_owned(),
-                stderr: last_line(&stderr),
+                stderr: whole_error(&stderr),
             })
         }
     }
@@ -289,11 +289,17 @@ impl Store {
     }
 }
 
-fn last_line(text: &str) -> String {
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("git failed")
-        .trim()
-        .to_owned()
+/// git's whole complaint on one line: every non-empty line of its stderr, in order (a remote
+/// error's cause is often on the first line and its advice on the last).
+fn whole_error(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        "git failed".to_owned()
+    } else {
+        lines.join(" ")
+    }
 }
