@@ -885,3 +885,39 @@ fn control_a_short_import_stays_loose_objects() {
         .unwrap_or(0);
     assert_eq!(packs, 0, "ten events are written as loose objects");
 }
+
+#[test]
+fn an_unknown_or_out_of_order_type_is_refused_with_the_events_the_loop_takes_now() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    let before = sandbox.hpp_refs();
+    let run = sandbox.hpp(["event", "append", "--type", "bogus"]);
+    let stderr = run.stderr.clone();
+    let reason = run.refused();
+    assert_eq!(reason, "invalid transition at event 2: active --bogus--> ?");
+    assert!(
+        stderr.contains("hint: from active the loop takes: evidence_recorded"),
+        "{stderr}"
+    );
+    assert_eq!(sandbox.hpp_refs(), before, "nothing was written");
+}
+
+#[test]
+fn control_a_closed_loop_says_it_takes_no_further_event() {
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("main");
+    let run = sandbox.hpp([
+        "event",
+        "append",
+        "--type",
+        "work_started",
+        "--loop",
+        "main",
+    ]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        run.stderr
+            .contains("hint: from verified the loop takes no further event"),
+        "{run}"
+    );
+}

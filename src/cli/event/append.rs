@@ -102,7 +102,14 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
         require_signed,
         person: person.as_ref(),
     };
-    let appended = events::append(store, manifest.loop_spec(), &id, &args.kind, data, &options)?;
+    let spec = manifest.loop_spec();
+    let appended = match events::append(store, spec, &id, &args.kind, data, &options) {
+        Ok(appended) => appended,
+        Err(events::Error::Transition(
+            e @ hpp_core::event_loop::Error::InvalidTransition { .. },
+        )) => return Err(transition_refused(spec, e)),
+        Err(e) => return Err(e.into()),
+    };
     let mut p = appended.projection.clone();
     if args.format.json && p.history.len() != p.event_count {
         // The append read only the tip; the document names every event type, as status does.
@@ -130,4 +137,30 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
     value["loop"] = Value::String(appended.id.to_string());
     value["head"] = Value::String(appended.commit.to_string());
     Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+}
+
+/// An event the loop has no transition for, with the events the loop takes from where it is.
+fn transition_refused(
+    spec: &hpp_core::event_loop::LoopSpec,
+    e: hpp_core::event_loop::Error,
+) -> CliError {
+    let hpp_core::event_loop::Error::InvalidTransition { state, .. } = &e else {
+        return CliError::refused(e);
+    };
+    let allowed: Vec<&str> = spec
+        .transitions()
+        .iter()
+        .filter(|t| &t.from == state)
+        .map(|t| t.event.as_str())
+        .collect();
+    let hint = if allowed.is_empty() {
+        format!("from {state} the loop takes no further event")
+    } else {
+        format!(
+            "from {state} the loop takes: {} (git hpp event append --type {})",
+            allowed.join(", "),
+            allowed[0]
+        )
+    };
+    CliError::refused(e).hint(hint)
 }
