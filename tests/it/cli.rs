@@ -133,7 +133,7 @@ fn the_demo_tours_the_whole_story_and_cleans_up() {
         .insert("TMPDIR".into(), tmp.display().to_string());
     let out = sandbox.hpp(["demo"]).ok();
     for needle in [
-        "$ git hpp event append --type verified\nhpp: invalid transition at event 1: planned --verified--> ?\n[exit 2]",
+        "$ git hpp event append --type verified\nhpp: invalid transition at event 1: planned --verified--> ?\nhint: from planned the loop takes: work_started (git hpp event append --type work_started)\n[exit 2]",
         "hpp: push to origin refused: refs/heads/main at ",
         "evidence tests: passed (exit code 0)",
         "recorded approved by checker-b for snapshot ",
