@@ -5,8 +5,10 @@
 //! on `refs/hpp/loops/<loop>` whose tree holds `event.json`, the exact bytes of one line of the
 //! reference's `events.jsonl`. A chain is intact only if both the commit chain and the hash chain
 //! hold and the history walks the loop. Every write is refused before anything reaches the
-//! repository unless the whole history plus the new event projects onto the loop, and the
-//! gate it passes holds against the records it names ([`gates`]).
+//! repository unless the new event takes a transition from the state the verified history left
+//! the loop in, and the gate it passes holds against the records it names ([`gates`]). That
+//! state is read from the tip when the tip was verified here before (its `state.json`, see
+//! [`cache`]), else from the whole history, verified.
 
 pub mod cache;
 pub mod gates;
@@ -511,8 +513,9 @@ fn check_chain(chain: &Chain, spec: &LoopSpec) -> (ChainReport, Vec<LoggedEvent>
     (report, events)
 }
 
-/// Appends one event to a loop, refusing it unless the whole history plus the event walks the
-/// loop and the gate it passes holds ([`gates::admit`]: the records it names are checked against
+/// Appends one event to a loop, refusing it unless it takes a transition from where the
+/// verified history left the loop (read from a tip verified before, [`cache::read_tip`]) and
+/// the gate it passes holds ([`gates::admit`]: the records it names are checked against
 /// the workspace tree now). Concurrent writers never lose an event: a writer whose
 /// compare-and-swap fails re-reads the tip, re-checks the transition and the gate against it
 /// and tries again, by the store's one retry rule ([`retry::retry`]).

@@ -217,21 +217,8 @@ fn the_log_writers_flush_their_entry_before_their_log_moves() {
 fn a_long_import_flushes_its_one_pack_and_index_before_the_loop_moves() {
     let sandbox = Sandbox::repo();
     let manifest = sandbox.path("ticks.json");
-    std::fs::write(
-        &manifest,
-        r#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#,
-    )
-    .expect("writable");
-    let mut prev = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".to_owned();
-    let mut log = String::new();
-    for seq in 1..=300 {
-        let line = format!(
-            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
-        );
-        prev = crate::harness::sha256_hex(line.as_bytes());
-        log.push_str(&line);
-        log.push('\n');
-    }
+    std::fs::write(&manifest, crate::harness::TICKS).expect("writable");
+    let log = crate::harness::tick_log(300);
     let file = sandbox.path("ticks.jsonl");
     std::fs::write(&file, log).expect("writable");
     let args = [

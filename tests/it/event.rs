@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::Sandbox;
+use crate::harness::{Sandbox, TICKS, tick_lines, tick_log};
 
 const GENESIS: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -443,9 +443,6 @@ fn resume_prints_three_facts_as_json() {
     assert_eq!(resume["gates"][1]["status"], "not yet");
 }
 
-/// A one-state machine whose only transition loops, so a loop can be as long as a test needs.
-const TICKS: &str = r#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#;
-
 /// Appends one tick to the loop `long`.
 const TICK: &[&str] = &["event", "append", "--type", "tick", "--loop", "long"];
 
@@ -468,16 +465,7 @@ fn under_args<'a>(manifest: &'a str, args: &[&'a str]) -> Vec<&'a str> {
 fn long_loop(sandbox: &Sandbox, n: usize) -> String {
     let manifest = sandbox.path("ticks.json");
     std::fs::write(&manifest, TICKS).expect("writable");
-    let mut prev = GENESIS.to_owned();
-    let mut text = String::new();
-    for seq in 1..=n {
-        let line = format!(
-            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
-        );
-        prev = sha256(line.as_bytes());
-        text.push_str(&line);
-        text.push('\n');
-    }
+    let text = tick_log(n);
     let log = sandbox.path("ticks.jsonl");
     std::fs::write(&log, text).expect("writable");
     let manifest = manifest.to_str().expect("utf-8").to_owned();
@@ -592,25 +580,6 @@ fn control_an_append_on_a_forged_tip_is_refused_whatever_was_remembered() {
         reason.contains("loop long is broken at event:82"),
         "{reason}"
     );
-}
-
-/// The lines of a tick loop of `n` events; with `tamper`, that event's data is edited after its
-/// successor linked to it (so the chain breaks at the successor).
-fn tick_lines(n: usize, tamper: Option<usize>) -> Vec<String> {
-    let mut prev = GENESIS.to_owned();
-    let mut lines = Vec::with_capacity(n);
-    for seq in 1..=n {
-        let line = format!(
-            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
-        );
-        prev = sha256(line.as_bytes());
-        lines.push(if tamper == Some(seq) {
-            line.replace(r#""data":{}"#, r#""data":{"edited":true}"#)
-        } else {
-            line
-        });
-    }
-    lines
 }
 
 /// Writes `lines` as a loop on `refs/hpp/loops/<name>` with `git fast-import` (one commit per

@@ -211,18 +211,7 @@ impl Store {
     /// Writes a whole chain of records and creates `name` pointing at its last commit, only if
     /// `name` does not exist yet. Either every record lands or none does.
     pub fn create_chain(&self, name: &str, records: &[NewRecord<'_>]) -> Result<CommitId, Error> {
-        self.create_chain_with(name, records, &[])
-    }
-
-    /// As [`Store::create_chain`], with more blobs `beside` the last record in its commit's
-    /// tree (what the chain's tip records about the whole, say).
-    pub fn create_chain_with(
-        &self,
-        name: &str,
-        records: &[NewRecord<'_>],
-        beside: &[(&str, &[u8])],
-    ) -> Result<CommitId, Error> {
-        if beside.is_empty() && records.len() >= super::pack::PACK_FROM {
+        if records.len() >= super::pack::PACK_FROM {
             // Many records: one pack and one flush instead of three loose files each.
             let packed = self.write_chain_pack(records)?;
             let tip = packed.tip;
@@ -232,9 +221,8 @@ impl Store {
             return Ok(tip.into());
         }
         let mut parent = None;
-        for (i, record) in records.iter().enumerate() {
-            let extra = if i + 1 == records.len() { beside } else { &[] };
-            parent = Some(self.write_record(parent, record, extra)?);
+        for record in records {
+            parent = Some(self.write_record(parent, record, &[])?);
         }
         let tip = parent.ok_or_else(|| Error::NothingToWrite {
             name: name.to_owned(),

@@ -555,3 +555,34 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// A one-state loop machine whose only transition loops, so a loop can be as long as a test
+/// needs.
+pub const TICKS: &str = r#"{"protocol_version":"2.1","loop":{"initial":"a","states":["a"],"next_step":{"a":"tick"},"transitions":[{"from":"a","event":"tick","to":"a","gate":"g"}]}}"#;
+
+/// The lines of a hash-chained loop of `n` tick events; with `tamper`, that event's data is
+/// edited after its successor linked to it (so the chain breaks at the successor).
+pub fn tick_lines(n: usize, tamper: Option<usize>) -> Vec<String> {
+    let mut prev = sha256_hex(b"");
+    let mut lines = Vec::with_capacity(n);
+    for seq in 1..=n {
+        let line = format!(
+            r#"{{"data":{{}},"id":"event:{seq}","prev_sha256":"{prev}","seq":{seq},"type":"tick"}}"#
+        );
+        prev = sha256_hex(line.as_bytes());
+        lines.push(if tamper == Some(seq) {
+            line.replace(r#""data":{}"#, r#""data":{"edited":true}"#)
+        } else {
+            line
+        });
+    }
+    lines
+}
+
+/// [`tick_lines`] as an `events.jsonl` file's text.
+pub fn tick_log(n: usize) -> String {
+    tick_lines(n, None)
+        .into_iter()
+        .map(|line| line + "\n")
+        .collect()
+}

@@ -341,11 +341,6 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// The state the walk is in.
-    pub fn state(&self) -> &str {
-        self.state
-    }
-
     /// Where the walk has left the loop. The history holds the events this walk took (all of
     /// them unless it was resumed).
     pub fn projection(&self) -> Projection {
