@@ -72,9 +72,19 @@ pub struct Written {
     pub attempts: usize,
 }
 
-/// Reads every board event.
+/// Reads every board event: the log as a set (two machines' writes joined by a merge are
+/// read once each, in the graph's order), every rule checked.
 pub fn read(store: &Store) -> Result<Board, Error> {
-    let chain = store.read_chain(refs::BOARD_LOG, FILE)?;
+    board_of(store.read_set(refs::BOARD_LOG, FILE)?)
+}
+
+/// Reads the board as it stands at `commit` (a merge of two machines' logs before the ref
+/// moves to it), every rule checked.
+pub fn read_at(store: &Store, commit: &CommitId) -> Result<Board, Error> {
+    board_of(store.read_set_at(refs::BOARD_LOG, commit, FILE)?)
+}
+
+fn board_of(chain: store::Chain) -> Result<Board, Error> {
     let mut events = Vec::new();
     for link in &chain.links {
         let corrupt = |detail: String| Error::Corrupt {

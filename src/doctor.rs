@@ -209,7 +209,7 @@ pub fn check_origin(validated: &Validated, origin: Origin<'_>) -> Distribution {
 }
 
 /// The namespaces under `refs/hpp/` this harness writes.
-pub const KNOWN_NAMESPACES: [&str; 9] = [
+pub const KNOWN_NAMESPACES: [&str; 10] = [
     "loops",
     "evidence",
     "attestations",
@@ -219,6 +219,7 @@ pub const KNOWN_NAMESPACES: [&str; 9] = [
     "hop",
     "handoffs",
     "gotchas",
+    "preserved",
 ];
 
 /// A note line the mirror lacks on one commit.
@@ -446,7 +447,8 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
     } else if name.starts_with(refs::GOTCHAS_PREFIX) {
         check_gotchas(store, name, &mut check.gotchas)
     } else {
-        // refs/hpp/hop/*: checked once, as a graph, by check_hop.
+        // refs/hpp/hop/*: checked once, as a graph, by check_hop; refs/hpp/preserved/*: a
+        // history `event reconcile` did not keep, any commit.
         None
     }
 }
@@ -526,6 +528,17 @@ fn check_lane(store: &Store, name: &str, lane: &str) -> Option<Finding> {
         Ok(chain) => chain,
         Err(e) => return Some(Finding::block(name, format!("the log cannot be read: {e}"))),
     };
+    // Two machines wrote this lane and a fetch merged them: the records are read as a set, and
+    // each must still be a record of this lane; the order rules hold on each side alone.
+    let merged = chain.links.iter().any(|l| l.parents.len() >= 2);
+    let chain = if merged {
+        match store.read_set(name, lanes::LANE_FILE) {
+            Ok(chain) => chain,
+            Err(e) => return Some(Finding::block(name, format!("the log cannot be read: {e}"))),
+        }
+    } else {
+        chain
+    };
     let mut records: Vec<LaneRecord> = Vec::with_capacity(chain.links.len());
     for link in &chain.links {
         let Some(bytes) = &link.payload else {
@@ -538,6 +551,12 @@ fn check_lane(store: &Store, name: &str, lane: &str) -> Option<Finding> {
             Ok(record) => records.push(record),
             Err(e) => return Some(Finding::block(name, e.to_string())),
         }
+    }
+    if merged {
+        return records
+            .iter()
+            .find(|r| r.id != id)
+            .map(|r| Finding::block(name, format!("a record names lane {}", r.id)));
     }
     claim::check_log(&id, &records)
         .err()

@@ -13,7 +13,7 @@
 //!
 //! The workflows: [`events`] (a loop's event log), [`gate`] (the pre-push and pre-receive gates), [`evidence`], [`attest`], [`deliberation`]
 //! (sealed House Sessions), [`lanes`], [`board`], [`continuity`] (handoffs), [`gotcha`] (the failure memory), [`hop`],
-//! [`doctor`], [`init`], [`modules`]
+//! [`doctor`], [`reconcile`] (fetched records taken into `refs/hpp/`), [`init`], [`modules`]
 //! (install), [`hooks`] (git hooks), [`atlas`], [`evals`] (controls and command cases).
 
 pub mod atlas;
@@ -36,4 +36,5 @@ pub mod modules;
 pub mod outbound;
 pub mod paths;
 pub mod process;
+pub mod reconcile;
 pub mod sign;

@@ -302,6 +302,19 @@ impl From<crate::gotcha::Error> for CliError {
     }
 }
 
+// Reconciling fetched records: every record-level outcome is in the report; what fails here is
+// the store's, or Hop's reading of its own states (not the user's input).
+impl From<crate::reconcile::Error> for CliError {
+    fn from(e: crate::reconcile::Error) -> Self {
+        match e {
+            crate::reconcile::Error::Store(inner) => inner.into(),
+            crate::reconcile::Error::Hop(inner) => {
+                CliError::internal("re-landing the other side's Hop landings", &*inner)
+            }
+        }
+    }
+}
+
 // The board's log: the store's failures are the store's; everything else is refused.
 impl From<crate::board::Error> for CliError {
     fn from(e: crate::board::Error) -> Self {

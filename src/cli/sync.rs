@@ -1,4 +1,5 @@
-//! `git hpp push` and `git hpp fetch`: move records without ever forcing.
+//! `git hpp push` and `git hpp fetch`: move records without ever forcing; a fetch reconciles
+//! (see [`crate::reconcile`]).
 
 use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
@@ -20,12 +21,16 @@ pub struct PushArgs {
     format: JsonArg,
 }
 
-/// Fetch every record (refs/hpp/*, refs/notes/hpp) from a remote, never forcing
+/// Fetch every record (refs/hpp/*, refs/notes/hpp) from a remote and take it in, never forcing
 ///
-/// Runs `git fetch <remote> 'refs/hpp/*:refs/hpp/*'`; a local record that differs from the
-/// remote's is kept and reported as divergence. The remote's notes mirror is staged and merged
-/// into refs/notes/hpp (union of both sides' notes), so a later push is a fast-forward. Exits 0
-/// when everything moved, 2 on divergence.
+/// Stages the remote's records under refs/hpp-remote/<remote>/ (the same forced refspec
+/// `remote setup` gives plain `git fetch`), then takes each into refs/hpp/ by compare-and-swap:
+/// a new record is created, one the remote moved on is fast-forwarded, and one both machines
+/// wrote is merged when its entries commute (the board, lane logs and heartbeats, handoffs,
+/// the gotcha memory: each entry kept exactly once), re-landed for Hop's accepted chain, and
+/// otherwise reported with the command that settles it (a loop: `event reconcile`). The
+/// remote's notes are merged into refs/notes/hpp (union of both sides' notes). Exits 0 when
+/// everything was taken in, 2 when a record diverged (the local one kept).
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The remote
@@ -53,13 +58,45 @@ pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
 
 /// Fetches the records.
 pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
-    let report = ctx.store()?.fetch_records(&args.remote)?;
-    Ok(render(
-        &report,
-        "fetched from",
-        args.format.json,
-        &format!("git hpp push {}", args.remote),
-    ))
+    let report = crate::reconcile::fetch(ctx.store()?, &args.remote)?;
+    let mut human = format!(
+        "fetched from {}: {} updated, {} merged, {} up to date",
+        report.remote,
+        report.updated.len(),
+        report.merged.len(),
+        report.up_to_date
+    );
+    if !report.ahead.is_empty() {
+        human.push_str(&format!(
+            ", {} to push (`git hpp push {}`)",
+            report.ahead.len(),
+            report.remote
+        ));
+    }
+    for name in &report.updated {
+        human.push_str(&format!("\n  updated {name}"));
+    }
+    for name in &report.merged {
+        human.push_str(&format!(
+            "\n  merged  {name} (both machines wrote it; `git hpp push {}` shares the merge)",
+            report.remote
+        ));
+    }
+    if report.notes_merged {
+        human.push_str(&format!("\n  merged  {}", hpp_store::NOTES_REF));
+    }
+    for d in &report.diverged {
+        human.push_str(&format!(
+            "\ndiverged: {} ({}); the local record was kept and the remote's is at {}. Next: {}.",
+            d.name, d.reason, d.staged, d.next
+        ));
+    }
+    let exit = if report.diverged.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Block
+    };
+    Ok(Outcome::document(args.format.json, &report, human, exit))
 }
 
 fn render(report: &SyncReport, verb: &str, json: bool, other_side: &str) -> Outcome {
@@ -74,13 +111,10 @@ fn render(report: &SyncReport, verb: &str, json: bool, other_side: &str) -> Outc
     }
     for r in &report.rejected {
         human.push_str(&format!(
-            "\ndiverged: {} ({}). Both sides recorded different history; nothing was overwritten. \
-             Compare with `git fetch {remote} {name}:refs/hpp-remote/{remote}/{short}`, keep one, and record the other's work as new events or records; then `{other_side}`.",
-            r.name,
-            r.reason,
-            remote = report.remote,
-            name = r.name,
-            short = r.name.trim_start_matches("refs/"),
+            "\ndiverged: {} ({}). The remote holds records this machine has not taken in; \
+             nothing was overwritten. Next: `{other_side}` (it merges what merges and says what \
+             to do with the rest), then push again.",
+            r.name, r.reason,
         ));
     }
     let exit = if report.rejected.is_empty() {

@@ -12,6 +12,7 @@
 
 pub mod cache;
 pub mod gates;
+pub mod reconcile;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -179,8 +180,18 @@ fn read_with_chain(
     spec: &LoopSpec,
     id: &LoopId,
 ) -> Result<(LoopState, Chain), Error> {
-    let ref_name = refs::loop_log(id);
-    let chain = store.read_chain(&ref_name, EVENT_FILE)?;
+    read_with_chain_at(store, spec, id, refs::loop_log(id))
+}
+
+/// As [`read_with_chain`], of loop `id`'s history as `ref_name` holds it (a fetch's staged
+/// copy, say).
+fn read_with_chain_at(
+    store: &Store,
+    spec: &LoopSpec,
+    id: &LoopId,
+    ref_name: String,
+) -> Result<(LoopState, Chain), Error> {
+    let chain = reconcile::without_joins(store, store.read_chain(&ref_name, EVENT_FILE)?)?;
     let (chain_report, events) = check_chain(&chain, spec);
     let projection = if chain_report.is_broken() {
         None

@@ -18,7 +18,7 @@ struct BranchPlan {
 }
 
 impl Hop<'_> {
-    fn tree_of(loaded: &Loaded) -> Result<TreeId, Error> {
+    pub(super) fn tree_of(loaded: &Loaded) -> Result<TreeId, Error> {
         TreeId::parse(&loaded.state.tree).ok_or_else(|| Error::BadTree(loaded.state.id.to_string()))
     }
 
@@ -72,7 +72,7 @@ impl Hop<'_> {
     /// accepted state, whose commit only records where hop began. There the user's own commit
     /// it was made from is the parent, so the accepted chain starts at the user's commit and a
     /// branch fast-forwarded to it gains only the landed states' commits.
-    fn chain_parent(&self, head: &Loaded) -> Result<Vec<CommitId>, Error> {
+    pub(super) fn chain_parent(&self, head: &Loaded) -> Result<Vec<CommitId>, Error> {
         if head.state.parent(Role::CanonicalParent).is_some() {
             return Ok(vec![head.commit.clone()]);
         }

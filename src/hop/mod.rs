@@ -18,6 +18,7 @@ mod check;
 mod doctor;
 mod inspect;
 mod land;
+mod reland;
 pub mod skill;
 mod views;
 

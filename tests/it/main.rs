@@ -38,6 +38,7 @@ mod lanes;
 mod layers;
 mod limits;
 mod loop_gates;
+mod machines;
 mod maps;
 mod modules;
 mod mutate;

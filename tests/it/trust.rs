@@ -1,7 +1,7 @@
 //! Trust from a clone, end to end on real repositories: machine A records work, evidence and a
 //! signed attestation and pushes them to a bare remote; machine B clones, fetches the records
 //! and verifies with nothing but the repository and an allowed-signers file. Each tamper on B
-//! is caught; sync never forces; `remote setup` makes plain `git fetch` carry the records.
+//! is caught; sync never forces; `remote setup` makes plain `git fetch` stage the records.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -489,7 +489,7 @@ fn a_diverged_loop_is_never_overwritten_by_push_or_fetch() {
     );
 
     let fetched = sandbox.hpp(["fetch", "--json"]).json(2);
-    assert_eq!(fetched["rejected"][0]["ref"], loop_ref, "{fetched}");
+    assert_eq!(fetched["diverged"][0]["ref"], loop_ref, "{fetched}");
     assert_eq!(
         sandbox.git(["rev-parse", loop_ref]),
         a_tip,
@@ -502,13 +502,16 @@ fn a_diverged_loop_is_never_overwritten_by_push_or_fetch() {
 }
 
 #[test]
-fn remote_setup_plans_then_applies_once_so_a_plain_fetch_brings_the_records() {
+fn remote_setup_plans_then_applies_once_so_a_plain_fetch_stages_the_records() {
     let trust = setup(true);
     let c = clone(&trust, "c");
     let config = |dir: &Path| trust.sandbox.git_in(dir, &["config", "--local", "--list"]);
     let before = config(&c);
     let plan = trust.sandbox.hpp_in(&c, &["remote", "setup"]).ok();
-    assert!(plan.contains("refs/hpp/*:refs/hpp/*"), "{plan}");
+    assert!(
+        plan.contains("+refs/hpp/*:refs/hpp-remote/origin/*"),
+        "{plan}"
+    );
     assert!(plan.contains("--apply"), "{plan}");
     assert_eq!(config(&c), before, "a plan writes nothing");
 
@@ -521,14 +524,20 @@ fn remote_setup_plans_then_applies_once_so_a_plain_fetch_brings_the_records() {
         .sandbox
         .git_in(&c, &["config", "--get-all", "remote.origin.fetch"]);
     assert!(
-        fetch.lines().any(|l| l == "refs/hpp/*:refs/hpp/*"),
-        "no forced refspec: {fetch}"
+        fetch
+            .lines()
+            .any(|l| l == "+refs/hpp/*:refs/hpp-remote/origin/*"),
+        "records are fetched into their staging mirror: {fetch}"
     );
-    assert!(!fetch.contains("+refs/hpp"), "{fetch}");
+    assert!(
+        !fetch.lines().any(|l| l.ends_with(":refs/hpp/*")),
+        "nothing is fetched straight into the records: {fetch}"
+    );
     let push = trust
         .sandbox
         .git_in(&c, &["config", "--get-all", "remote.origin.push"]);
     assert!(push.lines().any(|l| l == "refs/hpp/*:refs/hpp/*"), "{push}");
+    assert!(!push.contains("+refs/hpp"), "a push never forces: {push}");
     let after = config(&c);
 
     let again = trust
@@ -538,25 +547,33 @@ fn remote_setup_plans_then_applies_once_so_a_plain_fetch_brings_the_records() {
     assert_eq!(again["steps"], serde_json::json!([]));
     assert_eq!(config(&c), after, "a second --apply adds nothing");
 
-    assert!(
-        trust
-            .sandbox
-            .git_in(&c, &["for-each-ref", "refs/hpp/"])
-            .is_empty()
-    );
     trust.sandbox.git_in(&c, &["fetch", "-q"]);
-    let local = trust.sandbox.git_in(
+    let staged = trust.sandbox.git_in(
         &c,
         &[
             "for-each-ref",
             "--format=%(objectname)\t%(refname)",
-            "refs/hpp/",
+            "refs/hpp-remote/origin/",
         ],
     );
     let remote = trust
         .sandbox
-        .git_in(&c, &["ls-remote", "origin", "refs/hpp/*"]);
-    assert_eq!(local, remote, "a plain git fetch brought every record");
+        .git_in(&c, &["ls-remote", "origin", "refs/hpp/*"])
+        .replace("\trefs/hpp/", "\trefs/hpp-remote/origin/");
+    assert_eq!(staged, remote, "a plain git fetch staged every record");
+    assert!(
+        trust
+            .sandbox
+            .git_in(&c, &["for-each-ref", "refs/hpp/"])
+            .is_empty(),
+        "and took none in behind the user's back"
+    );
+    let taken = trust.sandbox.hpp_in(&c, &["fetch", "--json"]).json(0);
+    assert_eq!(
+        taken["updated"].as_array().map(Vec::len),
+        Some(3),
+        "{taken}"
+    );
     trust
         .sandbox
         .hpp_in(
@@ -659,14 +676,7 @@ fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
     assert_eq!(pushed["rejected"][0]["ref"], "refs/notes/hpp", "{pushed}");
     // A fetch merges both sides' notes forward; the push is then a fast-forward.
     let fetched = a.hpp(["fetch", "--json"]).json(0);
-    assert!(
-        fetched["updated"]
-            .as_array()
-            .expect("a list")
-            .iter()
-            .any(|r| r == "refs/notes/hpp"),
-        "{fetched}"
-    );
+    assert_eq!(fetched["notes_merged"], true, "{fetched}");
     a.hpp(["push"]).ok();
     let a_head = a.git(["rev-parse", "HEAD"]);
     let b_head = trust.git_b(&["rev-parse", "HEAD"]);

@@ -14,6 +14,7 @@
 //! this crate a commit or a tree is an id ([`CommitId`], [`TreeId`]), never a gix type.
 //!
 //! - `log`: chains read oldest first, appends by compare-and-swap, logs of one blob per commit;
+//! - `merge`: logs kept by several machines: read as sets, joined by deterministic merges;
 //! - `write`: the one write path (objects, fsync, compare-and-swap), unique commits;
 //! - [`retry`]: the one retry rule every compare-and-swap writer follows;
 //! - [`refs`]: the `refs/hpp/` layout, the one place that builds ref names;
@@ -29,6 +30,7 @@
 mod diff;
 mod git_cli;
 mod log;
+mod merge;
 mod pack;
 mod receive;
 mod records;
@@ -43,11 +45,15 @@ mod worktrees;
 mod write;
 
 pub use diff::{ChangeStatus, PathChange, TreeDiff};
+pub use merge::Relation;
 pub use receive::PendingUpdate;
 pub use records::{Content, NOTES_REF};
 pub use snapshot::{LEFT_OUT, SnapshotReport, is_left_out};
 pub use status::StatusEntry;
-pub use sync::{NOTES_PUSH, RECORDS, Rejected, SyncReport, notes_fetch, notes_staging};
+pub use sync::{
+    NOTES_PUSH, RECORDS, Rejected, STAGING_PREFIX, Staged, SyncReport, notes_fetch, notes_staging,
+    records_fetch,
+};
 pub use worktree_facts::WorktreeFacts;
 pub use worktrees::{Checkout, Worktree};
 

@@ -96,7 +96,7 @@ impl Store {
     }
 
     /// Reads the blob `file` of each commit's tree, in order; in parallel when there are many.
-    fn read_files(
+    pub(crate) fn read_files(
         &self,
         commits: &[(ObjectId, Vec<ObjectId>, ObjectId)],
         file: &str,
@@ -187,9 +187,10 @@ impl Store {
         })
     }
 
-    /// Reads the log at `name` whose every commit must hold the blob `file`.
+    /// Reads the log at `name` whose every entry commit must hold the blob `file`, as a set
+    /// (merges of two machines' writes joined, see `merge`), oldest first.
     pub fn read_log(&self, name: &str, file: &str) -> Result<Log, Error> {
-        let chain = self.read_chain(name, file)?;
+        let chain = self.read_set(name, file)?;
         let entries = chain
             .links
             .into_iter()

@@ -100,6 +100,54 @@ impl Store {
         Ok(commit.into())
     }
 
+    /// Moves `name` forward from `expected` to a commit that joins two histories: its first
+    /// parent `kept`, whose tree it carries plus the blobs `files`, and its second parent
+    /// `joined`, kept reachable. `expected` must be one of the two, so the move is forward.
+    /// Refuses with [`Error::Moved`] when `name` no longer points at `expected`.
+    pub fn join_record(
+        &self,
+        name: &str,
+        expected: &CommitId,
+        kept: &CommitId,
+        joined: &CommitId,
+        files: &[(&str, &[u8])],
+        message: &str,
+    ) -> Result<CommitId, Error> {
+        assert!(
+            expected == kept || expected == joined,
+            "a join moves its ref forward"
+        );
+        let repo = &self.repo;
+        let tree = repo
+            .find_commit(kept.oid())
+            .map_err(git("reading a record commit"))?
+            .tree_id()
+            .map_err(git("reading a record tree"))?
+            .detach();
+        let mut editor = repo.edit_tree(tree).map_err(git("editing a tree"))?;
+        for (file, bytes) in files {
+            let blob = repo
+                .write_blob(bytes)
+                .map_err(git("writing a record blob"))?
+                .detach();
+            editor
+                .upsert(*file, EntryKind::Blob, blob)
+                .map_err(git("editing a tree"))?;
+        }
+        let tree = editor
+            .write()
+            .map_err(git("writing a record tree"))?
+            .detach();
+        let mut commit = self.commit_object(tree, Some(kept.oid()), message);
+        commit.parents.push(joined.oid());
+        let id = repo
+            .write_object(&commit)
+            .map_err(git("writing a join commit"))?
+            .detach();
+        self.cas(name, Some(expected.oid()), id)?;
+        Ok(id.into())
+    }
+
     /// Creates a record under the first free name of [`refs::unique_names`] of `base` (`base`,
     /// `base-2`, ... `base-100`), so two writers recording in the same second get two names and
     /// neither overwrites the other. `build` is given the full ref name (records that name their

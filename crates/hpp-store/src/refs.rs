@@ -119,6 +119,15 @@ pub const GOTCHA_FAILURES: &str = "refs/hpp/gotchas/failures";
 /// The log of promoted gotchas.
 pub const GOTCHA_PROMOTED: &str = "refs/hpp/gotchas/promoted";
 
+/// Where a loop's history not kept by `event reconcile` is preserved:
+/// `refs/hpp/preserved/loops/<loop>/<commit>`, created once.
+pub const PRESERVED_PREFIX: &str = "refs/hpp/preserved/";
+
+/// Returns the ref that preserves the side of loop `id` ending at `commit`.
+pub fn preserved_loop(id: &LoopId, commit: &str) -> String {
+    format!("{PRESERVED_PREFIX}loops/{id}/{commit}")
+}
+
 /// Every ref the harness keeps, for push and fetch refspecs.
 pub const ALL: &str = "refs/hpp/*";
 

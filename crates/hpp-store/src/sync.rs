@@ -1,7 +1,10 @@
 //! Moving records between repositories, through the `git` CLI: gix 0.91 has no push, and a
-//! fetch through gix's local transport runs `git upload-pack` anyway. Record refspecs never
-//! carry `+`: an update that is not a fast-forward is rejected by git and reported as
-//! divergence, never resolved by overwriting.
+//! fetch through gix's local transport runs `git upload-pack` anyway. A push never forces: an
+//! update that is not a fast-forward is rejected by git and reported as divergence. A fetch
+//! never writes `refs/hpp/` at all: it mirrors the remote's records into
+//! `refs/hpp-remote/<remote>/` (forced, as `refs/remotes/` is), and the application reconciles
+//! each staged record into `refs/hpp/` forward only, so a plain `git fetch` with the same
+//! refspec cannot fail on a diverged record.
 //!
 //! The notes mirror is the one ref every machine writes, so it is not fetched over the local
 //! one: the remote's notes land in a staging ref, `refs/notes/remote-hpp/<remote>/hpp` (which
@@ -16,8 +19,17 @@ use serde::Serialize;
 
 use super::{Error, Store};
 
-/// The refspec that carries every record under the same name, in both directions.
+/// The push refspec that carries every record under the same name, never forced.
 pub const RECORDS: &str = "refs/hpp/*:refs/hpp/*";
+
+/// Where fetched records are staged: `refs/hpp-remote/<remote>/…` mirrors the remote's
+/// `refs/hpp/…` (outside `refs/hpp/`, so it is never pushed, never read as a record).
+pub const STAGING_PREFIX: &str = "refs/hpp-remote/";
+
+/// Returns the fetch refspec that stages `remote`'s records (forced: it is a mirror).
+pub fn records_fetch(remote: &str) -> String {
+    format!("+refs/hpp/*:{STAGING_PREFIX}{remote}/*")
+}
 
 /// The push refspec of the notes mirror (a glob, so it is quiet when there are no notes yet).
 pub const NOTES_PUSH: &str = "refs/notes/hpp*:refs/notes/hpp*";
@@ -42,7 +54,20 @@ pub struct Rejected {
     pub reason: String,
 }
 
-/// What a push or fetch did.
+/// The remote's records as a fetch staged them.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    /// The remote as given.
+    pub remote: String,
+    /// The staging prefix, `refs/hpp-remote/<name>/`.
+    pub prefix: String,
+    /// Each staged record under its local name (`refs/hpp/…`), with the remote's tip.
+    pub refs: Vec<(String, super::CommitId)>,
+    /// Whether the local notes mirror moved (the remote's notes merged in).
+    pub notes_moved: bool,
+}
+
+/// What a push did.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct SyncReport {
     /// The remote.
@@ -123,73 +148,70 @@ impl Store {
             .collect())
     }
 
-    /// Fetches every record from `remote` without forcing.
-    pub fn fetch_records(&self, remote: &str) -> Result<SyncReport, Error> {
-        // The outcome is read from the refs themselves, before and after, against what the
-        // remote advertises: no parsing of git's fetch output, which changes across versions
-        // (`--porcelain` only exists since git 2.41).
-        let (ok, advertised, stderr) = self.run_git(
-            &["ls-remote", remote, "refs/hpp/*"],
-            &format!("git ls-remote {remote}"),
-        )?;
-        if !ok {
-            return Err(Error::GitFailed {
-                what: format!("git ls-remote {remote}"),
-                stderr: whole_error(&stderr),
-            });
-        }
-        let before: std::collections::BTreeMap<String, super::CommitId> =
-            self.list(super::refs::PREFIX)?.into_iter().collect();
-        let staging_spec = notes_fetch(remote);
+    /// Fetches `remote`'s records into their staging namespace and merges its notes mirror.
+    ///
+    /// `refs/hpp-remote/<remote>/*` mirrors the remote's `refs/hpp/*` and may move any way (as
+    /// `refs/remotes/` does), so the fetch is forced there and never fails on divergence; the
+    /// local records are not touched. Returns each staged record under its local name, sorted.
+    pub fn fetch_staging(&self, remote: &str) -> Result<Staged, Error> {
+        let name = self.staging_name(remote);
+        let records = format!("+refs/hpp/*:{STAGING_PREFIX}{name}/*");
+        let notes = format!("+refs/notes/hpp*:refs/notes/remote-hpp/{name}/hpp*");
         let args = [
             "fetch",
             "--quiet",
             "--no-tags",
+            "--prune",
+            "--no-write-fetch-head",
             remote,
-            RECORDS,
-            staging_spec.as_str(),
+            records.as_str(),
+            notes.as_str(),
         ];
         let (ok, _, stderr) = self.run_git(&args, &format!("git fetch {remote}"))?;
-        let after: std::collections::BTreeMap<String, super::CommitId> =
-            self.list(super::refs::PREFIX)?.into_iter().collect();
-        let mut report = SyncReport {
-            remote: remote.to_owned(),
-            ..SyncReport::default()
-        };
-        for line in advertised.lines() {
-            let Some((id, name)) = line.split_once('\t') else {
-                continue;
-            };
-            match after.get(name) {
-                Some(local) if local.as_str() == id => {
-                    if before.get(name) == Some(local) {
-                        report.up_to_date += 1;
-                    } else {
-                        report.updated.push(name.to_owned());
-                    }
-                }
-                _ => report.rejected.push(Rejected {
-                    name: name.to_owned(),
-                    reason: "non-fast-forward: the local record differs and was kept".into(),
-                }),
-            }
-        }
-        if !ok && report.rejected.is_empty() {
+        if !ok {
             return Err(Error::GitFailed {
                 what: format!("git fetch {remote}"),
                 stderr: whole_error(&stderr),
             });
         }
-        if self.merge_notes(remote)? {
-            report.updated.push(super::NOTES_REF.to_owned());
-        }
-        Ok(report)
+        let prefix = format!("{STAGING_PREFIX}{name}/");
+        let refs = self
+            .list(&prefix)?
+            .into_iter()
+            .map(|(staged, id)| {
+                (
+                    format!("{}{}", super::refs::PREFIX, &staged[prefix.len()..]),
+                    id,
+                )
+            })
+            .collect();
+        let notes_moved = self.merge_notes(&name)?;
+        Ok(Staged {
+            remote: remote.to_owned(),
+            prefix,
+            refs,
+            notes_moved,
+        })
     }
 
-    /// Merges the staged notes of `remote` into the local notes mirror, forward only. Returns
+    /// The name `remote` is staged under: the remote's own name when it is a configured
+    /// remote, else (a URL or a path) `url-` and twelve hex digits of its hash, which a ref name
+    /// can always hold.
+    pub fn staging_name(&self, remote: &str) -> String {
+        if self
+            .config_string(&format!("remote.{remote}.url"))
+            .is_some()
+        {
+            remote.to_owned()
+        } else {
+            format!("url-{}", &self.blob_id(remote.as_bytes())[..12])
+        }
+    }
+
+    /// Merges the staged notes of the remote staged as `name` into the local notes mirror, forward only. Returns
     /// whether the local notes moved.
-    fn merge_notes(&self, remote: &str) -> Result<bool, Error> {
-        let staging = notes_staging(remote);
+    fn merge_notes(&self, name: &str) -> Result<bool, Error> {
+        let staging = notes_staging(name);
         let Some(theirs) = self.tip_oid(&staging)? else {
             return Ok(false);
         };
@@ -262,6 +284,22 @@ impl Store {
     /// format are respected).
     pub fn config_add(&self, key: &str, value: &str) -> Result<(), Error> {
         let (ok, _, stderr) = self.run_git(&["config", "--add", key, value], "git config")?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::GitFailed {
+                what: key.to_owned(),
+                stderr: whole_error(&stderr),
+            })
+        }
+    }
+
+    /// Removes the value `value` (exactly) from the multi-valued git config `key`.
+    pub fn config_unset(&self, key: &str, value: &str) -> Result<(), Error> {
+        let (ok, _, stderr) = self.run_git(
+            &["config", "--fixed-value", "--unset", key, value],
+            "git config",
+        )?;
         if ok {
             Ok(())
         } else {

@@ -4,6 +4,7 @@ pub mod append;
 pub mod export;
 pub mod import;
 pub mod log;
+pub mod reconcile;
 pub mod verify;
 
 use clap::Subcommand;
@@ -24,6 +25,7 @@ pub enum EventCommand {
     Log(log::EventLogArgs),
     Export(export::EventExportArgs),
     Import(import::EventImportArgs),
+    Reconcile(reconcile::EventReconcileArgs),
 }
 
 /// Runs one `event` verb.
@@ -34,5 +36,6 @@ pub fn dispatch(ctx: &Ctx, command: EventCommand) -> Result<Outcome, CliError> {
         EventCommand::Log(args) => log::cmd_event_log(ctx, &args),
         EventCommand::Export(args) => export::cmd_event_export(ctx, &args),
         EventCommand::Import(args) => import::cmd_event_import(ctx, &args),
+        EventCommand::Reconcile(args) => reconcile::cmd_event_reconcile(ctx, &args),
     }
 }

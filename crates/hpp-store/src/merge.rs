@@ -1,0 +1,280 @@
+//! Logs kept by several machines at once.
+//!
+//! A log whose entries commute (the board, a lane's log, handoffs, the gotcha memory) may be
+//! written on two machines between fetches; its two tips are then joined by a merge commit and
+//! the log is read as the set of every entry commit its tip reaches, each exactly once.
+//!
+//! The order of the set is the commit graph's own logical clock: an entry's Lamport time is
+//! its depth (one more than the deepest of its parents, a root is 1), so an entry always comes
+//! after every entry its writer had read; entries written without seeing one another are
+//! ordered by their commit time, then by id. A linear log reads exactly as its first-parent
+//! chain did. Merge commits carry no entry.
+//!
+//! A merge commit is a function of the two tips alone: its parents sorted by id, the tree it is
+//! given, a fixed identity dated at the later parent's commit time, and a message naming the
+//! log. Two machines merging the same two tips write the same commit, so neither has to merge
+//! the other's merge, and both reach it on their next fetch.
+
+use std::collections::HashMap;
+
+use gix::ObjectId;
+
+use super::{Chain, CommitId, Error, FALLBACK_EMAIL, FALLBACK_NAME, Link, Store, TreeId, git};
+
+/// How two tips of one ref stand to each other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Relation {
+    /// The same commit.
+    Same,
+    /// Ours contains theirs: nothing to take.
+    Ahead,
+    /// Theirs contains ours: a fast-forward.
+    Behind,
+    /// Each has commits the other lacks; the common base, if any.
+    Diverged(Option<CommitId>),
+}
+
+struct Node {
+    parents: Vec<ObjectId>,
+    tree: ObjectId,
+    time: i64,
+}
+
+impl Store {
+    /// How `ours` stands to `theirs`.
+    pub fn relation(&self, ours: &CommitId, theirs: &CommitId) -> Result<Relation, Error> {
+        if ours == theirs {
+            return Ok(Relation::Same);
+        }
+        let base = self
+            .repo
+            .merge_base(ours.oid(), theirs.oid())
+            .map_err(git("finding a merge base"))?
+            .map(|b| CommitId::from(b.detach()));
+        Ok(match base {
+            Some(b) if b == *theirs => Relation::Ahead,
+            Some(b) if b == *ours => Relation::Behind,
+            other => Relation::Diverged(other),
+        })
+    }
+
+    /// Reads the log at `name` as a set: every commit its tip reaches that is not a merge, in
+    /// Lamport order (see the module), with the blob `file` of each.
+    pub fn read_set(&self, name: &str, file: &str) -> Result<Chain, Error> {
+        match self.tip_oid(name)? {
+            None => Ok(Chain::default()),
+            Some(tip) => self.read_set_at(name, &tip.into(), file),
+        }
+    }
+
+    /// As [`Store::read_set`], from `tip` (a merge not yet on the log, say); `name` is for errors.
+    pub fn read_set_at(&self, name: &str, tip: &CommitId, file: &str) -> Result<Chain, Error> {
+        let tip = tip.oid();
+        let nodes = self.graph(name, tip)?;
+        let depth = depths(&nodes, tip);
+        let mut entries: Vec<(&ObjectId, &Node)> = nodes
+            .iter()
+            .filter(|(_, node)| node.parents.len() < 2)
+            .collect();
+        entries.sort_by_key(|(id, node)| (depth[*id], node.time, **id));
+        let commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)> = entries
+            .into_iter()
+            .map(|(id, node)| (*id, node.parents.clone(), node.tree))
+            .collect();
+        let payloads = self.read_files(&commits, file)?;
+        Ok(Chain {
+            tip: Some(tip.into()),
+            links: commits
+                .into_iter()
+                .zip(payloads)
+                .map(|((id, parents, _), payload)| Link {
+                    commit: id.into(),
+                    parents: parents.into_iter().map(Into::into).collect(),
+                    payload,
+                })
+                .collect(),
+        })
+    }
+
+    /// Writes the merge commit of two tips of the set log `name` with `tree` (no ref moves).
+    /// The same two tips and tree give the same commit on every machine.
+    pub fn write_set_merge(
+        &self,
+        name: &str,
+        one: &CommitId,
+        other: &CommitId,
+        tree: &TreeId,
+    ) -> Result<CommitId, Error> {
+        let time = |id: &CommitId| -> Result<i64, Error> {
+            let commit = self
+                .repo
+                .find_commit(id.oid())
+                .map_err(|_| Error::NotACommit {
+                    name: name.to_owned(),
+                    id: Some(id.to_string()),
+                })?;
+            Ok(commit.time().map(|t| t.seconds).unwrap_or(0))
+        };
+        let seconds = time(one)?.max(time(other)?);
+        let mut parents = [one.oid(), other.oid()];
+        parents.sort();
+        let who = gix::actor::Signature {
+            name: FALLBACK_NAME.into(),
+            email: FALLBACK_EMAIL.into(),
+            time: gix::date::Time::new(seconds, 0),
+        };
+        if tree.oid() == ObjectId::empty_tree(self.repo.object_hash()) {
+            // git knows the empty tree without storing it; a clone that fetches the merge needs
+            // the object itself.
+            self.repo
+                .write_object(gix::objs::Tree::empty())
+                .map_err(git("writing the empty tree"))?;
+        }
+        let commit = gix::objs::Commit {
+            tree: tree.oid(),
+            parents: parents.into_iter().collect(),
+            author: who.clone(),
+            committer: who,
+            encoding: None,
+            message: format!("hpp merge {name}\n\nHpp-Merge: {name}\n").into(),
+            extra_headers: Vec::new(),
+        };
+        let id = self
+            .repo
+            .write_object(&commit)
+            .map_err(git(format!("writing a merge of {name}")))?
+            .detach();
+        Ok(id.into())
+    }
+
+    /// Every commit `tip` reaches, with its parents, tree and commit time.
+    fn graph(&self, name: &str, tip: ObjectId) -> Result<HashMap<ObjectId, Node>, Error> {
+        let mut nodes = HashMap::new();
+        let mut stack = vec![tip];
+        while let Some(id) = stack.pop() {
+            if nodes.contains_key(&id) {
+                continue;
+            }
+            let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
+                name: name.to_owned(),
+                id: Some(id.to_string()),
+            })?;
+            let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+            let tree = commit
+                .tree_id()
+                .map_err(git(format!("reading the tree of {id}")))?
+                .detach();
+            let time = commit.time().map(|t| t.seconds).unwrap_or(0);
+            stack.extend(parents.iter().copied());
+            nodes.insert(
+                id,
+                Node {
+                    parents,
+                    tree,
+                    time,
+                },
+            );
+        }
+        Ok(nodes)
+    }
+}
+
+/// The depth of every node (1 for a root, else one more than its deepest parent), without
+/// recursion: a long log is deeper than any stack.
+fn depths(nodes: &HashMap<ObjectId, Node>, tip: ObjectId) -> HashMap<ObjectId, u64> {
+    let mut depth: HashMap<ObjectId, u64> = HashMap::with_capacity(nodes.len());
+    let mut stack = vec![(tip, false)];
+    while let Some((id, expanded)) = stack.pop() {
+        if depth.contains_key(&id) {
+            continue;
+        }
+        let parents = &nodes[&id].parents;
+        if expanded {
+            let deepest = parents.iter().map(|p| depth[p]).max().unwrap_or(0);
+            depth.insert(id, deepest + 1);
+        } else {
+            stack.push((id, true));
+            stack.extend(
+                parents
+                    .iter()
+                    .filter(|p| !depth.contains_key(*p))
+                    .map(|p| (*p, false)),
+            );
+        }
+    }
+    depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewRecord;
+
+    fn record(bytes: &[u8]) -> NewRecord<'_> {
+        NewRecord {
+            file: "e.json",
+            bytes,
+            message: "test",
+        }
+    }
+
+    fn payloads(chain: &Chain) -> Vec<String> {
+        chain
+            .links
+            .iter()
+            .map(|l| String::from_utf8(l.payload.clone().unwrap_or_default()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_merged_log_reads_each_entry_once_after_everything_its_writer_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let log = "refs/hpp/board/log";
+        let base = store.append(log, None, &record(b"base")).unwrap();
+        let a1 = store.append(log, Some(&base), &record(b"a1")).unwrap();
+        let a2 = store.append(log, Some(&a1), &record(b"a2")).unwrap();
+        let side = "refs/hpp/side";
+        store.create_ref(side, &base).unwrap();
+        let b1 = store.append(side, Some(&base), &record(b"b1")).unwrap();
+        assert_eq!(
+            store.relation(&a2, &b1).unwrap(),
+            Relation::Diverged(Some(base.clone()))
+        );
+        assert_eq!(store.relation(&a2, &a1).unwrap(), Relation::Ahead);
+        assert_eq!(store.relation(&a1, &a2).unwrap(), Relation::Behind);
+        let empty = store.empty_tree();
+        let one = store.write_set_merge(log, &a2, &b1, &empty).unwrap();
+        let two = store.write_set_merge(log, &b1, &a2, &empty).unwrap();
+        assert_eq!(one, two, "either side merging writes the same commit");
+        store.move_ref(log, &a2, &one).unwrap();
+        let set = store.read_set(log, "e.json").unwrap();
+        let read = payloads(&set);
+        assert_eq!(read.len(), 4);
+        assert_eq!(read[0], "base");
+        assert!(read.iter().position(|p| p == "a1") < read.iter().position(|p| p == "a2"));
+        let c = store.append(log, Some(&one), &record(b"after")).unwrap();
+        let read = payloads(&store.read_set(log, "e.json").unwrap());
+        assert_eq!(read.last().map(String::as_str), Some("after"));
+        assert_eq!(store.tip(log).unwrap(), Some(c));
+    }
+
+    #[test]
+    fn control_a_linear_log_reads_as_its_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let log = "refs/hpp/gotchas/failures";
+        let mut tip = None;
+        for i in 0..5 {
+            tip = Some(
+                store
+                    .append(log, tip.as_ref(), &record(format!("{i}").as_bytes()))
+                    .unwrap(),
+            );
+        }
+        let set = store.read_set(log, "e.json").unwrap();
+        let chain = store.read_chain(log, "e.json").unwrap();
+        assert_eq!(set, chain);
+        assert_eq!(payloads(&set), ["0", "1", "2", "3", "4"]);
+    }
+}

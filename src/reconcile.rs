@@ -1,0 +1,304 @@
+//! Many machines, one history: fetched records reconciled into `refs/hpp/`.
+//!
+//! A fetch stages the remote's records under `refs/hpp-remote/<remote>/` (the store's `sync`),
+//! so a plain `git fetch` or `git pull` never fails on them. [`fetch`] then takes each staged
+//! record into `refs/hpp/` by compare-and-swap, forward only:
+//!
+//! - a record only the remote has is created; one the remote moved on is fast-forwarded; one
+//!   the remote lacks or has an older form of is left for the next push;
+//! - a **set log** ([`Kind::Set`]: the board, lane logs with their heartbeats, handoffs, the
+//!   gotcha memory), whose entries commute, is merged when both sides wrote: a merge commit
+//!   whose log reads every entry of both sides exactly once, in the graph's Lamport order, and
+//!   which any machine merging the same two tips writes identically (the store's `merge`). A
+//!   board whose joined events break a board rule (both machines moved one item) is not merged
+//!   but reported;
+//! - the **accepted chain** of Hop re-lands the other side's landings on this side's head (as
+//!   `hop land` would: `Hop::reland`), or reports which overlap;
+//! - a **sequence** (a loop: one work item's history) that diverged is a real conflict: it is
+//!   reported with the command that settles it, `git hpp event reconcile`;
+//! - a record created once (evidence, attestations, deliberations, Hop states) that differs is
+//!   reported; nothing writes one twice.
+//!
+//! Nothing is overwritten: the local record stays where it was on every outcome but a
+//! fast-forward or a merge that contains it, and the remote's stays staged.
+
+use serde::Serialize;
+
+use hpp_store::{self as store, CommitId, Relation, Store, refs};
+
+/// Why a reconciliation failed (the store; every record-level outcome is in the [`Report`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    /// Hop failed while re-landing.
+    #[error(transparent)]
+    Hop(#[from] Box<crate::hop::Error>),
+}
+
+/// A log whose entries commute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetLog {
+    /// `refs/hpp/board/log`: merged only if the joined events keep every board rule.
+    Board,
+    /// `refs/hpp/lanes/<lane>`: claims, heartbeats and the close; the merge holds the record
+    /// that stands (a close over anything, else the later heartbeat).
+    Lane,
+    /// `refs/hpp/handoffs/<lane>`.
+    Handoffs,
+    /// `refs/hpp/gotchas/failures` and `refs/hpp/gotchas/promoted`.
+    Gotchas,
+}
+
+/// How a record behaves when two machines wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Entries commute: merged.
+    Set(SetLog),
+    /// Hop's accepted chain: the other side's landings re-landed.
+    Accepted,
+    /// A loop: a conflict, settled by `git hpp event reconcile --loop <loop>`.
+    Loop(String),
+    /// Anything else: created once, or moved by one writer.
+    Other,
+}
+
+/// The kind of the record `name` (`refs/hpp/…`).
+pub fn kind(name: &str) -> Kind {
+    if name == refs::BOARD_LOG {
+        Kind::Set(SetLog::Board)
+    } else if name.starts_with(refs::LANES_PREFIX) {
+        Kind::Set(SetLog::Lane)
+    } else if name.starts_with(refs::HANDOFFS_PREFIX) {
+        Kind::Set(SetLog::Handoffs)
+    } else if name == refs::GOTCHA_FAILURES || name == refs::GOTCHA_PROMOTED {
+        Kind::Set(SetLog::Gotchas)
+    } else if name == refs::HOP_ACCEPTED {
+        Kind::Accepted
+    } else if let Some(id) = name.strip_prefix(refs::LOOPS_PREFIX) {
+        Kind::Loop(id.to_owned())
+    } else {
+        Kind::Other
+    }
+}
+
+/// A record both sides wrote that was not reconciled.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diverged {
+    /// The local record.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// Where the remote's form of it is staged.
+    pub staged: String,
+    /// Why it was not reconciled.
+    pub reason: String,
+    /// What to do.
+    pub next: String,
+}
+
+/// What [`fetch`] did.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Report {
+    /// The remote.
+    pub remote: String,
+    /// Where its records are staged.
+    pub staging: String,
+    /// Records created or fast-forwarded from the remote.
+    pub updated: Vec<String>,
+    /// Set logs and accepted chains both sides wrote, now joined (the merge is local until
+    /// pushed).
+    pub merged: Vec<String>,
+    /// Records that hold something the remote lacks (to push).
+    pub ahead: Vec<String>,
+    /// Records already equal on both sides.
+    pub up_to_date: usize,
+    /// Records both sides wrote that were not reconciled; the local form kept.
+    pub diverged: Vec<Diverged>,
+    /// Whether the remote's notes were merged into the local notes mirror.
+    pub notes_merged: bool,
+}
+
+/// Fetches `remote`'s records into staging and reconciles each into `refs/hpp/`.
+pub fn fetch(store: &Store, remote: &str) -> Result<Report, Error> {
+    let staged = store.fetch_staging(remote)?;
+    let mut report = Report {
+        remote: remote.to_owned(),
+        staging: staged.prefix.clone(),
+        notes_merged: staged.notes_moved,
+        ..Report::default()
+    };
+    // Hop's accepted chain last: re-landing reads the other side's states through their pins,
+    // which are taken in first.
+    let (accepted, rest): (Vec<_>, Vec<_>) = staged
+        .refs
+        .iter()
+        .partition(|(name, _)| kind(name) == Kind::Accepted);
+    for (name, theirs) in rest.into_iter().chain(accepted) {
+        let staged_name = format!("{}{}", staged.prefix, &name[refs::PREFIX.len()..]);
+        let outcome = take(store, name, theirs, &staged_name)?;
+        match outcome {
+            Outcome::Created | Outcome::Forwarded => report.updated.push(name.clone()),
+            Outcome::Merged => report.merged.push(name.clone()),
+            Outcome::Same => report.up_to_date += 1,
+            Outcome::Ahead => report.ahead.push(name.clone()),
+            Outcome::Diverged { reason, next } => report.diverged.push(Diverged {
+                name: name.clone(),
+                staged: staged_name,
+                reason,
+                next,
+            }),
+        }
+    }
+    Ok(report)
+}
+
+enum Outcome {
+    Created,
+    Forwarded,
+    Merged,
+    Same,
+    Ahead,
+    Diverged { reason: String, next: String },
+}
+
+const RACED: &str = "it moved here while the fetch ran";
+
+/// Takes the remote's `theirs` of `name` as far as its kind allows.
+fn take(store: &Store, name: &str, theirs: &CommitId, staged: &str) -> Result<Outcome, Error> {
+    let again = || Outcome::Diverged {
+        reason: RACED.to_owned(),
+        next: "run `git hpp fetch` again".to_owned(),
+    };
+    let Some(ours) = store.tip(name)? else {
+        return Ok(match store.create_ref(name, theirs) {
+            Ok(()) => Outcome::Created,
+            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => again(),
+            Err(e) => return Err(e.into()),
+        });
+    };
+    match store.relation(&ours, theirs)? {
+        Relation::Same => return Ok(Outcome::Same),
+        Relation::Ahead => return Ok(Outcome::Ahead),
+        Relation::Behind => {
+            return Ok(match store.move_ref(name, &ours, theirs) {
+                Ok(()) => Outcome::Forwarded,
+                Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => again(),
+                Err(e) => return Err(e.into()),
+            });
+        }
+        Relation::Diverged(_) => {}
+    }
+    let joined = match kind(name) {
+        Kind::Set(log) => merge_set(store, name, log, &ours, theirs)?,
+        Kind::Accepted => {
+            let hop = crate::hop::Hop::new(store).map_err(Box::new)?;
+            return Ok(match hop.reland(&ours, theirs) {
+                Ok(Ok(_)) => Outcome::Merged,
+                Ok(Err(reason)) => Outcome::Diverged {
+                    reason,
+                    next: format!(
+                        "compare with `git hpp hop history` and `git log {staged}`, land what is                          missing by hand (`git hpp hop land`), fetch again"
+                    ),
+                },
+                Err(crate::hop::Error::Store(
+                    store::Error::Moved { .. } | store::Error::Busy { .. },
+                )) => again(),
+                Err(e) => return Err(Box::new(e).into()),
+            });
+        }
+        Kind::Loop(id) => {
+            return Ok(Outcome::Diverged {
+                reason: "a loop is one work item's history and both machines appended to it"
+                    .to_owned(),
+                next: format!(
+                    "keep one side with `git hpp event reconcile --loop {id} --keep ours` (or \
+                     `--keep theirs`); the other stays reachable"
+                ),
+            });
+        }
+        Kind::Other => {
+            return Ok(Outcome::Diverged {
+                reason: "this record is written once, and the two sides differ".to_owned(),
+                next: format!("compare with `git log {staged}`; nothing was overwritten"),
+            });
+        }
+    };
+    let merged = match joined {
+        Ok(merged) => merged,
+        Err(reason) => {
+            return Ok(Outcome::Diverged {
+                reason,
+                next: format!(
+                    "compare with `git log {staged}`, settle the item on one machine, fetch again"
+                ),
+            });
+        }
+    };
+    Ok(match store.move_ref(name, &ours, &merged) {
+        Ok(()) => Outcome::Merged,
+        Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => again(),
+        Err(e) => return Err(e.into()),
+    })
+}
+
+/// Writes the merge of a set log's two tips (no ref moves), or says why they do not join.
+fn merge_set(
+    store: &Store,
+    name: &str,
+    log: SetLog,
+    ours: &CommitId,
+    theirs: &CommitId,
+) -> Result<Result<CommitId, String>, Error> {
+    let tree = match log {
+        SetLog::Lane => match standing_lane(store, name, ours, theirs)? {
+            Ok(tree) => tree,
+            Err(reason) => return Ok(Err(reason)),
+        },
+        SetLog::Board | SetLog::Handoffs | SetLog::Gotchas => store.empty_tree(),
+    };
+    let merged = store.write_set_merge(name, ours, theirs, &tree)?;
+    if log == SetLog::Board
+        && let Err(e) = crate::board::read_at(store, &merged)
+    {
+        return Ok(Err(format!("the two boards do not compose: {e}")));
+    }
+    Ok(Ok(merged))
+}
+
+/// The tree of the lane record that stands after two machines wrote one lane: a close over
+/// anything, else the later heartbeat; a tie goes to the smaller commit id, so every machine
+/// picks the same.
+fn standing_lane(
+    store: &Store,
+    name: &str,
+    ours: &CommitId,
+    theirs: &CommitId,
+) -> Result<Result<store::TreeId, String>, Error> {
+    let read =
+        |commit: &CommitId| -> Result<Result<hpp_core::lane::claim::LaneRecord, String>, Error> {
+            let Some(bytes) = store.read_commit_file(commit, crate::lanes::LANE_FILE)? else {
+                return Ok(Err(format!("{commit} has no {}", crate::lanes::LANE_FILE)));
+            };
+            Ok(hpp_core::lane::claim::LaneRecord::parse(name, &bytes).map_err(|e| e.to_string()))
+        };
+    let (a, b) = match (read(ours)?, read(theirs)?) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    if a.id != b.id {
+        return Ok(Err(format!(
+            "the two sides name lanes {} and {}",
+            a.id, b.id
+        )));
+    }
+    let rank = |r: &hpp_core::lane::claim::LaneRecord, c: &CommitId| {
+        (r.is_closed(), r.heartbeat_at, std::cmp::Reverse(c.clone()))
+    };
+    let winner = if rank(&a, ours) >= rank(&b, theirs) {
+        ours
+    } else {
+        theirs
+    };
+    Ok(Ok(store.commit_tree(winner)?))
+}

@@ -1,0 +1,860 @@
+//! Many machines, one history: clones of one bare remote writing records between fetches.
+//! A plain `git pull` never fails on the records (they are staged under `refs/hpp-remote/`);
+//! logs whose entries commute merge themselves on `git hpp fetch`; a diverged loop is settled
+//! by `git hpp event reconcile` with both sides kept reachable; Hop's accepted chain re-lands
+//! the other side's landings. The convergence test runs three clones in a seeded random order,
+//! one round of it through `git daemon` on 127.0.0.1.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::harness::{GitDaemon, HOP, Run, Sandbox};
+
+const LOOP_REF: &str = "refs/hpp/loops/feature";
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("sandbox paths are UTF-8")
+}
+
+/// A bare remote with the sandbox's `main`, and `n` clones of it with `remote setup --apply`.
+struct Machines {
+    sandbox: Sandbox,
+    remote: PathBuf,
+    clones: Vec<PathBuf>,
+}
+
+impl Machines {
+    fn new(n: usize) -> Self {
+        let sandbox = Sandbox::repo();
+        let remote = sandbox.path("remote.git");
+        sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+        sandbox.git(["push", "-q", text(&remote), "main"]);
+        let clones = (0..n)
+            .map(|i| {
+                let dir = sandbox.path(&format!("m{i}"));
+                sandbox.git(["clone", "-q", text(&remote), text(&dir)]);
+                sandbox.hpp_in(&dir, &["remote", "setup", "--apply"]).ok();
+                dir
+            })
+            .collect();
+        Machines {
+            sandbox,
+            remote,
+            clones,
+        }
+    }
+
+    fn hpp(&self, m: usize, args: &[&str]) -> Run {
+        self.sandbox.hpp_in(&self.clones[m], args)
+    }
+
+    fn git(&self, m: usize, args: &[&str]) -> String {
+        self.sandbox.git_in(&self.clones[m], args)
+    }
+
+    /// `git hpp fetch` then `git hpp push` on machine `m`, whatever they report.
+    fn sync(&self, m: usize) {
+        let fetched = self.hpp(m, &["fetch"]);
+        assert!(matches!(fetched.code, 0 | 2), "fetch on m{m}:\n{fetched}");
+        let pushed = self.hpp(m, &["push"]);
+        assert!(matches!(pushed.code, 0 | 2), "push on m{m}:\n{pushed}");
+    }
+
+    /// Each machine's `refs/hpp/` as `<id> <ref>` lines.
+    fn records(&self, m: usize) -> String {
+        self.git(
+            m,
+            &[
+                "for-each-ref",
+                "--format=%(objectname) %(refname)",
+                "refs/hpp/",
+            ],
+        )
+    }
+
+    fn append(&self, m: usize, who: &str) {
+        self.hpp(
+            m,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--loop",
+                "feature",
+                "--data",
+                &format!(r#"{{"who":"{who}","work":"W","maker":"agent-{who}"}}"#),
+            ],
+        )
+        .ok();
+    }
+
+    /// Makes `refs/hpp/loops/feature` diverge: m0 and m1 each start it; m1 publishes first.
+    /// Returns (m0's tip, m1's tip).
+    fn diverged_loop(&self) -> (String, String) {
+        self.append(0, "zero");
+        self.append(1, "one");
+        self.hpp(1, &["push"]).ok();
+        (
+            self.git(0, &["rev-parse", LOOP_REF]),
+            self.git(1, &["rev-parse", LOOP_REF]),
+        )
+    }
+}
+
+/// The payloads of every entry commit (no merges) of `log` on machine `m`, file `file`.
+fn entries(machines: &Machines, m: usize, log: &str, file: &str) -> Vec<Value> {
+    let listed = machines.git(m, &["rev-list", "--no-merges", log]);
+    listed
+        .lines()
+        .map(|commit| {
+            let body = machines.git(m, &["show", &format!("{commit}:{file}")]);
+            serde_json::from_str(&body).expect("an entry is JSON")
+        })
+        .collect()
+}
+
+fn is_ancestor(machines: &Machines, m: usize, ancestor: &str, descendant: &str) -> bool {
+    machines
+        .sandbox
+        .command("git", &machines.clones[m])
+        .args(["merge-base", "--is-ancestor", ancestor, descendant])
+        .status()
+        .expect("git runs")
+        .success()
+}
+
+#[test]
+fn a_plain_git_pull_succeeds_with_a_diverged_loop_on_the_remote() {
+    let machines = Machines::new(2);
+    let (zero, one) = machines.diverged_loop();
+    // m1 also moves main on, so the pull has something to bring.
+    std::fs::write(machines.clones[1].join("NEWS"), "one\n").expect("writable");
+    machines.git(1, &["add", "NEWS"]);
+    machines.git(1, &["commit", "-q", "-m", "news"]);
+    machines.git(1, &["push", "-q", "origin", "main"]);
+
+    let pulled = machines
+        .sandbox
+        .command("git", &machines.clones[0])
+        .args(["pull", "-q", "--ff-only"])
+        .output()
+        .expect("git runs");
+    assert!(
+        pulled.status.success(),
+        "git pull failed:\n{}",
+        Run::from_output(&pulled)
+    );
+    assert!(machines.clones[0].join("NEWS").exists(), "the pull merged");
+    assert_eq!(
+        machines.git(0, &["rev-parse", LOOP_REF]),
+        zero,
+        "the local loop is untouched"
+    );
+    assert_eq!(
+        machines.git(0, &["rev-parse", "refs/hpp-remote/origin/loops/feature"]),
+        one,
+        "the remote's loop is staged"
+    );
+}
+
+#[test]
+fn control_the_old_refspec_breaks_a_plain_pull_and_remote_setup_replaces_it() {
+    let machines = Machines::new(2);
+    machines.diverged_loop();
+    // What `remote setup` wrote before records were staged.
+    machines.git(
+        0,
+        &[
+            "config",
+            "--add",
+            "remote.origin.fetch",
+            "refs/hpp/*:refs/hpp/*",
+        ],
+    );
+    let pull = |m: &Machines| {
+        m.sandbox
+            .command("git", &m.clones[0])
+            .args(["pull", "-q", "--ff-only"])
+            .output()
+            .expect("git runs")
+    };
+    let broken = pull(&machines);
+    assert!(
+        !broken.status.success(),
+        "a diverged record fails a plain pull under the old refspec"
+    );
+    let setup = machines
+        .hpp(0, &["remote", "setup", "--apply", "--json"])
+        .json(0);
+    assert_eq!(setup["steps"][0]["action"], "unset", "{setup}");
+    assert_eq!(setup["steps"][0]["value"], "refs/hpp/*:refs/hpp/*");
+    let fetch = machines.git(0, &["config", "--get-all", "remote.origin.fetch"]);
+    assert!(
+        !fetch.lines().any(|l| l == "refs/hpp/*:refs/hpp/*"),
+        "{fetch}"
+    );
+    assert!(
+        fetch
+            .lines()
+            .any(|l| l == "+refs/hpp/*:refs/hpp-remote/origin/*"),
+        "{fetch}"
+    );
+    let fixed = pull(&machines);
+    assert!(fixed.status.success(), "{}", Run::from_output(&fixed));
+}
+
+#[test]
+fn a_diverged_loop_is_reported_and_reconcile_keeps_both_sides_reachable() {
+    let machines = Machines::new(2);
+    let (zero, one) = machines.diverged_loop();
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(2);
+    assert_eq!(fetched["diverged"][0]["ref"], LOOP_REF, "{fetched}");
+    let next = fetched["diverged"][0]["next"]
+        .as_str()
+        .expect("a next step");
+    assert!(
+        next.contains("git hpp event reconcile --loop feature --keep ours"),
+        "{next}"
+    );
+    assert_eq!(machines.git(0, &["rev-parse", LOOP_REF]), zero);
+
+    let done = machines
+        .hpp(
+            0,
+            &[
+                "event",
+                "reconcile",
+                "--loop",
+                "feature",
+                "--keep",
+                "ours",
+                "--json",
+            ],
+        )
+        .json(0);
+    let join = done["commit"].as_str().expect("a join").to_owned();
+    assert_eq!(machines.git(0, &["rev-parse", LOOP_REF]), join);
+    assert!(is_ancestor(&machines, 0, &zero, &join), "ours is reachable");
+    assert!(
+        is_ancestor(&machines, 0, &one, &join),
+        "theirs is reachable"
+    );
+    let preserved = format!("refs/hpp/preserved/loops/feature/{one}");
+    assert_eq!(machines.git(0, &["rev-parse", &preserved]), one);
+    let record: Value =
+        serde_json::from_str(&machines.git(0, &["show", &format!("{join}:reconcile.json")]))
+            .expect("the join records the choice");
+    assert_eq!(record["schema"], "hpp.loop-reconcile/v1");
+    assert_eq!(record["keep"], "ours");
+    assert_eq!(record["kept"], zero.as_str());
+    assert_eq!(record["preserved"], one.as_str());
+
+    // The loop is ours, intact, and takes the next event on the join.
+    let verified = machines
+        .hpp(0, &["event", "verify", "--loop", "feature", "--json"])
+        .json(0);
+    assert_eq!(verified["status"], "intact", "{verified}");
+    assert_eq!(verified["events"], 1);
+    let log = machines.hpp(0, &["event", "log", "--loop", "feature"]).ok();
+    assert!(
+        log.contains("zero") || log.contains("work_started"),
+        "{log}"
+    );
+    let exported = machines
+        .hpp(0, &["event", "export", "--loop", "feature"])
+        .ok();
+    assert_eq!(
+        exported.lines().count(),
+        1,
+        "one event, the join is no event"
+    );
+    assert!(exported.contains("\"who\":\"zero\""), "{exported}");
+    machines
+        .hpp(
+            0,
+            &[
+                "evidence",
+                "run",
+                "--id",
+                "tests",
+                "--loop",
+                "feature",
+                "--artifact",
+                "out/*.txt",
+                "--record-event",
+                "--",
+                "sh",
+                "-c",
+                "mkdir -p out; echo ok > out/r.txt",
+            ],
+        )
+        .ok();
+    let verified = machines
+        .hpp(0, &["event", "verify", "--loop", "feature", "--json"])
+        .json(0);
+    assert_eq!(verified["status"], "intact", "{verified}");
+    assert_eq!(verified["events"], 2, "the next event went on the join");
+
+    // Forward on the remote too: a plain push, no force; the other machine fast-forwards.
+    let tip = machines.git(0, &["rev-parse", LOOP_REF]);
+    assert!(is_ancestor(&machines, 0, &join, &tip));
+    machines.hpp(0, &["push"]).ok();
+    let taken = machines.hpp(1, &["fetch", "--json"]).json(0);
+    assert!(
+        taken["updated"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .any(|r| r == LOOP_REF),
+        "{taken}"
+    );
+    assert_eq!(machines.git(1, &["rev-parse", LOOP_REF]), tip);
+    let on_one = machines
+        .hpp(1, &["event", "verify", "--loop", "feature", "--json"])
+        .json(0);
+    assert_eq!(on_one["status"], "intact");
+    machines.hpp(1, &["doctor"]).ok();
+}
+
+#[test]
+fn reconcile_keeping_theirs_makes_the_remote_history_the_loop() {
+    let machines = Machines::new(2);
+    let (zero, one) = machines.diverged_loop();
+    let fetched = machines.hpp(0, &["fetch"]).exit(2);
+    assert!(
+        fetched.stdout.contains("diverged: refs/hpp/loops/feature"),
+        "{fetched}"
+    );
+    machines
+        .hpp(
+            0,
+            &[
+                "event",
+                "reconcile",
+                "--loop",
+                "feature",
+                "--keep",
+                "theirs",
+            ],
+        )
+        .ok();
+    let exported = machines
+        .hpp(0, &["event", "export", "--loop", "feature"])
+        .ok();
+    assert!(exported.contains("\"who\":\"one\""), "{exported}");
+    let tip = machines.git(0, &["rev-parse", LOOP_REF]);
+    assert!(is_ancestor(&machines, 0, &zero, &tip));
+    assert!(is_ancestor(&machines, 0, &one, &tip));
+    assert_eq!(
+        machines.git(
+            0,
+            &[
+                "rev-parse",
+                &format!("refs/hpp/preserved/loops/feature/{zero}")
+            ]
+        ),
+        zero
+    );
+}
+
+#[test]
+fn control_reconcile_refuses_a_loop_that_has_not_diverged() {
+    let machines = Machines::new(2);
+    machines.append(0, "zero");
+    machines.hpp(0, &["push"]).ok();
+    machines.hpp(0, &["fetch"]).ok();
+    let before = machines.records(0);
+    let refused = machines
+        .hpp(
+            0,
+            &["event", "reconcile", "--loop", "feature", "--keep", "ours"],
+        )
+        .refused();
+    assert_eq!(
+        refused,
+        "loop feature has not diverged from origin's: both sides are the same"
+    );
+    let unstaged = machines
+        .hpp(
+            1,
+            &["event", "reconcile", "--loop", "feature", "--keep", "ours"],
+        )
+        .refused();
+    assert_eq!(unstaged, "loop feature has no events here");
+    machines.append(1, "one");
+    let nothing = machines
+        .hpp(
+            1,
+            &["event", "reconcile", "--loop", "feature", "--keep", "ours"],
+        )
+        .refused();
+    assert_eq!(
+        nothing,
+        "nothing of loop feature is staged from origin: run `git hpp fetch origin` first"
+    );
+    assert_eq!(machines.records(0), before, "nothing written");
+}
+
+fn claim(machines: &Machines, m: usize, item: &str) -> Run {
+    machines.hpp(
+        m,
+        &[
+            "board",
+            "claim",
+            item,
+            "--lane",
+            &format!("lane-{m}"),
+            "--model",
+            "gpt-5",
+        ],
+    )
+}
+
+fn board_items(machines: &Machines, m: usize) -> Vec<String> {
+    let status = machines.hpp(m, &["board", "status"]).json(0);
+    let mut items: Vec<String> = status
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|i| i["item_id"].as_str().expect("an item").to_owned())
+        .collect();
+    items.sort();
+    items
+}
+
+#[test]
+fn board_entries_written_on_two_machines_merge_once_and_both_reach_the_same_merge() {
+    let machines = Machines::new(2);
+    claim(&machines, 0, "A").ok();
+    claim(&machines, 1, "B").ok();
+    claim(&machines, 1, "C").ok();
+    machines.hpp(1, &["push"]).ok();
+    // m0 cannot push its board: the remote's moved on.
+    let refused = machines.hpp(0, &["push"]).exit(2);
+    assert!(
+        refused.stdout.contains("Next: `git hpp fetch origin`"),
+        "{refused}"
+    );
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(0);
+    assert_eq!(fetched["merged"][0], "refs/hpp/board/log", "{fetched}");
+    assert_eq!(board_items(&machines, 0), ["A", "B", "C"]);
+    let merge = machines.git(0, &["rev-parse", "refs/hpp/board/log"]);
+    assert_eq!(
+        machines
+            .git(0, &["rev-list", "--parents", "-n1", &merge])
+            .split(' ')
+            .count(),
+        3,
+        "a merge commit of the two tips"
+    );
+    // m1 merges the same two tips on its own before m0 pushes: the same commit.
+    let alone = machines.hpp(1, &["fetch"]);
+    assert_eq!(alone.code, 0, "{alone}");
+    machines.hpp(0, &["push"]).ok();
+    machines.hpp(1, &["fetch"]).ok();
+    assert_eq!(machines.git(1, &["rev-parse", "refs/hpp/board/log"]), merge);
+    assert_eq!(board_items(&machines, 1), ["A", "B", "C"]);
+    let events = entries(&machines, 1, "refs/hpp/board/log", "events.json");
+    assert_eq!(events.len(), 3, "each write once");
+    // The log goes on from the merge on either machine.
+    claim(&machines, 1, "D").ok();
+    machines.hpp(1, &["push"]).ok();
+    machines.hpp(0, &["fetch"]).ok();
+    assert_eq!(board_items(&machines, 0), ["A", "B", "C", "D"]);
+    machines.hpp(0, &["doctor"]).ok();
+}
+
+#[test]
+fn control_two_machines_declaring_one_competition_is_reported_not_merged() {
+    let machines = Machines::new(2);
+    claim(&machines, 0, "X").ok();
+    claim(&machines, 1, "Y").ok();
+    for m in [0, 1, 0, 1] {
+        machines.sync(m);
+    }
+    let compete = |m: usize| {
+        machines
+            .hpp(
+                m,
+                &[
+                    "board", "compete", "--task", "T", "--items", "X,Y", "--lane", "coord",
+                    "--model", "gpt-5",
+                ],
+            )
+            .ok();
+    };
+    compete(0);
+    compete(1);
+    machines.hpp(1, &["push"]).ok();
+    let before = machines.git(0, &["rev-parse", "refs/hpp/board/log"]);
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(2);
+    assert_eq!(fetched["diverged"][0]["ref"], "refs/hpp/board/log");
+    let reason = fetched["diverged"][0]["reason"].as_str().expect("a reason");
+    assert!(reason.contains("do not compose"), "{reason}");
+    assert!(reason.contains("competition T"), "{reason}");
+    assert_eq!(
+        machines.git(0, &["rev-parse", "refs/hpp/board/log"]),
+        before,
+        "the local board is kept"
+    );
+    machines.hpp(0, &["board", "status"]).json(0);
+}
+
+#[test]
+fn gotchas_and_handoffs_from_two_machines_are_all_kept() {
+    let machines = Machines::new(2);
+    for (m, task) in [(0, "build zero"), (1, "build one")] {
+        machines
+            .hpp(
+                m,
+                &[
+                    "gotcha",
+                    "record",
+                    "--task",
+                    task,
+                    "--message",
+                    "error: connection reset by peer",
+                    "--at",
+                    "2026-01-01T00:00:00Z",
+                ],
+            )
+            .ok();
+        machines
+            .hpp(
+                m,
+                &[
+                    "handoff",
+                    "write",
+                    "--summary",
+                    &format!("from {task}"),
+                    "--next",
+                    "go on",
+                    "--verify-first",
+                    "true",
+                ],
+            )
+            .ok();
+    }
+    machines.hpp(1, &["push"]).ok();
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(0);
+    let merged: Vec<&str> = fetched["merged"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        merged,
+        ["refs/hpp/gotchas/failures", "refs/hpp/handoffs/solo"],
+        "{fetched}"
+    );
+    let failures = entries(&machines, 0, "refs/hpp/gotchas/failures", "failure.json");
+    let mut tasks: Vec<&str> = failures
+        .iter()
+        .map(|f| f["task_key"].as_str().expect("a task"))
+        .collect();
+    tasks.sort_unstable();
+    assert_eq!(tasks, ["build one", "build zero"]);
+    let handoffs = entries(&machines, 0, "refs/hpp/handoffs/solo", "handoff.json");
+    assert_eq!(handoffs.len(), 2);
+    // The newest handoff is one of the two, and reading it works through the merge.
+    let shown = machines.hpp(0, &["handoff", "show", "--json"]).json(0);
+    let summary = shown["handoff"]["state"]["summary"]
+        .as_str()
+        .expect("a summary");
+    assert!(summary.starts_with("from build"), "{summary}");
+    machines.hpp(0, &["push"]).ok();
+    machines.hpp(1, &["fetch"]).ok();
+    assert_eq!(machines.records(0), machines.records(1));
+}
+
+/// `hop init` on m0, published and fetched by every other machine.
+fn hop_init(machines: &Machines) {
+    machines
+        .sandbox
+        .hop_in(&machines.clones[0], &["init", "--json"])
+        .json(0);
+    machines.hpp(0, &["push"]).ok();
+    for m in 1..machines.clones.len() {
+        machines.hpp(m, &["fetch"]).ok();
+    }
+}
+
+/// Starts an attempt on machine `m`, writes `path`, proposes and lands it; returns the
+/// proposal id.
+fn hop_land(machines: &Machines, m: usize, path: &str, body: &str) -> String {
+    let dir = &machines.clones[m];
+    let started = machines
+        .sandbox
+        .hop_in(
+            dir,
+            &[
+                "start",
+                "--agent",
+                "codex",
+                &format!("write {path}"),
+                "--json",
+            ],
+        )
+        .json(0);
+    let env = &started["data"]["env"];
+    let workspace = PathBuf::from(env["HOP_WORKSPACE"].as_str().expect("a workspace"));
+    let file = workspace.join(path);
+    std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(&file, body).expect("writable");
+    let state = env["HOP_STATE_ID"].as_str().expect("a state");
+    let mut agent = machines.sandbox.command(HOP, &workspace);
+    agent.args(["propose", "--summary", path, state, "--json"]);
+    for key in [
+        "HOP_ROOT",
+        "HOP_STATE_ID",
+        "HOP_TASK_ID",
+        "HOP_ATTEMPT_ID",
+        "HOP_WORKSPACE",
+    ] {
+        agent.env(key, env[key].as_str().expect("a launch variable"));
+    }
+    let proposed = Run::from_output(&agent.output().expect("hop runs")).json(0);
+    let proposal = proposed["data"]["state"]["id"]
+        .as_str()
+        .expect("a proposal")
+        .to_owned();
+    machines
+        .sandbox
+        .hop_in(dir, &["land", &proposal, "--json"])
+        .json(0);
+    proposal
+}
+
+fn accepted_files(machines: &Machines, m: usize) -> String {
+    machines.git(
+        m,
+        &["ls-tree", "-r", "--name-only", "refs/hpp/hop/accepted"],
+    )
+}
+
+#[test]
+fn hop_landings_on_two_machines_are_relanded_and_both_reach_one_chain() {
+    let machines = Machines::new(2);
+    hop_init(&machines);
+    let p0 = hop_land(&machines, 0, "zero.txt", "0\n");
+    let p1 = hop_land(&machines, 1, "one.txt", "1\n");
+    // The first landing after `hop init` starts the chain at the user's commit, so m1 joins
+    // the remote's initial state on its fetch before its push.
+    machines.sync(1);
+    let theirs = machines.git(1, &["rev-parse", "refs/hpp/hop/accepted"]);
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(0);
+    assert!(
+        fetched["merged"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .any(|r| r == "refs/hpp/hop/accepted"),
+        "{fetched}"
+    );
+    let files = accepted_files(&machines, 0);
+    assert!(
+        files.contains("zero.txt") && files.contains("one.txt"),
+        "{files}"
+    );
+    let head = machines.git(0, &["rev-parse", "refs/hpp/hop/accepted"]);
+    assert!(
+        is_ancestor(&machines, 0, &theirs, &head),
+        "theirs stays reachable"
+    );
+    machines.hpp(0, &["push"]).ok();
+    machines.hpp(1, &["fetch"]).ok();
+    assert_eq!(
+        machines.git(1, &["rev-parse", "refs/hpp/hop/accepted"]),
+        head
+    );
+    let history = machines
+        .sandbox
+        .hop_in(&machines.clones[1], &["history", "--json"])
+        .json(0)
+        .to_string();
+    assert!(history.contains(&p0) && history.contains(&p1), "{history}");
+    let doctor = machines
+        .sandbox
+        .hop_in(&machines.clones[1], &["doctor", "--json"])
+        .json(0);
+    assert_eq!(doctor["ok"], true, "{doctor}");
+}
+
+#[test]
+fn control_overlapping_hop_landings_are_reported_and_the_local_chain_kept() {
+    let machines = Machines::new(2);
+    hop_init(&machines);
+    hop_land(&machines, 0, "same.txt", "zero\n");
+    hop_land(&machines, 1, "same.txt", "one\n");
+    machines.sync(1);
+    let before = machines.git(0, &["rev-parse", "refs/hpp/hop/accepted"]);
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(2);
+    assert_eq!(fetched["diverged"][0]["ref"], "refs/hpp/hop/accepted");
+    let reason = fetched["diverged"][0]["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("overlaps") && reason.contains("same.txt"),
+        "{reason}"
+    );
+    assert_eq!(
+        machines.git(0, &["rev-parse", "refs/hpp/hop/accepted"]),
+        before
+    );
+}
+
+/// A small deterministic generator (xorshift), so a failing order can be replayed.
+struct Order(u64);
+
+impl Order {
+    fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % below as u64).expect("small")
+    }
+}
+
+#[test]
+fn three_machines_writing_and_syncing_in_random_order_end_identical_with_every_entry_once() {
+    let machines = Machines::new(3);
+    hop_init(&machines);
+    let seed = std::env::var("HPP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15_u64);
+    let mut order = Order(seed);
+    let mut claimed: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let mut handed: Vec<String> = Vec::new();
+    let mut landed: Vec<String> = Vec::new();
+    let rounds = 4;
+    let daemon_round = 2;
+    let daemon = GitDaemon::start(&machines.sandbox, &machines.sandbox.path(""));
+    for round in 0..rounds {
+        let url = if round == daemon_round {
+            daemon.url("remote.git")
+        } else {
+            text(&machines.remote).to_owned()
+        };
+        for m in 0..3 {
+            machines.git(m, &["remote", "set-url", "origin", &url]);
+        }
+        // Every machine writes, in a random order, between syncs in a random order.
+        let mut steps: Vec<(usize, usize)> = (0..3)
+            .flat_map(|m| (0..5).map(move |kind| (m, kind)))
+            .collect();
+        while !steps.is_empty() {
+            let (m, kind) = steps.remove(order.next(steps.len()));
+            let tag = format!("r{round}-m{m}");
+            match kind {
+                0 => {
+                    let item = format!("item-{tag}");
+                    claim(&machines, m, &item).ok();
+                    claimed.push(item);
+                }
+                1 => {
+                    let task = format!("task {tag}");
+                    machines
+                        .hpp(
+                            m,
+                            &[
+                                "gotcha",
+                                "record",
+                                "--task",
+                                &task,
+                                "--message",
+                                "error: connection reset by peer",
+                                "--at",
+                                "2026-01-01T00:00:00Z",
+                            ],
+                        )
+                        .ok();
+                    failed.push(task);
+                }
+                2 => {
+                    let summary = format!("handoff {tag}");
+                    machines
+                        .hpp(
+                            m,
+                            &[
+                                "handoff",
+                                "write",
+                                "--summary",
+                                &summary,
+                                "--next",
+                                "on",
+                                "--verify-first",
+                                "true",
+                            ],
+                        )
+                        .ok();
+                    handed.push(summary);
+                }
+                3 => {
+                    let path = format!("{tag}.txt");
+                    hop_land(&machines, m, &path, &format!("{tag}\n"));
+                    landed.push(path);
+                }
+                _ => machines.sync(order.next(3)),
+            }
+        }
+    }
+    // Settle: everyone fetches and pushes until nothing moves (twice round suffices: the
+    // first pass gathers everything at the last machine, the second spreads it).
+    for _ in 0..2 {
+        for m in 0..3 {
+            machines.sync(m);
+        }
+    }
+    let remote = machines
+        .sandbox
+        .git(["ls-remote", text(&machines.remote), "refs/hpp/*"])
+        .lines()
+        .map(|l| l.replace('\t', " "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for m in 0..3 {
+        assert_eq!(machines.records(m), remote, "m{m} is the remote");
+    }
+    let mut items = board_items(&machines, 0);
+    items.sort();
+    claimed.sort();
+    assert_eq!(items, claimed, "every claim once");
+    let count = |values: Vec<Value>, pointer: &str| -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for v in values {
+            let key = v
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .expect("a string");
+            *counts.entry(key.to_owned()).or_insert(0) += 1;
+        }
+        counts
+    };
+    let failures = count(
+        entries(&machines, 1, "refs/hpp/gotchas/failures", "failure.json"),
+        "/task_key",
+    );
+    assert_eq!(failures.len(), failed.len(), "{failures:?}");
+    assert!(failures.values().all(|&n| n == 1), "{failures:?}");
+    let handoffs = count(
+        entries(&machines, 2, "refs/hpp/handoffs/solo", "handoff.json"),
+        "/state/summary",
+    );
+    assert_eq!(handoffs.len(), handed.len(), "{handoffs:?}");
+    assert!(handoffs.values().all(|&n| n == 1), "{handoffs:?}");
+    let files = accepted_files(&machines, 0);
+    for path in &landed {
+        assert_eq!(
+            files.lines().filter(|l| l == path).count(),
+            1,
+            "{path} landed: {files}"
+        );
+    }
+    for m in 0..3 {
+        machines.hpp(m, &["doctor"]).ok();
+    }
+}
