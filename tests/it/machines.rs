@@ -571,6 +571,56 @@ fn gotchas_and_handoffs_from_two_machines_are_all_kept() {
     assert_eq!(machines.records(0), machines.records(1));
 }
 
+#[test]
+fn heartbeats_from_two_machines_merge_and_a_close_stands_over_a_later_heartbeat() {
+    let machines = Machines::new(2);
+    machines
+        .hpp(
+            0,
+            &[
+                "lane",
+                "start",
+                "ui",
+                "--role",
+                "maker",
+                "--model",
+                "claude-sonnet-4",
+                "--territory",
+                "src/ui/",
+            ],
+        )
+        .ok();
+    machines.sync(0);
+    machines.sync(1);
+    machines.hpp(0, &["lane", "heartbeat", "ui"]).ok();
+    machines.hpp(1, &["lane", "heartbeat", "ui"]).ok();
+    machines.sync(1);
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(0);
+    assert_eq!(fetched["merged"][0], "refs/hpp/lanes/ui", "{fetched}");
+    let beats = machines.git(0, &["rev-list", "--no-merges", "refs/hpp/lanes/ui"]);
+    assert_eq!(beats.lines().count(), 3, "the claim and both heartbeats");
+    let listed = machines.hpp(0, &["lane", "list", "--json"]).json(0);
+    assert_eq!(listed["lanes"][0]["status"], "open", "{listed}");
+    machines.hpp(0, &["doctor"]).ok();
+
+    // m0 closes the lane while m1 beats once more: the close stands on both.
+    machines.sync(0);
+    machines.sync(1);
+    machines.hpp(0, &["lane", "close", "ui"]).ok();
+    machines.hpp(1, &["lane", "heartbeat", "ui"]).ok();
+    machines.sync(1);
+    machines.sync(0);
+    machines.sync(1);
+    for m in 0..2 {
+        let record: Value = serde_json::from_str(
+            &machines.git(m, &["show", "refs/hpp/lanes/ui:lane.json"]),
+        )
+        .expect("the standing record is JSON");
+        assert_eq!(record["event"], "close", "m{m}: {record}");
+    }
+    assert_eq!(machines.records(0), machines.records(1));
+}
+
 /// `hop init` on m0, published and fetched by every other machine.
 fn hop_init(machines: &Machines) {
     machines
