@@ -16,19 +16,26 @@ use hpp_store::refs::LoopId;
 pub struct Ctx {
     cwd: PathBuf,
     manifest_path: Option<PathBuf>,
+    quiet: bool,
     store: OnceCell<Store>,
 }
 
 impl Ctx {
     /// Builds a context from the process's working directory and the global `--manifest`.
-    pub fn new(manifest_path: Option<PathBuf>) -> Result<Self, CliError> {
+    pub fn new(manifest_path: Option<PathBuf>, quiet: bool) -> Result<Self, CliError> {
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::refused(format!("cannot read the working directory: {e}")))?;
         Ok(Self {
             cwd,
             manifest_path,
+            quiet,
             store: OnceCell::new(),
         })
+    }
+
+    /// Whether `-q` was given: no chatter on success (a criterion's output is not streamed).
+    pub fn quiet(&self) -> bool {
+        self.quiet
     }
 
     /// Returns the working directory.

@@ -517,7 +517,23 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
         let kept = dir.keep();
         out.push_str(&format!("\nkept everything under {}\n", kept.display()));
     } else {
-        out.push_str("\nremoved the throwaway directory. Next: `git hpp --help`.\n");
+        out.push_str("\nremoved the throwaway directory.\n");
+    }
+    // `git hpp --help` is git's `git help hpp`, which opens the manual page: the first tour
+    // places it beside the binary, where man finds it through PATH.
+    if super::manual::installed() {
+        out.push_str("Next: `git hpp --help` (the manual), `git hpp status` in your repository.\n");
+    } else {
+        match super::manual::install_default() {
+            Ok((dir, pages)) => out.push_str(&format!(
+                "installed the manual ({pages} pages) in {}.\nNext: `git hpp --help` (the manual), `git hpp status` in your repository.\n",
+                dir.display()
+            )),
+            Err(e) => out.push_str(&format!(
+                "the manual could not be installed beside this binary ({}): run `git hpp install-man DIR` with DIR on MANPATH; `git hpp help` works meanwhile.\n",
+                e.message
+            )),
+        }
     }
     let mut outcome = Outcome::raw(out.into_bytes());
     if let Some(why) = failed {

@@ -31,6 +31,7 @@ pub mod input;
 pub mod install;
 pub mod lane;
 pub mod loops;
+pub mod manual;
 pub mod map;
 pub mod module;
 pub mod output;
@@ -70,6 +71,10 @@ pub struct Cli {
     /// Manifest to read the loop from [default: hpp.manifest.json at the worktree root, else the built-in one]
     #[arg(long, global = true, value_name = "FILE")]
     manifest: Option<PathBuf>,
+    /// Print nothing on success but what was asked for (--json documents, exports); warnings,
+    /// refusals and failures still speak
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -162,6 +167,93 @@ pub enum Command {
     /// Record failures and inject recurring gotchas
     #[command(subcommand)]
     Gotcha(gotcha::GotchaCommand),
+    InstallMan(manual::InstallManArgs),
+    Completions(manual::CompletionsArgs),
+}
+
+/// The top-level commands by what they are for, in the order `--help` lists them.
+pub const GROUPS: [(&str, &[&str]); 4] = [
+    (
+        "Records: the loop, its evidence and who checked it",
+        &[
+            "status",
+            "event",
+            "evidence",
+            "attest",
+            "verify",
+            "snapshot",
+            "resume",
+            "loops",
+            "deliberate",
+            "handoff",
+            "gotcha",
+            "push",
+            "fetch",
+            "remote",
+        ],
+    ),
+    (
+        "Rulers: deterministic checks",
+        &[
+            "policy",
+            "work",
+            "context",
+            "cite",
+            "retrieval",
+            "decide",
+            "findings",
+            "route",
+            "eval",
+            "benchmark",
+        ],
+    ),
+    (
+        "Lanes and views: many agents at once",
+        &["lane", "board", "checker", "map", "graph", "atlas"],
+    ),
+    (
+        "Setup",
+        &[
+            "demo",
+            "init",
+            "install",
+            "module",
+            "hooks",
+            "doctor",
+            "install-man",
+            "completions",
+        ],
+    ),
+];
+
+/// The `git hpp` command tree as it runs: [`Cli`]'s, with the top-level commands listed in
+/// [`GROUPS`] in `--help` (clap lists subcommands in one flat block).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let width = command
+        .get_subcommands()
+        .map(|s| s.get_name().len())
+        .max()
+        .unwrap_or(0);
+    let mut listed = String::new();
+    for (heading, names) in GROUPS {
+        listed.push_str(&format!("{heading}:\n"));
+        for name in names {
+            let about = command
+                .find_subcommand(name)
+                .and_then(clap::Command::get_about)
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            listed.push_str(&format!("  {name:<width$}  {about}\n"));
+        }
+        listed.push('\n');
+    }
+    let template = format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{listed}\
+         Options:\n{{options}}{{after-help}}"
+    );
+    command.help_template(template)
 }
 
 /// The `--loop` flag shared by every command that acts on one loop.
@@ -243,12 +335,16 @@ where
     {
         return ExitCode::from(output::emit(benchmark::self_test()).code());
     }
-    let cli = match Cli::try_parse_from(argv) {
+    let parsed = command()
+        .try_get_matches_from(argv)
+        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => return ExitCode::from(clap_exit(&error).code()),
     };
-    let result = Ctx::new(cli.manifest.clone()).and_then(|ctx| dispatch(&ctx, cli.command));
-    ExitCode::from(output::emit(result).code())
+    let quiet = cli.quiet;
+    let result = Ctx::new(cli.manifest.clone(), quiet).and_then(|ctx| dispatch(&ctx, cli.command));
+    ExitCode::from(output::emit_quietly(result, quiet).code())
 }
 
 /// Help and version print to stdout and exit 0; a value our parsers refused is refused input
@@ -307,6 +403,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Module(cmd) => module::dispatch(ctx, cmd),
         Command::Handoff(cmd) => handoff::dispatch(ctx, cmd),
         Command::Gotcha(cmd) => gotcha::dispatch(ctx, cmd),
+        Command::InstallMan(args) => manual::cmd_install_man(&args),
+        Command::Completions(args) => manual::cmd_completions(&args),
     }
 }
 
@@ -317,6 +415,39 @@ mod tests {
     #[test]
     fn the_command_tree_is_well_formed() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_top_level_command_is_in_exactly_one_group() {
+        let command = super::Cli::command();
+        let mut grouped: Vec<&str> = super::GROUPS
+            .iter()
+            .flat_map(|(_, n)| n.iter().copied())
+            .collect();
+        let mut visible: Vec<&str> = command
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .map(clap::Command::get_name)
+            .collect();
+        grouped.sort_unstable();
+        visible.sort_unstable();
+        assert_eq!(grouped, visible);
+    }
+
+    #[test]
+    fn control_a_command_left_out_of_the_groups_is_found() {
+        let command = super::Cli::command().subcommand(clap::Command::new("stray"));
+        let grouped: Vec<&str> = super::GROUPS
+            .iter()
+            .flat_map(|(_, n)| n.iter().copied())
+            .collect();
+        let missing: Vec<&str> = command
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .map(clap::Command::get_name)
+            .filter(|name| !grouped.contains(name))
+            .collect();
+        assert_eq!(missing, ["stray"]);
     }
 
     #[test]

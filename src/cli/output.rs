@@ -21,6 +21,9 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// The exit code.
     pub exit: Exit,
+    /// Whether stdout is the human rendering of a document (what `-q` silences on success),
+    /// rather than what was asked for (JSON, an export, a hook's answer).
+    pub chatter: bool,
 }
 
 impl Outcome {
@@ -31,6 +34,7 @@ impl Outcome {
         human: impl Into<String>,
         exit: Exit,
     ) -> Self {
+        let chatter = !json;
         let stdout = if json {
             let value = serde_json::to_value(value).expect("outcome values serialise to JSON");
             pretty_json(&value).into_bytes()
@@ -45,6 +49,7 @@ impl Outcome {
             stdout,
             warnings: Vec::new(),
             exit,
+            chatter,
         }
     }
 
@@ -70,6 +75,7 @@ impl Outcome {
             stdout: bytes,
             warnings: Vec::new(),
             exit: Exit::Ok,
+            chatter: false,
         }
     }
 
@@ -81,11 +87,22 @@ impl Outcome {
 }
 
 /// Writes an outcome and returns its exit code.
+pub fn emit(result: Result<Outcome, CliError>) -> Exit {
+    emit_quietly(result, false)
+}
+
+/// As [`emit`]; with `quiet`, a successful outcome's human text is not written (`-q`).
 #[expect(
     clippy::disallowed_methods,
     reason = "Out is the one place allowed to own stdout and stderr"
 )]
-pub fn emit(result: Result<Outcome, CliError>) -> Exit {
+pub fn emit_quietly(result: Result<Outcome, CliError>, quiet: bool) -> Exit {
+    let result = result.map(|mut outcome| {
+        if quiet && outcome.chatter && outcome.exit == Exit::Ok {
+            outcome.stdout.clear();
+        }
+        outcome
+    });
     match result {
         Ok(outcome) => {
             let mut stdout = std::io::stdout().lock();

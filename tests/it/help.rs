@@ -37,7 +37,7 @@ fn help_tree(command: &mut clap::Command) -> String {
 }
 
 fn both_binaries() -> String {
-    let mut text = help_tree(&mut git_hpp::cli::Cli::command());
+    let mut text = help_tree(&mut git_hpp::cli::command());
     text.push_str(&help_tree(&mut git_hpp::cli::hop::HopCli::command()));
     text
 }
@@ -96,4 +96,122 @@ fn the_tree_lists_every_top_level_command() {
     ] {
         assert!(text.contains(path), "{path} is in the tree");
     }
+}
+
+#[test]
+fn install_man_writes_pages_that_man_renders_and_git_help_opens() {
+    let sandbox = crate::harness::Sandbox::repo();
+    let dir = sandbox.path("man");
+    let out = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["install-man", dir.to_str().expect("UTF-8"), "--json"],
+        )
+        .json(0);
+    let man1 = dir.join("man1");
+    assert_eq!(out["dir"], man1.to_str().expect("UTF-8"));
+    for page in [
+        "git-hpp.1",
+        "git-hpp-event-append.1",
+        "git-hpp-fetch.1",
+        "hop.1",
+    ] {
+        let text = std::fs::read_to_string(man1.join(page)).expect("the page is written");
+        assert!(text.starts_with(".ie \\n(.g .ds Aq"), "{page} is roff");
+    }
+    let main = std::fs::read_to_string(man1.join("git-hpp.1")).expect("written");
+    assert!(
+        main.contains("event append") || main.contains("git\\-hpp\\-event"),
+        "{main}"
+    );
+    // With the pages on MANPATH, `git hpp --help` (git's `git help hpp`) opens ours. Needs
+    // man(1); a machine without it is told so instead of failing the test.
+    let has_man = std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_man {
+        eprintln!("man(1) is not installed: the page itself was checked, not its display");
+        return;
+    }
+    let help = sandbox
+        .command("git", &sandbox.root)
+        .args(["hpp", "--help"])
+        .env("MANPATH", &dir)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "100")
+        .output()
+        .expect("git runs");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.status.success(),
+        "{}",
+        crate::harness::Run::from_output(&help)
+    );
+    assert!(text.contains("git-hpp"), "{text}");
+    assert!(text.contains("House Party Protocol"), "{text}");
+}
+
+#[test]
+fn control_without_the_pages_git_help_finds_no_manual() {
+    let has_man = std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_man {
+        eprintln!("man(1) is not installed: nothing to show");
+        return;
+    }
+    let sandbox = crate::harness::Sandbox::repo();
+    let empty = sandbox.path("no-man");
+    std::fs::create_dir_all(&empty).expect("writable");
+    let help = sandbox
+        .command("git", &sandbox.root)
+        .args(["hpp", "--help"])
+        .env("MANPATH", &empty)
+        .env("MANPAGER", "cat")
+        .output()
+        .expect("git runs");
+    assert!(!help.status.success(), "no page, no manual");
+}
+
+#[test]
+fn completions_are_generated_for_each_shell_and_name_the_commands() {
+    let sandbox = crate::harness::Sandbox::repo();
+    for (shell, marker) in [
+        ("bash", "-o default git-hpp"),
+        ("zsh", "#compdef git-hpp"),
+        ("fish", "complete -c git-hpp"),
+    ] {
+        let script = sandbox.hpp_in(&sandbox.root, &["completions", shell]).ok();
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(
+            script.contains("reconcile"),
+            "{shell} completes subcommands"
+        );
+    }
+    let hop = sandbox
+        .hpp_in(&sandbox.root, &["completions", "bash", "--hop"])
+        .ok();
+    assert!(hop.contains("-o default hop"), "{hop}");
+    let refused = sandbox.hpp_in(&sandbox.root, &["completions", "tcsh"]);
+    assert_eq!(refused.code, 3, "{refused}");
+    assert!(refused.stdout.is_empty());
+}
+
+#[test]
+fn quiet_silences_success_chatter_but_not_json_or_refusals() {
+    let sandbox = crate::harness::Sandbox::repo();
+    let loud = sandbox.hpp_in(&sandbox.root, &["snapshot"]).ok();
+    assert!(!loud.is_empty());
+    assert_eq!(sandbox.hpp_in(&sandbox.root, &["-q", "snapshot"]).ok(), "");
+    let json = sandbox
+        .hpp_in(&sandbox.root, &["status", "-q", "--json"])
+        .ok();
+    assert!(json.starts_with('{'), "{json}");
+    let refused = sandbox
+        .hpp_in(&sandbox.root, &["-q", "event", "append", "--type", "bogus"])
+        .exit(2);
+    assert!(refused.stderr.contains("invalid transition"), "{refused}");
 }

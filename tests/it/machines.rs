@@ -612,10 +612,9 @@ fn heartbeats_from_two_machines_merge_and_a_close_stands_over_a_later_heartbeat(
     machines.sync(0);
     machines.sync(1);
     for m in 0..2 {
-        let record: Value = serde_json::from_str(
-            &machines.git(m, &["show", "refs/hpp/lanes/ui:lane.json"]),
-        )
-        .expect("the standing record is JSON");
+        let record: Value =
+            serde_json::from_str(&machines.git(m, &["show", "refs/hpp/lanes/ui:lane.json"]))
+                .expect("the standing record is JSON");
         assert_eq!(record["event"], "close", "m{m}: {record}");
     }
     assert_eq!(machines.records(0), machines.records(1));

@@ -132,6 +132,7 @@ fn write(ctx: &Ctx, request: &Request) -> Result<Outcome, CliError> {
             stdout: Vec::new(),
             warnings: vec![format!("refused by the board: {rule}")],
             exit: Exit::Warn,
+            chatter: false,
         }),
         Err(crate::board::Error::Store(e)) => Err(e.into()),
         Err(other) => Err(CliError::refused(other)),
