@@ -49,11 +49,6 @@ pub enum Error {
         "the command line looks like it carries a secret; pass it through the environment instead"
     )]
     Secret,
-    /// `--record-event` without an artifact.
-    #[error(
-        "recording an event needs at least one artifact: pass --artifact GLOB for what the run produces"
-    )]
-    EventWithoutArtifact,
     /// A bad artifact pattern.
     #[error(transparent)]
     Artifact(#[from] artifacts::Error),
@@ -237,9 +232,6 @@ fn check(
     secrets::check_name("the evidence id", &request.id.to_string())?;
     let timeout = process::valid_timeout(request.timeout_s).map_err(|_| Error::Timeout)?;
     let patterns = artifacts::parse(&request.artifacts)?;
-    if request.record_event.is_some() && patterns.is_empty() {
-        return Err(Error::EventWithoutArtifact);
-    }
     Ok((timeout, patterns))
 }
 

@@ -32,7 +32,8 @@ pub struct EvidenceRunArgs {
     /// Seconds before the whole process tree is killed
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
-    /// Append evidence_recorded to the loop when the bundle passed
+    /// Append evidence_recorded to the loop when the bundle passed (no --artifact needed: the
+    /// bundle binds the command, its exit code, its output and the workspace tree)
     #[arg(long)]
     record_event: bool,
     /// Store the artifacts' bytes in the record, so a clone can inspect them
