@@ -175,6 +175,16 @@ impl Watchdog {
 /// verdict "could-not-start"), and [`Error::Thread`], [`Error::Wait`] or [`Error::Kill`] when the
 /// operating system fails us midway.
 pub fn run_bounded(req: &Request<'_>) -> Result<Finished, Error> {
+    run_bounded_echo(req, None)
+}
+
+/// Where a run's output is shown as it arrives (each chunk of stdout and stderr, in the order
+/// read), besides being captured: the command line's own printer, so a person watching sees
+/// a long criterion progress.
+pub type Echo = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// As [`run_bounded`], also handing every chunk the child writes to `echo` as it is read.
+pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finished, Error> {
     let (program, args) = req.argv.split_first().ok_or(Error::EmptyCommand)?;
     if req.timeout.is_zero() || req.timeout.as_secs_f64() > MAX_TIMEOUT_S {
         return Err(Error::BadTimeout);
@@ -203,7 +213,7 @@ pub fn run_bounded(req: &Request<'_>) -> Result<Finished, Error> {
         i32::try_from(child.id()).expect("a pid fits in i32 because pid_t is a 32-bit int"),
     );
 
-    let pipes = match start_pipes(&mut child, req.stdin) {
+    let pipes = match start_pipes(&mut child, req.stdin, echo) {
         Ok(pipes) => pipes,
         Err(source) => {
             kill_and_reap(&mut child, group);
@@ -340,19 +350,25 @@ fn take(buffer: &Mutex<Vec<u8>>) -> Vec<u8> {
 /// Starts one thread per pipe: stdout and stderr are read concurrently so that a child filling
 /// one pipe while we block on the other cannot deadlock, and stdin is written from its own
 /// thread for the same reason.
-fn start_pipes(child: &mut Child, input: Option<&[u8]>) -> io::Result<Pipes> {
+fn start_pipes(child: &mut Child, input: Option<&[u8]>, echo: Option<Echo>) -> io::Result<Pipes> {
     let (tx, done) = mpsc::channel();
     let mut threads = 0;
     let stdout = Arc::new(Mutex::new(Vec::new()));
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let out: Option<ChildStdout> = child.stdout.take();
     if let Some(pipe) = out {
-        drain("hpp-stdout", pipe, Arc::clone(&stdout), tx.clone())?;
+        drain(
+            "hpp-stdout",
+            pipe,
+            Arc::clone(&stdout),
+            tx.clone(),
+            echo.clone(),
+        )?;
         threads += 1;
     }
     let err: Option<ChildStderr> = child.stderr.take();
     if let Some(pipe) = err {
-        drain("hpp-stderr", pipe, Arc::clone(&stderr), tx.clone())?;
+        drain("hpp-stderr", pipe, Arc::clone(&stderr), tx.clone(), echo)?;
         threads += 1;
     }
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), input) {
@@ -383,16 +399,22 @@ fn drain(
     mut pipe: impl Read + Send + 'static,
     buffer: Arc<Mutex<Vec<u8>>>,
     done: mpsc::Sender<()>,
+    echo: Option<Echo>,
 ) -> io::Result<()> {
     thread::Builder::new().name(name.into()).spawn(move || {
         let mut chunk = vec![0u8; CHUNK];
         loop {
             match pipe.read(&mut chunk) {
                 Ok(0) => break,
-                Ok(n) => buffer
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    if let Some(echo) = &echo {
+                        echo(&chunk[..n]);
+                    }
+                    buffer
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .extend_from_slice(&chunk[..n]);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // A read error on a pipe ends the stream like end-of-file would.
                 Err(_) => break,

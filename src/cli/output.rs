@@ -127,6 +127,20 @@ pub fn emit_quietly(result: Result<Outcome, CliError>, quiet: bool) -> Exit {
     }
 }
 
+/// A sink that shows a criterion's output on stderr as it runs (stdout stays the command's
+/// own report, so `--json` output is never mixed with it).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "Out is the one place allowed to own stdout and stderr"
+)]
+pub fn echo_to_stderr() -> crate::process::Echo {
+    std::sync::Arc::new(|bytes: &[u8]| {
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(bytes);
+        let _ = stderr.flush();
+    })
+}
+
 /// Writes clap's own rendering of help, version or a usage error (to stdout for help and
 /// version, stderr otherwise; coloured only on a terminal).
 pub fn emit_clap(error: &clap::Error) {

@@ -103,6 +103,8 @@ pub struct RunRequest<'a> {
     pub gate_options: events::GateOptions<'a>,
     /// Sign the record.
     pub signing: Option<Signing>,
+    /// Where the criterion's output is shown as it runs (nothing when `None`).
+    pub echo: Option<process::Echo>,
 }
 
 /// What a run recorded.
@@ -139,13 +141,16 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
     let tree_before = store.snapshot()?;
     let (started_at, stamp) = utc_stamp(OffsetDateTime::now_utc());
     let clock = std::time::Instant::now();
-    let finished = match process::run_bounded(&process::Request {
-        argv: &request.command,
-        cwd: &root,
-        timeout,
-        stdin: None,
-        env: &[],
-    }) {
+    let finished = match process::run_bounded_echo(
+        &process::Request {
+            argv: &request.command,
+            cwd: &root,
+            timeout,
+            stdin: None,
+            env: &[],
+        },
+        request.echo.clone(),
+    ) {
         Ok(finished) => Some(finished),
         Err(process::Error::CouldNotStart { .. }) => None,
         Err(e) => return Err(Error::Process(e)),

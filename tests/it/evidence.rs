@@ -964,3 +964,103 @@ fn control_a_criterion_that_finishes_keeps_what_it_left_in_the_background() {
         .args(["-9", &left[0]])
         .status();
 }
+
+#[test]
+fn a_failing_criterion_shows_its_output_streamed_and_keeps_a_redacted_tail() {
+    let sandbox = Sandbox::repo();
+    // Outside the repository: a token-shaped file in the workspace would be refused.
+    let script = sandbox.path("criterion.sh");
+    std::fs::write(
+        &script,
+        "echo compiling\necho 'error: expected 3, got 4' >&2\n\
+         echo 'auth ghp_0123456789abcdefghijABCDEFGHIJklmnopqr' >&2\nexit 1\n",
+    )
+    .expect("writable");
+    let script = script.to_str().expect("UTF-8").to_owned();
+    let run = sandbox
+        .hpp(["evidence", "run", "--id", "unit", "--", "sh", &script])
+        .exit(1);
+    assert!(
+        run.stderr.contains("error: expected 3, got 4"),
+        "the output is streamed as it runs:\n{run}"
+    );
+    assert!(run.stdout.contains("its output ended with:"), "{run}");
+    assert!(run.stdout.contains("| error: expected 3, got 4"), "{run}");
+    assert!(
+        !run.stdout.contains("ghp_0123"),
+        "the tail shown is the redacted one:\n{run}"
+    );
+    let shown = sandbox.hpp(["evidence", "show", "unit"]).json(0);
+    let tail = &shown["output_tail"];
+    assert_eq!(tail["stdout"], "compiling\n");
+    let stderr = tail["stderr"].as_str().expect("a string");
+    assert!(stderr.contains("error: expected 3, got 4"), "{stderr}");
+    assert!(stderr.contains("[REDACTED:"), "{stderr}");
+    assert!(!stderr.contains("ghp_0123"), "{stderr}");
+    assert_eq!(tail["max_chars"], 4000);
+    // The tail is part of the sealed record: its self-hash holds (the bundle is refused for
+    // its verdict, not for its bytes).
+    let verified = sandbox
+        .hpp(["evidence", "verify", "unit", "--json"])
+        .json(2);
+    let text = verified.to_string();
+    assert!(text.contains("did not pass"), "{text}");
+    assert!(!text.contains("edited after it was written"), "{text}");
+}
+
+#[test]
+fn control_quiet_streams_nothing_and_a_passing_run_shows_no_tail() {
+    let sandbox = Sandbox::repo();
+    let run = sandbox
+        .hpp([
+            "-q",
+            "evidence",
+            "run",
+            "--id",
+            "quiet",
+            "--",
+            "sh",
+            "-c",
+            "echo loud",
+        ])
+        .ok();
+    assert_eq!(run, "", "nothing on stdout with -q on success");
+    let loud = sandbox
+        .hpp([
+            "evidence",
+            "run",
+            "--id",
+            "loud",
+            "--",
+            "sh",
+            "-c",
+            "echo loud",
+        ])
+        .exit(0);
+    assert!(loud.stderr.contains("loud"), "{loud}");
+    assert!(!loud.stdout.contains("its output ended with"), "{loud}");
+}
+
+#[test]
+fn record_event_needs_no_artifact_the_bundle_is_the_evidence() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    let run = sandbox
+        .hpp([
+            "evidence",
+            "run",
+            "--id",
+            "unit-tests",
+            "--record-event",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo ok",
+        ])
+        .json(0);
+    assert_eq!(run["verdict"], "passed");
+    assert_eq!(run["event"]["type"], "evidence_recorded", "{run}");
+    let verified = sandbox.hpp(["event", "verify", "--json"]).json(0);
+    assert_eq!(verified["events"], 2, "{verified}");
+}

@@ -196,6 +196,10 @@ pub struct Bundle {
     /// before bundles carried it (the fresh-evidence gate refuses those).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Snapshot>,
+    /// The end of what the run wrote, for a person to read why it failed; absent in bundles
+    /// recorded before bundles kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<OutputTail>,
     /// The principal that signed the record; absent when it is unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signer: Option<String>,
@@ -239,6 +243,71 @@ impl Snapshot {
 /// Tells whether `s` is a git object id in hex (SHA-1 or SHA-256).
 fn is_object_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// How many characters of each stream a bundle keeps, at most.
+pub const TAIL_CHARS: usize = 4000;
+
+/// The last [`TAIL_CHARS`] characters of each stream a run wrote (decoded as UTF-8, invalid
+/// sequences replaced), with every secret-shaped span replaced by `[REDACTED:<kind>:<len>]`
+/// before it is stored (the gotcha memory's redaction). The digests still cover the whole
+/// streams; the tail is for reading, hashed with the record like every other field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputTail {
+    /// The end of stdout.
+    pub stdout: String,
+    /// The end of stderr.
+    pub stderr: String,
+    /// The bound each was cut to.
+    pub max_chars: usize,
+    /// The kinds of secret-shaped spans taken out, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
+}
+
+impl OutputTail {
+    /// The tails of `stdout` and `stderr`.
+    pub fn of(stdout: &[u8], stderr: &[u8]) -> Self {
+        let out = crate::gotcha::redact(&tail(stdout, TAIL_CHARS));
+        let err = crate::gotcha::redact(&tail(stderr, TAIL_CHARS));
+        let mut redacted = out.kinds;
+        redacted.extend(err.kinds);
+        Self {
+            stdout: out.text,
+            stderr: err.text,
+            max_chars: TAIL_CHARS,
+            redacted,
+        }
+    }
+
+    /// The last `lines` lines of the stream a person reads first when a run failed: stderr
+    /// when it has anything, else stdout.
+    pub fn last_lines(&self, lines: usize) -> Vec<&str> {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let all: Vec<&str> = text.trim_end().lines().collect();
+        all[all.len().saturating_sub(lines)..].to_vec()
+    }
+}
+
+/// The last `max_chars` characters of `bytes` as UTF-8 (lossy). Cut at a line start when one
+/// is near, so the first line kept is whole.
+fn tail(bytes: &[u8], max_chars: usize) -> String {
+    // A character is at most four bytes: no need to decode more than that many.
+    let from = bytes.len().saturating_sub(max_chars * 4);
+    let text = String::from_utf8_lossy(&bytes[from..]);
+    let count = text.chars().count();
+    if count <= max_chars && from == 0 {
+        return text.into_owned();
+    }
+    let kept: String = text.chars().skip(count.saturating_sub(max_chars)).collect();
+    match kept.find('\n') {
+        Some(newline) if newline < kept.len() / 4 => kept[newline + 1..].to_owned(),
+        _ => kept,
+    }
 }
 
 /// The size and sha256 of a captured stream.
@@ -347,6 +416,7 @@ impl Bundle {
             missing,
             kept_artifacts: measured.kept_artifacts,
             snapshot: measured.snapshot,
+            output_tail: finished.map(|f| OutputTail::of(&f.stdout, &f.stderr)),
             signer: measured.signer,
             record_ref: None,
             record_sha256: None,
@@ -470,6 +540,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn a_tail_keeps_the_end_of_each_stream_redacted() {
+        let mut long = String::new();
+        for i in 0..2000 {
+            long.push_str(&format!("line {i}\n"));
+        }
+        long.push_str("token ghp_0123456789abcdefghijABCDEFGHIJklmnopqr failed\n");
+        let tail = OutputTail::of(long.as_bytes(), b"");
+        assert!(tail.stdout.chars().count() <= TAIL_CHARS);
+        assert!(tail.stdout.starts_with("line "), "cut at a line start");
+        assert!(tail.stdout.contains("line 1999"));
+        assert!(!tail.stdout.contains("ghp_0123"), "{}", tail.stdout);
+        assert!(tail.stdout.contains("[REDACTED:"));
+        assert!(!tail.redacted.is_empty());
+        assert_eq!(
+            tail.last_lines(1),
+            [tail.stdout.trim_end().lines().last().unwrap()]
+        );
+    }
+
+    #[test]
+    fn control_a_short_clean_stream_is_kept_whole_and_stderr_is_read_first() {
+        let tail = OutputTail::of(b"all good\n", b"warning: x\nerror: y\n");
+        assert_eq!(tail.stdout, "all good\n");
+        assert!(tail.redacted.is_empty());
+        assert_eq!(tail.last_lines(5), ["warning: x", "error: y"]);
+    }
+
     fn record(verdict: &str, exit: Value, missing: &[&str], files: usize) -> Map<String, Value> {
         let files: Vec<Value> = (0..files)
             .map(|i| json!({"path": format!("out/{i}"), "size": 1, "sha256": sha256_hex(b"x")}))
@@ -529,6 +627,13 @@ mod tests {
         .as_object()
         .cloned()
         .expect("a JSON object literal");
+        if finished.is_some() {
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            record.insert(
+                "output_tail".into(),
+                json!({"stdout": text(out), "stderr": text(err), "max_chars": TAIL_CHARS}),
+            );
+        }
         if let Some(signer) = &measured.signer {
             record.insert("signer".into(), json!(signer));
         }

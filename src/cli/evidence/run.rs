@@ -96,6 +96,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
                 person: None,
             },
             signing,
+            echo: (!ctx.quiet()).then(crate::cli::output::echo_to_stderr),
         },
     )
     .map_err(CliError::from)?;
@@ -128,6 +129,21 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
             "\nappended {} evidence_recorded to loop {}",
             event.event, event.id
         ));
+    }
+    if verdict != Verdict::Passed
+        && let Some(tail) = &outcome.record.output_tail
+    {
+        let lines = tail.last_lines(20);
+        if !lines.is_empty() {
+            human.push_str("\nits output ended with:");
+            for line in lines {
+                human.push_str(&format!("\n  | {line}"));
+            }
+            human.push_str(&format!(
+                "\n(the last {} characters of each stream are kept: `git hpp evidence show {}`)",
+                tail.max_chars, args.id
+            ));
+        }
     }
     let mut result = Outcome::document(args.format.json, &printed, human, exit);
     if let Some(error) = &outcome.event_error {
