@@ -113,15 +113,27 @@ fn lane_section(source: &Value, now: i64) -> Section {
                         map.liveness.get(&id).cloned().unwrap_or_default(),
                         territory,
                         text(lane.get("exclusive")),
-                        text(lane.get("heartbeat_at")),
+                        lane.get("heartbeat_at")
+                            .and_then(Value::as_i64)
+                            .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok())
+                            .map_or_else(
+                                || text(lane.get("heartbeat_at")),
+                                hpp_core::timestamp::rfc3339,
+                            ),
                     ]
                 })
                 .collect();
             section.tables.push(Table {
                 caption: "lanes".into(),
-                columns: ["lane", "liveness", "territory", "exclusive", "heartbeat_at"]
-                    .map(String::from)
-                    .to_vec(),
+                columns: [
+                    "lane",
+                    "liveness",
+                    "territory",
+                    "exclusive",
+                    "last heartbeat (UTC)",
+                ]
+                .map(String::from)
+                .to_vec(),
                 rows,
             });
             section.tables.push(Table {
@@ -564,7 +576,7 @@ fn hop_section(store: &Store) -> Result<Section, Error> {
 pub fn collect(store: &Store, manifest: &Manifest, now: i64) -> Result<Atlas, Error> {
     let mut sections = Vec::new();
     graph_sections(manifest.value(), &mut sections);
-    sections.push(lane_section(&lanes::live_lane_source(store)?, now));
+    sections.push(lane_section(&lanes::open_lane_source(store)?, now));
     sections.push(monitor_section(manifest.value(), now));
     sections.push(loops_section(store, manifest)?);
     sections.push(evidence_section(store)?);

@@ -398,8 +398,8 @@ const STEPS: &[Step] = &[
         Expect::Code(2),
     ),
     hpp(
-        &["map", "lane"],
-        "The live lanes, projected from refs: liveness from heartbeats, no collision.",
+        &["lane", "list"],
+        "The lanes, read from refs: liveness from heartbeats (`git hpp map lane` projects them as a graph).",
     ),
     hpp(
         &[

@@ -184,21 +184,31 @@ fn human(
         out.push_str("modules: not checked (no module directory beside the manifest)\n");
     }
     match store {
-        Some(c) => out.push_str(&format!(
-            "store: {} ref(s) · {} loop(s) · {} attestation(s) · {} deliberation(s) · {} lane(s) \
-             · {} board event(s) · {} handoff(s) · {} gotcha record(s) · {} hop state(s) \
-             · {} note(s) missing\n",
-            c.refs,
-            c.loops,
-            c.attestations,
-            c.deliberations,
-            c.lanes,
-            c.board_events,
-            c.handoffs,
-            c.gotchas,
-            c.hop_states,
-            c.notes_missing.len()
-        )),
+        Some(c) => {
+            // Every count that is not zero, spelled for its number; the refs always.
+            let mut parts = vec![counted(c.refs, "ref", "refs")];
+            for (n, one, many) in [
+                (c.loops, "loop", "loops"),
+                (c.attestations, "attestation", "attestations"),
+                (c.deliberations, "deliberation", "deliberations"),
+                (c.lanes, "lane", "lanes"),
+                (c.board_events, "board event", "board events"),
+                (c.handoffs, "handoff", "handoffs"),
+                (c.gotchas, "gotcha record", "gotcha records"),
+                (c.hop_states, "hop state", "hop states"),
+            ] {
+                if n > 0 {
+                    parts.push(counted(n, one, many));
+                }
+            }
+            if !c.notes_missing.is_empty() {
+                parts.push(format!(
+                    "{} missing",
+                    counted(c.notes_missing.len(), "note", "notes")
+                ));
+            }
+            out.push_str(&format!("store: {}\n", parts.join(" · ")));
+        }
         None => out.push_str("store: not checked (not inside a git repository)\n"),
     }
     for finding in findings {
@@ -261,4 +271,9 @@ fn report(
         hpp_core::record::pretty_json(&report)
     );
     Outcome::document(json_flag, &json!({ "report": report }), human, exit)
+}
+
+/// `n` and the word for it: `1 loop`, `2 loops`, `0 refs`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

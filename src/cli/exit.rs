@@ -110,6 +110,11 @@ impl From<store::Error> for CliError {
                 .hint("run it inside a git repository, or create one with `git init`"),
             E::Clash { .. } => CliError::refused(e)
                 .hint("loop names nest like branch names: `a` and `a/b` cannot both exist"),
+            E::NoSuchRevision { ref spec } if spec == "HEAD" => {
+                CliError::refused("HEAD has no commit yet: the branch is unborn").hint(
+                    "commit first (`git commit`); until then `git hpp attest verify` checks the workspace itself",
+                )
+            }
             E::Moved { .. }
             | E::Busy { .. }
             | E::Contended { .. }

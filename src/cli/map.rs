@@ -134,7 +134,7 @@ pub fn cmd_map_lane(ctx: &Ctx, args: &MapLaneArgs) -> Result<Outcome, CliError> 
     let (source, now) = match &args.source {
         Some(path) => (read_json(ctx, path, JsonRoot::Array)?, args.now),
         None => {
-            let lanes = crate::lanes::live_lane_source(ctx.store()?)?;
+            let lanes = crate::lanes::open_lane_source(ctx.store()?)?;
             (lanes, Some(args.now.unwrap_or_else(unix_now)))
         }
     };

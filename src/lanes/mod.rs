@@ -234,6 +234,20 @@ pub fn live_lane_source(store: &Store) -> Result<Value, Error> {
     ))
 }
 
+/// As [`live_lane_source`], without the lanes that were closed: what `map lane` and the atlas
+/// show (a closed lane is over, not dead; `lane list` still names it).
+pub fn open_lane_source(store: &Store) -> Result<Value, Error> {
+    let all = live_lane_source(store)?;
+    Ok(Value::Array(
+        all.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|lane| lane["status"] == "open")
+            .cloned()
+            .collect(),
+    ))
+}
+
 /// Judges a lane now; a heartbeat in the future counts as alive for the collision check and
 /// the guard (a claim that cannot be shown dead still holds).
 fn holding(record: &LaneRecord, now: i64, thresholds: Thresholds) -> Liveness {

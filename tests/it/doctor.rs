@@ -400,7 +400,7 @@ fn good_records_of_every_newer_namespace_pass_doctor() {
     assert_eq!(store["gotchas"], 2, "{doc}");
     let human = sandbox.hpp(["doctor"]).ok();
     assert!(
-        human.contains("1 deliberation(s) · 1 lane(s) · 1 board event(s) · 1 handoff(s)"),
+        human.contains("1 deliberation · 1 lane · 1 board event · 1 handoff"),
         "{human}"
     );
     // A lane closed and started again keeps one log: a new claim may follow a close.

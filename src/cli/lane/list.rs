@@ -41,15 +41,19 @@ pub fn cmd_lane_list(ctx: &Ctx, args: &LaneListArgs) -> Result<Outcome, CliError
     });
     let mut human = String::new();
     if lanes.is_empty() {
-        human.push_str("no lanes (start one with `git hpp lane start ID --territory PATH --role ROLE --model MODEL`)");
+        human.push_str("no lanes (start one with `git hpp lane start ID --territory PATH`, adding `--model MODEL` for an agent)");
     }
     for lane in &lanes {
         let r = &lane.record;
+        // A closed lane is over: its liveness says nothing more than that.
+        let standing = if lane.status == "open" {
+            format!("{} · open", lane.liveness.as_str())
+        } else {
+            lane.status.to_string()
+        };
         human.push_str(&format!(
-            "{} · {} · {} · {} {} · {}/{} · heartbeat {}s ago · {}\n",
+            "{} · {standing} · {} {} · {}/{} · heartbeat {}s ago · {}\n",
             r.id,
-            lane.liveness.as_str(),
-            lane.status,
             if r.exclusive { "exclusive" } else { "shared" },
             r.territory.join(", "),
             r.role,

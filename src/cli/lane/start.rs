@@ -32,10 +32,10 @@ pub struct LaneStartArgs {
     #[arg(long)]
     shared: bool,
     /// The lane's role (maker, checker, ...)
-    #[arg(long)]
+    #[arg(long, default_value = "maker")]
     role: String,
-    /// The model the lane runs
-    #[arg(long)]
+    /// The model the lane runs; a person working the lane leaves it out
+    #[arg(long, default_value = "human")]
     model: String,
     /// Directory for the lane's worktree [default: <repo-dir>.lanes/<ID> next to the main worktree]
     #[arg(long, value_name = "DIR")]
