@@ -52,6 +52,7 @@ mod route;
 mod secrets;
 mod server_gate;
 mod sign;
+mod skills;
 mod snapshot;
 mod tamper;
 mod trust;
