@@ -39,6 +39,11 @@ pub struct InstallArgs {
     /// Workspace to install into [default: .]
     #[arg(long, value_name = "DIR", default_value = ".")]
     target: PathBuf,
+    /// Claude Code: install as a plugin (.claude/plugins/git-hpp with its hooks/hooks.json,
+    /// skills and agents, listed by a marketplace in .claude-plugin/marketplace.json), so no
+    /// hooks block is pasted
+    #[arg(long)]
+    plugin: bool,
     /// Copy the files
     #[arg(long)]
     apply: bool,
@@ -68,6 +73,7 @@ pub fn dispatch(ctx: &Ctx, args: InstallArgs) -> Result<Outcome, CliError> {
         source_root.as_deref(),
         &ctx.cwd().join(&args.target),
         &shown,
+        args.plugin,
     )?;
     let (create, unchanged, conflict) = plan.counts();
     let written = if args.apply {
@@ -85,10 +91,17 @@ pub fn dispatch(ctx: &Ctx, args: InstallArgs) -> Result<Outcome, CliError> {
     value["protocol_version"] = json!(validated.protocol_version);
     value["mode"] = json!(mode);
     value["written"] = json!(written);
-    value["wiring_note"] = json!(wiring_note(&args.host));
+    value["wiring_note"] = json!(if args.plugin {
+        PLUGIN_NOTE
+    } else {
+        wiring_note(&args.host)
+    });
     let human = human(&plan, mode, (create, unchanged, conflict), written);
     Ok(Outcome::document(args.json, &value, human, exit))
 }
+
+/// How the plugin is enabled, once written (Claude Code's plugin and marketplace references).
+const PLUGIN_NOTE: &str = "the hooks are in .claude/plugins/git-hpp/hooks/hooks.json; enable the plugin in Claude Code with `/plugin marketplace add ./` then `/plugin install git-hpp@git-hpp-workspace` (or for one session `claude --plugin-dir .claude/plugins/git-hpp`); to offer it to everyone who opens the repository, commit it and add to .claude/settings.json: {\"extraKnownMarketplaces\": {\"git-hpp-workspace\": {\"source\": {\"source\": \"directory\", \"path\": \".\"}}}, \"enabledPlugins\": {\"git-hpp@git-hpp-workspace\": true}}";
 
 fn wiring_note(host: &str) -> &'static str {
     match host {
@@ -131,12 +144,16 @@ fn human(plan: &Plan, mode: &str, counts: (usize, usize, usize), written: Option
             Action::Unchanged => {}
         }
     }
-    out.push_str(&format!(
-        "hooks for {} ({}):\n{}",
-        modules::host_label(&plan.host),
-        wiring_note(&plan.host),
-        hpp_core::record::pretty_json(&plan.wiring)
-    ));
+    if plan.plugin {
+        out.push_str(&format!("plugin: {PLUGIN_NOTE}\n"));
+    } else {
+        out.push_str(&format!(
+            "hooks for {} ({}):\n{}",
+            modules::host_label(&plan.host),
+            wiring_note(&plan.host),
+            hpp_core::record::pretty_json(&plan.wiring)
+        ));
+    }
     if written.is_none() {
         out.push_str("(plan only: run again with --apply to copy the files)\n");
     }

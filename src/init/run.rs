@@ -509,6 +509,7 @@ fn configure(
         request.manifest_root,
         request.target,
         request.shown_target,
+        false,
     );
     let plan = match planned {
         Ok(plan) => plan,

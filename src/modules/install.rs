@@ -35,6 +35,9 @@ pub enum Error {
         /// Its checksum status.
         why: String,
     },
+    /// `--plugin` on a host that has no plugins of this shape.
+    #[error("--plugin writes a Claude Code plugin; host {0} has none (leave --plugin out)")]
+    PluginHost(String),
     /// A source file changed between the plan and the copy.
     #[error("{0} changed while it was being installed")]
     Changed(String),
@@ -62,6 +65,9 @@ pub struct PlannedCopy {
     pub copy: Copy,
     /// What it does.
     pub action: Action,
+    /// The bytes of a file the install writes itself (the plugin's manifests), not a module's.
+    #[serde(skip)]
+    generated: Option<Vec<u8>>,
 }
 
 /// A whole install plan.
@@ -79,8 +85,10 @@ pub struct Plan {
     pub files: Vec<PlannedCopy>,
     /// The capability table of the chosen modules' hooks.
     pub capabilities: Vec<Value>,
-    /// The hook wiring to paste.
+    /// The hook wiring to paste (for `--plugin`: the plugin's hooks.json, written with it).
     pub wiring: Value,
+    /// Whether the modules go into a Claude Code plugin ([`super::PLUGIN_DIR`]).
+    pub plugin: bool,
     /// The module directory (as the manifest declares it) of each file, in order.
     #[serde(skip)]
     sources: Vec<String>,
@@ -118,10 +126,14 @@ pub fn plan(
     source_root: Option<&Path>,
     target: &Path,
     shown_target: &str,
+    plugin: bool,
 ) -> Result<Plan, Error> {
     let chosen = super::choose(validated, selection, host)?;
     if !target.is_dir() {
         return Err(Error::Target(shown_target.to_owned()));
+    }
+    if plugin && host != "claude-code" {
+        return Err(Error::PluginHost(host.to_owned()));
     }
     let origin = Origin::of(source_root);
     let mut modules = Vec::new();
@@ -133,10 +145,19 @@ pub fn plan(
         } else {
             ("not-available".to_owned(), Vec::new())
         };
-        for copy in super::copies(host, &module.id, &listed)? {
+        let placed = if plugin {
+            super::plugin_copies(&module.id, &listed)
+        } else {
+            super::copies(host, &module.id, &listed)?
+        };
+        for copy in placed {
             let existing = files::sha256_of(&target.join(&copy.target))?;
             let action = super::action(&copy, existing.as_deref());
-            copies.push(PlannedCopy { copy, action });
+            copies.push(PlannedCopy {
+                copy,
+                action,
+                generated: None,
+            });
             sources.push(module.path.clone());
         }
         modules.push(PlannedModule {
@@ -146,12 +167,44 @@ pub fn plan(
             files: listed.len(),
         });
     }
+    let wiring = if plugin {
+        let hooks = super::plugin_hooks(validated, &chosen)?;
+        let (manifest, marketplace) = super::plugin_manifests(env!("CARGO_PKG_VERSION"));
+        for (path, value) in [
+            (
+                format!("{}/.claude-plugin/plugin.json", super::PLUGIN_DIR),
+                &manifest,
+            ),
+            (format!("{}/hooks/hooks.json", super::PLUGIN_DIR), &hooks),
+            (".claude-plugin/marketplace.json".to_owned(), &marketplace),
+        ] {
+            let bytes = hpp_core::record::pretty_json(value).into_bytes();
+            let copy = Copy {
+                module: super::PLUGIN_NAME.to_owned(),
+                source: "(generated)".to_owned(),
+                target: path,
+                sha256: sha256_hex(&bytes),
+            };
+            let existing = files::sha256_of(&target.join(&copy.target))?;
+            let action = super::action(&copy, existing.as_deref());
+            copies.push(PlannedCopy {
+                copy,
+                action,
+                generated: Some(bytes),
+            });
+            sources.push(String::new());
+        }
+        hooks
+    } else {
+        super::wiring(validated, host, &chosen)?
+    };
     Ok(Plan {
         bundle: selection.label().to_owned(),
         host: host.to_owned(),
         target: shown_target.to_owned(),
         capabilities: super::capability_table(validated, &chosen),
-        wiring: super::wiring(validated, host, &chosen)?,
+        wiring,
+        plugin,
         modules,
         files: copies,
         sources,
@@ -195,6 +248,11 @@ pub fn apply(plan: &Plan) -> Result<usize, Error> {
     let mut written = 0;
     for (planned, module) in plan.files.iter().zip(&plan.sources) {
         if planned.action != Action::Create {
+            continue;
+        }
+        if let Some(bytes) = &planned.generated {
+            files::write_new(&plan.target_dir.join(&planned.copy.target), bytes)?;
+            written += 1;
             continue;
         }
         let bytes = origin.read(module, &planned.copy.source)?;

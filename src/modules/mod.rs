@@ -331,6 +331,94 @@ pub fn install_root(host: &str, module: &str) -> Result<String, Error> {
     }
 }
 
+/// Where `install --plugin` writes the Claude Code plugin, relative to the target: a plugin in
+/// the layout Claude Code's plugins reference documents (`.claude-plugin/plugin.json`, `hooks/
+/// hooks.json`, `skills/<skill>/SKILL.md`, `agents/<agent>.md`), the module trees under
+/// `modules/<module>/`. A marketplace at the target's `.claude-plugin/marketplace.json` lists
+/// it, so `/plugin marketplace add ./` then `/plugin install` enable it without a pasted block.
+pub const PLUGIN_DIR: &str = ".claude/plugins/git-hpp";
+
+/// The plugin's name (`plugin.json`) and its marketplace's.
+pub const PLUGIN_NAME: &str = "git-hpp";
+
+/// The marketplace the target's `.claude-plugin/marketplace.json` declares.
+pub const PLUGIN_MARKETPLACE: &str = "git-hpp-workspace";
+
+/// Lists the copies that place a module's verified files in the Claude Code plugin: each skill
+/// under `skills/<skill>/` and each agent under `agents/<agent>.md`, where the plugin loader
+/// discovers them, and every other file under `modules/<module>/`.
+pub fn plugin_copies(module: &str, files: &[Entry]) -> Vec<Copy> {
+    let mut out = Vec::new();
+    for entry in files {
+        let copy = |target: String| Copy {
+            module: module.to_owned(),
+            source: entry.path.clone(),
+            target,
+            sha256: entry.sha256.clone(),
+        };
+        // A skill or an agent goes where the plugin loader discovers it, once; the rest (hook
+        // scripts, the README) keeps the module's own tree.
+        match discovered_at("claude-code", module, &entry.path) {
+            Some(found) => {
+                let inner = found.trim_start_matches(".claude/");
+                out.push(copy(format!("{PLUGIN_DIR}/{inner}")));
+            }
+            None => out.push(copy(format!(
+                "{PLUGIN_DIR}/modules/{module}/{}",
+                entry.path
+            ))),
+        }
+    }
+    out
+}
+
+/// The plugin's `hooks/hooks.json`: the same events and matchers as [`wiring`] for Claude Code,
+/// each command naming its script under `${CLAUDE_PLUGIN_ROOT}` (the plugin's directory, which
+/// Claude Code sets for plugin hooks), with a description.
+pub fn plugin_hooks(validated: &Validated, chosen: &[Chosen]) -> Result<Value, Error> {
+    let mut wiring = wiring(validated, "claude-code", chosen)?;
+    if let Some(events) = wiring["hooks"].as_object_mut() {
+        for entries in events.values_mut() {
+            for entry in entries.as_array_mut().into_iter().flatten() {
+                for hook in entry["hooks"].as_array_mut().into_iter().flatten() {
+                    let command = hook["command"].as_str().unwrap_or_default();
+                    let script = command
+                        .strip_prefix("\"$CLAUDE_PROJECT_DIR\"/.claude/hpp/")
+                        .unwrap_or(command);
+                    hook["command"] =
+                        json!(format!("\"${{CLAUDE_PLUGIN_ROOT}}\"/modules/{script}"));
+                }
+            }
+        }
+    }
+    wiring["description"] = json!(
+        "git-hpp: the House Party Protocol's gates, lanes, handoffs and gotcha memory on this repository's refs/hpp"
+    );
+    Ok(wiring)
+}
+
+/// The plugin's `.claude-plugin/plugin.json` and the target's `.claude-plugin/marketplace.json`.
+pub fn plugin_manifests(version: &str) -> (Value, Value) {
+    let description = "The House Party Protocol harness, git-native: gates, evidence, lanes, handoffs and gotchas kept under refs/hpp";
+    let plugin = json!({
+        "name": PLUGIN_NAME,
+        "version": version,
+        "description": description,
+        "keywords": ["git", "verification", "agents"],
+    });
+    let marketplace = json!({
+        "name": PLUGIN_MARKETPLACE,
+        "owner": {"name": "this repository"},
+        "plugins": [{
+            "name": PLUGIN_NAME,
+            "source": format!("./{PLUGIN_DIR}"),
+            "description": description,
+            "version": version,
+        }],
+    });
+    (plugin, marketplace)
+}
+
 /// One file to place in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Copy {
@@ -712,7 +800,7 @@ mod tests {
     fn codex_wiring_passes_codex_and_each_tool_event_carries_its_declared_matcher() {
         let v = validated();
         for (host, territory) in [
-            ("claude-code", "Edit|Write|MultiEdit|NotebookEdit"),
+            ("claude-code", "Edit|Write|NotebookEdit"),
             ("codex", "apply_patch"),
         ] {
             let chosen = choose(&v, &Selection::Bundle("reliable-coding".into()), host).unwrap();

@@ -505,7 +505,7 @@ fn the_codex_wiring_passes_codex_and_matchers_follow_the_manifest() {
     );
     assert_eq!(
         matcher(&claude, "territory-guard").as_deref(),
-        Some("Edit|Write|MultiEdit|NotebookEdit")
+        Some("Edit|Write|NotebookEdit")
     );
     for (event, matcher, command) in codex.iter().chain(&claude) {
         if ["SessionStart", "Stop", "PreCompact"].contains(&event.as_str()) {
@@ -593,4 +593,166 @@ fn control_a_readme_block_with_repository_paths_does_not_match() {
         stale,
         printed_wiring(&sandbox, &["--module", "lane-kit"], "claude-code")
     );
+}
+
+/// Every `(event, matcher, command)` of a plugin's hooks.json, checked against the shape
+/// Claude Code's hooks reference documents: event → [{matcher?, hooks: [{type, command}]}].
+fn plugin_hook_entries(hooks: &Value) -> Vec<(String, Option<String>, String)> {
+    let events = hooks["hooks"]
+        .as_object()
+        .expect("hooks is an object of events");
+    let mut out = Vec::new();
+    for (event, list) in events {
+        for entry in list.as_array().expect("each event holds a list") {
+            let matcher = entry
+                .get("matcher")
+                .map(|m| m.as_str().expect("a matcher is a string").to_owned());
+            for hook in entry["hooks"].as_array().expect("each entry holds hooks") {
+                assert_eq!(hook["type"], "command", "{hook}");
+                out.push((
+                    event.clone(),
+                    matcher.clone(),
+                    hook["command"].as_str().expect("a command").to_owned(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_claude_code_plugin_is_written_in_the_documented_layout_and_its_hooks_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::repo();
+    let target = sandbox.root.clone();
+    let args = [
+        "install",
+        "--bundle",
+        "reliable-coding",
+        "--host",
+        "claude-code",
+        "--plugin",
+        "--apply",
+        "--json",
+    ];
+    let applied = sandbox.hpp_in(&target, &args).json(0);
+    assert_eq!(applied["plugin"], true);
+    let plugin = target.join(".claude/plugins/git-hpp");
+    let read = |path: &Path| -> Value {
+        serde_json::from_slice(&std::fs::read(path).expect("written")).expect("valid JSON")
+    };
+    let manifest = read(&plugin.join(".claude-plugin/plugin.json"));
+    assert_eq!(manifest["name"], "git-hpp");
+    assert!(manifest["version"].is_string() && manifest["description"].is_string());
+    let marketplace = read(&target.join(".claude-plugin/marketplace.json"));
+    assert_eq!(marketplace["name"], "git-hpp-workspace");
+    assert!(marketplace["owner"]["name"].is_string());
+    let listed = &marketplace["plugins"][0];
+    assert_eq!(
+        listed["name"], manifest["name"],
+        "the entry names the plugin"
+    );
+    let source = listed["source"].as_str().expect("a relative source");
+    assert!(source.starts_with("./"), "{source}");
+    assert!(
+        target
+            .join(source)
+            .join(".claude-plugin/plugin.json")
+            .is_file(),
+        "the marketplace's source is the plugin"
+    );
+    // Skills and agents where the plugin loader discovers them, nowhere else.
+    for skill in ["hpp-loop", "hpp-lanes", "hpp-handoff", "hpp-gotchas"] {
+        let text = std::fs::read_to_string(plugin.join(format!("skills/{skill}/SKILL.md")))
+            .expect("the skill is at the plugin root");
+        assert!(text.starts_with("---\n"), "{skill} has front matter");
+        assert!(text.contains(&format!("name: {skill}")), "{skill}");
+    }
+    assert!(plugin.join("agents/lens-deletion.md").is_file());
+    assert!(!plugin.join("modules/operator-kit/skills").exists());
+    // Every hook command names a script of the plugin through ${CLAUDE_PLUGIN_ROOT}, with a
+    // current tool name in its matcher.
+    let hooks = read(&plugin.join("hooks/hooks.json"));
+    assert!(hooks["description"].is_string());
+    let entries = plugin_hook_entries(&hooks);
+    assert!(entries.len() >= 8, "{entries:?}");
+    for (event, matcher, command) in &entries {
+        let script = command
+            .strip_prefix("\"${CLAUDE_PLUGIN_ROOT}\"/")
+            .and_then(|rest| rest.strip_suffix(" claude-code"))
+            .unwrap_or_else(|| panic!("{command}"));
+        let mode = std::fs::metadata(plugin.join(script))
+            .unwrap_or_else(|_| panic!("{script} is in the plugin"))
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "{script} is executable");
+        if let Some(matcher) = matcher {
+            assert!(!matcher.contains("MultiEdit"), "{event}: {matcher}");
+        }
+    }
+    assert!(
+        entries
+            .iter()
+            .any(|(e, m, _)| e == "PreToolUse" && m.as_deref() == Some("Edit|Write|NotebookEdit")),
+        "{entries:?}"
+    );
+    // The policy gate runs from the plugin as Claude Code runs it: the command through a shell
+    // with CLAUDE_PLUGIN_ROOT set, the PreToolUse payload on stdin.
+    let (_, _, command) = entries
+        .iter()
+        .find(|(e, m, _)| e == "PreToolUse" && m.as_deref() == Some("Bash"))
+        .expect("the policy gate");
+    let payload = serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git push --force origin main"},
+        "cwd": target,
+        "session_id": "s",
+    });
+    let mut child = sandbox
+        .command("sh", &target)
+        .args(["-c", command])
+        .env("CLAUDE_PLUGIN_ROOT", &plugin)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(payload.to_string().as_bytes())
+            .expect("the payload is written");
+    }
+    let out = child.wait_with_output().expect("the hook ends");
+    let run = crate::harness::Run::from_output(&out);
+    assert!(
+        run.stdout.contains("deny") || run.code == 2,
+        "a force push is not allowed through:\n{run}"
+    );
+    // A re-run writes nothing new.
+    let again = sandbox.hpp_in(&target, &args).json(0);
+    assert_eq!(again["mode"], "no-op", "{again}");
+}
+
+#[test]
+fn control_a_plugin_for_codex_is_refused_and_nothing_is_written() {
+    let sandbox = Sandbox::repo();
+    let reason = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "install", "--bundle", "solo", "--host", "codex", "--plugin", "--apply",
+            ],
+        )
+        .refused();
+    assert!(
+        reason.contains("--plugin writes a Claude Code plugin"),
+        "{reason}"
+    );
+    assert!(!sandbox.root.join(".claude").exists());
+    assert!(!sandbox.root.join(".claude-plugin").exists());
 }

@@ -176,8 +176,10 @@ pub enum Error {
     NoBashCommand,
 }
 
-/// The tools that edit one file, named in `tool_input` by path.
-const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+/// The tools that edit one file, named in `tool_input` by path. Claude Code's current tools
+/// are Edit, Write and NotebookEdit (the hooks' matcher names those); MultiEdit, which older
+/// versions had, is still read when a payload names it.
+const EDIT_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit", "MultiEdit"];
 
 /// The headers of Codex's `apply_patch` envelope that name a file it writes.
 const PATCH_HEADERS: &[&str] = &[

@@ -1,5 +1,5 @@
 #!/bin/sh
-# lane-kit/territory-guard: PreToolUse hook for Edit|Write|MultiEdit|NotebookEdit (Codex:
+# lane-kit/territory-guard: PreToolUse hook for Edit|Write|NotebookEdit (Codex:
 # apply_patch), exit_policy block.
 # Reads the host's hook JSON on stdin and hands it to `git hpp lane guard --host HOST`, which
 # denies an edit outside the territory of the session's lane, inside another live exclusive

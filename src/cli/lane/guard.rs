@@ -13,7 +13,7 @@ use hpp_store::Store;
 
 /// Check a file edit against the lanes (a PreToolUse hook)
 ///
-/// Reads the host's PreToolUse JSON on stdin (tool_name Edit, Write, MultiEdit or NotebookEdit
+/// Reads the host's PreToolUse JSON on stdin (tool_name Edit, Write or NotebookEdit
 /// with tool_input.file_path or notebook_path; Codex apply_patch with the patch text; cwd) and
 /// denies an edit outside the territory of the lane whose worktree holds cwd, inside another
 /// live exclusive lane's territory, or in another worktree of the repository. Outside a lane,

@@ -789,7 +789,7 @@ mod tests {
         let guard = hook(&v, "lane-kit/territory-guard");
         assert_eq!(
             guard.matcher_for("claude-code"),
-            Some("Edit|Write|MultiEdit|NotebookEdit")
+            Some("Edit|Write|NotebookEdit")
         );
         assert_eq!(guard.matcher_for("codex"), Some("apply_patch"));
         assert_eq!(
