@@ -105,9 +105,10 @@ pub struct HandoffHookArgs {
     /// The host whose hook protocol to answer in
     #[arg(long, value_enum)]
     host: HostArg,
-    /// The hook event
+    /// The hook event [default: the input's hook_event_name: SessionStart, PreCompact, else
+    /// Stop]
     #[arg(long, value_enum)]
-    event: HookEvent,
+    event: Option<HookEvent>,
     #[command(flatten)]
     lane: LaneArg,
 }
@@ -269,7 +270,16 @@ pub fn cmd_handoff_hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, Cl
 
 fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
     let input = read_hook_input(ctx, Blank::Empty, HookNoun::Input)?;
-    match args.event {
+    let event = args
+        .event
+        .unwrap_or(if input.event.is(Event::SessionStart) {
+            HookEvent::SessionStart
+        } else if input.event.is(Event::PreCompact) {
+            HookEvent::PreCompact
+        } else {
+            HookEvent::Stop
+        });
+    match event {
         HookEvent::SessionStart => {
             let Some((lane, _, handoff)) = latest(ctx, &args.lane)? else {
                 return Outcome::answer(Answer::Silent);
@@ -292,7 +302,7 @@ fn hook(ctx: &Ctx, args: &HandoffHookArgs) -> Result<Outcome, CliError> {
             {
                 return Outcome::answer(Answer::Silent);
             }
-            let trigger = if args.event == HookEvent::Stop {
+            let trigger = if event == HookEvent::Stop {
                 Trigger::Stop
             } else {
                 Trigger::Precompact

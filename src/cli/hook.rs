@@ -19,6 +19,38 @@ use hpp_store::PendingUpdate;
 pub enum HookCommand {
     PrePush(PrePushArgs),
     PreReceive(PreReceiveArgs),
+    LoopGate(LoopGateArgs),
+    EvidenceGate(EvidenceGateArgs),
+}
+
+/// An agent host's Stop hook: block finishing while the loop has started but is not verified
+///
+/// What operator-kit's loop-gate.sh runs. Reads the host's Stop JSON on stdin. Prints
+/// {"decision":"block","reason":...} (both hosts read it) naming the loop, its state and its
+/// next step when the current loop has events and is not verified; prints nothing when no loop
+/// was started, the loop is verified, outside a repository or on a detached HEAD, and always
+/// when the host says a Stop hook already continued this turn (stop_hook_active), so it can
+/// never keep an agent running forever. Exits 0.
+#[derive(Debug, clap::Args)]
+pub struct LoopGateArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: crate::cli::HostArg,
+}
+
+/// An agent host's Stop hook: block finishing while a configured criterion does not pass
+///
+/// What operator-kit's evidence-gate.sh runs. Runs every criterion in git config hpp.criterion
+/// (multi-valued; each value an argv as a JSON array of strings, e.g. ["cargo","test","--quiet"])
+/// through `evidence run` (ids stop-criterion-<n>), so each run is an evidence bundle, and
+/// prints {"decision":"block","reason":...} while any does not pass, with the end of its
+/// output. With no criterion configured it prints a systemMessage saying nothing was checked.
+/// Exits 0.
+#[derive(Debug, clap::Args)]
+pub struct EvidenceGateArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: crate::cli::HostArg,
 }
 
 /// Refuse a push of a protected ref whose commits do not pass `git hpp verify`
@@ -55,7 +87,142 @@ pub fn dispatch(ctx: &Ctx, command: HookCommand) -> Result<Outcome, CliError> {
     match command {
         HookCommand::PrePush(args) => cmd_hook_pre_push(ctx, &args),
         HookCommand::PreReceive(args) => cmd_hook_pre_receive(ctx, &args),
+        HookCommand::LoopGate(args) => cmd_hook_loop_gate(ctx, &args),
+        HookCommand::EvidenceGate(args) => cmd_hook_evidence_gate(ctx, &args),
     }
+}
+
+/// The Stop answer both hosts read: block with a reason.
+fn stop_block(reason: &str) -> Outcome {
+    Outcome::json(
+        &serde_json::json!({"decision": "block", "reason": reason}),
+        crate::cli::exit::Exit::Ok,
+    )
+}
+
+fn cmd_hook_loop_gate(ctx: &Ctx, args: &LoopGateArgs) -> Result<Outcome, CliError> {
+    let _host = args.host;
+    let input = crate::cli::input::read_hook_input(
+        ctx,
+        hpp_core::host::Blank::Empty,
+        crate::cli::input::HookNoun::Input,
+    )?;
+    if input.stop_hook_active {
+        return Ok(Outcome::raw(Vec::new()));
+    }
+    let standing = (|| -> Result<Option<(String, String, usize, String)>, CliError> {
+        let store = ctx.store()?;
+        let manifest = ctx.manifest()?;
+        let id = ctx.loop_id(None)?;
+        let state = crate::events::cache::read_standing(store, manifest.loop_spec(), &id)?;
+        let p = state.require_intact()?;
+        Ok(Some((
+            id.to_string(),
+            p.state.clone(),
+            p.event_count,
+            p.next_step.clone(),
+        )))
+    })();
+    match standing {
+        Ok(Some((loop_id, state, count, next))) if count > 0 && state != "verified" => {
+            Ok(stop_block(&format!(
+                "Loop {loop_id} is {state}, not verified. Next step: {next}. Do it and record it with git hpp (git hpp status --loop {loop_id} shows where the loop stands) before finishing, or say plainly that the work is not done."
+            )))
+        }
+        Ok(_) => Ok(Outcome::raw(Vec::new())),
+        Err(e)
+            if e.message.contains("not a git repository")
+                || e.message.contains("HEAD is detached") =>
+        {
+            Ok(Outcome::raw(Vec::new()))
+        }
+        Err(e) => Ok(stop_block(&format!(
+            "The loop gate could not read the loop: {}. Fix it before finishing (run: git hpp status).",
+            e.message
+        ))),
+    }
+}
+
+fn cmd_hook_evidence_gate(ctx: &Ctx, args: &EvidenceGateArgs) -> Result<Outcome, CliError> {
+    let _host = args.host;
+    // The payload says nothing the gate needs, but it is the host's to send: read and drop it.
+    let _ = crate::cli::input::read_hook_input(
+        ctx,
+        hpp_core::host::Blank::Empty,
+        crate::cli::input::HookNoun::Input,
+    );
+    let store = ctx.store()?;
+    let criteria = store.config_strings("hpp.criterion");
+    if criteria.is_empty() {
+        return Ok(Outcome::json(
+            &serde_json::json!({"systemMessage": "evidence gate: no criterion is configured (git config --add hpp.criterion '[\"cargo\",\"test\"]'), so nothing was checked"}),
+            crate::cli::exit::Exit::Ok,
+        ));
+    }
+    let mut failed = Vec::new();
+    for (n, text) in criteria.iter().enumerate() {
+        let n = n + 1;
+        let argv: Vec<String> = match serde_json::from_str::<Vec<String>>(text) {
+            Ok(argv) if !argv.is_empty() => argv,
+            _ => {
+                failed.push(format!(
+                    "criterion {n} ({text}) is not a JSON array of strings"
+                ));
+                continue;
+            }
+        };
+        let id: hpp_core::evidence::EvidenceId = format!("stop-criterion-{n}").parse()?;
+        let run = crate::evidence::run(
+            store,
+            crate::evidence::RunRequest {
+                id,
+                command: argv.clone(),
+                artifacts: Vec::new(),
+                timeout_s: 600.0,
+                keep_artifacts: false,
+                record_event: None,
+                gate_options: crate::events::GateOptions {
+                    allowed: None,
+                    require_signed: false,
+                    person: None,
+                },
+                signing: None,
+                echo: None,
+            },
+        );
+        match run {
+            Ok(outcome) if outcome.record.verdict == hpp_core::evidence::Verdict::Passed => {}
+            Ok(outcome) => {
+                let tail = outcome
+                    .record
+                    .output_tail
+                    .as_ref()
+                    .map(|t| t.last_lines(3).join(" / "))
+                    .unwrap_or_default();
+                failed.push(format!(
+                    "criterion {n} ({}) {}{}",
+                    argv.join(" "),
+                    outcome.record.verdict,
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                ));
+            }
+            Err(e) => failed.push(format!(
+                "criterion {n} ({}) could not run: {e}",
+                argv.join(" ")
+            )),
+        }
+    }
+    if failed.is_empty() {
+        return Ok(Outcome::raw(Vec::new()));
+    }
+    Ok(stop_block(&format!(
+        "Not done: a criterion does not pass. {}. Fix the cause and stop again; each run is recorded (git hpp evidence list).",
+        failed.join("; ")
+    )))
 }
 
 /// Checks the push, on the client.

@@ -472,3 +472,52 @@ fn the_example_hook_inputs_give_the_documented_answers() {
         "{context}"
     );
 }
+
+/// The lines of a hook script that take JSON apart by hand (with sed, grep, awk or tr) instead
+/// of leaving it to `git hpp`.
+fn hand_parsed_json(script: &str) -> Vec<String> {
+    script
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .filter(|line| {
+            line.split(|c: char| c.is_whitespace() || c == '|' || c == '(')
+                .any(|word| matches!(word, "sed" | "grep" | "awk" | "tr"))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_hook_script_leaves_the_json_to_git_hpp() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("modules");
+    let mut scripts = 0;
+    for module in std::fs::read_dir(&root).expect("modules/") {
+        let hooks = module.expect("an entry").path().join("hooks");
+        let Ok(listing) = std::fs::read_dir(&hooks) else {
+            continue;
+        };
+        for script in listing {
+            let path = script.expect("an entry").path();
+            let text = std::fs::read_to_string(&path).expect("a script");
+            scripts += 1;
+            assert_eq!(
+                hand_parsed_json(&text),
+                Vec::<String>::new(),
+                "{}",
+                path.display()
+            );
+            assert!(
+                text.contains("git hpp "),
+                "{} calls git hpp",
+                path.display()
+            );
+        }
+    }
+    assert_eq!(scripts, 9, "every module's hook scripts were read");
+}
+
+#[test]
+fn control_a_script_that_reads_json_with_sed_is_caught() {
+    let script = "#!/bin/sh\n# sed in a comment is fine\nevent=$(cat | sed -n 's/.*\"hook_event_name\".*/x/p')\n";
+    assert_eq!(hand_parsed_json(script).len(), 1);
+}

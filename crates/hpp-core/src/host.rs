@@ -209,6 +209,8 @@ pub struct HookInput {
     pub session_id: Option<String>,
     /// `cwd`: the directory the agent works in.
     pub cwd: Option<String>,
+    /// `stop_hook_active`: a Stop hook already made the agent go on this turn.
+    pub stop_hook_active: bool,
 }
 
 impl HookInput {
@@ -253,6 +255,9 @@ impl HookInput {
             error,
             session_id,
             cwd,
+            stop_hook_active: map
+                .remove("stop_hook_active")
+                .is_some_and(|v| v == Value::Bool(true)),
         }
     }
 

@@ -5,11 +5,6 @@
 # family fail 3 times within 24 h (git config hpp.gotcha.minCount / hpp.gotcha.windowHours) it is
 # promoted to a gotcha and added to the session as additionalContext. Always exits 0.
 # Usage: gotcha-record.sh [claude-code|codex]
-input=$(cat)
-event=$(printf '%s' "$input" | sed -n 's/.*"hook_event_name"[[:space:]]*:[[:space:]]*"\([A-Za-z]*\)".*/\1/p' | head -n 1)
-case "$event" in
-  PostToolUseFailure) ;;
-  *) event=PostToolUse ;;
-esac
-printf '%s' "$input" | git hpp gotcha hook --host "${1:-${HPP_HOST:-claude-code}}" --event "$event"
+# The input's hook_event_name says which of the two events it is; git hpp reads it.
+git hpp gotcha hook --host "${1:-${HPP_HOST:-claude-code}}" --event PostToolUse
 exit 0
