@@ -22,7 +22,9 @@ use hpp_core::manifest;
 /// paste (each script called with the host as its argument, tool events filtered by the
 /// matcher each hook declares). Without --apply nothing is written. With --apply the absent
 /// files are copied (hook scripts executable); a different existing file is never replaced
-/// (reported as a conflict); a re-run is a no-op. The wiring is printed, never written.
+/// (reported as a conflict); a re-run is a no-op. Claude Code's wiring is printed to paste
+/// into .claude/settings.json, or, with --plugin, written as a plugin's hooks/hooks.json;
+/// Codex's is written to .codex/hooks.json (Codex asks to trust it).
 /// Exits 0, 1 when a conflict is left, 2 on refusal.
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("selection").required(true).args(["bundle", "module"])))]
@@ -109,7 +111,7 @@ fn wiring_note(host: &str) -> &'static str {
             "paste the hooks block into .claude/settings.json (it is never written for you)"
         }
         _ => {
-            "paste the hooks block into the Codex CLI hooks configuration (hooks.json) and accept its trust prompt; its paths are relative to the target, where Codex starts; it is never written for you"
+            "written to .codex/hooks.json, where Codex CLI reads a repository's hooks (kept, and to merge by hand, when one is already there); Codex asks you to review and trust them before they run; the commands name the scripts from the repository's top level"
         }
     }
 }
@@ -139,6 +141,11 @@ fn human(plan: &Plan, mode: &str, counts: (usize, usize, usize), written: Option
             Action::Create => out.push_str(&format!("{verb} {}\n", f.copy.target)),
             Action::Conflict => out.push_str(&format!(
                 "conflict {} (a different file is there; it is kept)\n",
+                f.copy.target
+            )),
+            Action::Merge => out.push_str(&format!(
+                "{} {} (the hooks it lacked added, none removed)\n",
+                if written.is_some() { "merged" } else { "merge" },
                 f.copy.target
             )),
             Action::Unchanged => {}

@@ -104,6 +104,20 @@ pub fn write_new(target: &Path, bytes: &[u8]) -> Result<(), Error> {
     file.sync_all().map_err(io(target))
 }
 
+/// Replaces `target` with `bytes` atomically: a new file beside it, flushed, renamed over it.
+pub fn replace(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+    use std::io::Write;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io(dir))?;
+    file.write_all(bytes).map_err(io(target))?;
+    file.as_file().sync_all().map_err(io(target))?;
+    file.persist(target).map_err(|e| Error::Io {
+        path: target.to_owned(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
 /// Where module directories are read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin<'a> {

@@ -68,6 +68,9 @@ pub struct PlannedCopy {
     /// The bytes of a file the install writes itself (the plugin's manifests), not a module's.
     #[serde(skip)]
     generated: Option<Vec<u8>>,
+    /// For a merge: the sha256 of the file it replaces, checked again before it is replaced.
+    #[serde(skip)]
+    replaces: Option<String>,
 }
 
 /// A whole install plan.
@@ -100,11 +103,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Counts the files per action: (create, unchanged, conflict).
+    /// Counts the files per action: (create or merge, unchanged, conflict).
     pub fn counts(&self) -> (usize, usize, usize) {
         let count = |a: Action| self.files.iter().filter(|f| f.action == a).count();
         (
-            count(Action::Create),
+            count(Action::Create) + count(Action::Merge),
             count(Action::Unchanged),
             count(Action::Conflict),
         )
@@ -157,6 +160,7 @@ pub fn plan(
                 copy,
                 action,
                 generated: None,
+                replaces: None,
             });
             sources.push(module.path.clone());
         }
@@ -191,12 +195,51 @@ pub fn plan(
                 copy,
                 action,
                 generated: Some(bytes),
+                replaces: None,
             });
             sources.push(String::new());
         }
         hooks
     } else {
-        super::wiring(validated, host, &chosen)?
+        let wiring = super::wiring(validated, host, &chosen)?;
+        if host == "codex" {
+            // Codex reads <repo>/.codex/hooks.json (its hooks documentation), the same shape,
+            // and asks the user to trust the hooks before they run: written, not pasted. An
+            // existing file is kept (a conflict), and the block is printed to merge by hand.
+            let path = target.join(".codex/hooks.json");
+            let existing = files::sha256_of(&path)?;
+            let (action, value, replaces) = match &existing {
+                None => (Action::Create, wiring.clone(), None),
+                Some(sha) => {
+                    let text = std::fs::read(&path).map_err(|e| files::Error::Io {
+                        path: path.clone(),
+                        source: e,
+                    })?;
+                    match serde_json::from_slice::<Value>(&text)
+                        .ok()
+                        .and_then(|v| merge_hooks(&v, &wiring))
+                    {
+                        Some((merged, false)) => (Action::Unchanged, merged, None),
+                        Some((merged, true)) => (Action::Merge, merged, Some(sha.clone())),
+                        None => (Action::Conflict, wiring.clone(), None),
+                    }
+                }
+            };
+            let bytes = hpp_core::record::pretty_json(&value).into_bytes();
+            copies.push(PlannedCopy {
+                copy: Copy {
+                    module: super::PLUGIN_NAME.to_owned(),
+                    source: "(generated)".to_owned(),
+                    target: ".codex/hooks.json".to_owned(),
+                    sha256: sha256_hex(&bytes),
+                },
+                action,
+                generated: Some(bytes),
+                replaces,
+            });
+            sources.push(String::new());
+        }
+        wiring
     };
     Ok(Plan {
         bundle: selection.label().to_owned(),
@@ -247,6 +290,18 @@ pub fn apply(plan: &Plan) -> Result<usize, Error> {
     let origin = Origin::of(plan.source_root.as_deref());
     let mut written = 0;
     for (planned, module) in plan.files.iter().zip(&plan.sources) {
+        let to = plan.target_dir.join(&planned.copy.target);
+        if planned.action == Action::Merge {
+            // Replaced only if it is still the file the plan read: nothing the user wrote
+            // meanwhile is lost.
+            if files::sha256_of(&to)? != planned.replaces {
+                return Err(Error::Changed(planned.copy.target.clone()));
+            }
+            let bytes = planned.generated.as_deref().unwrap_or_default();
+            files::replace(&to, bytes)?;
+            written += 1;
+            continue;
+        }
         if planned.action != Action::Create {
             continue;
         }
@@ -259,10 +314,35 @@ pub fn apply(plan: &Plan) -> Result<usize, Error> {
         if sha256_hex(&bytes) != planned.copy.sha256 {
             return Err(Error::Changed(planned.copy.source.clone()));
         }
-        let to = plan.target_dir.join(&planned.copy.target);
         files::write_new(&to, &bytes)?;
         origin.keep_mode(module, &planned.copy.source, &to)?;
         written += 1;
     }
     Ok(written)
+}
+
+/// Adds to a hooks file (`{"hooks": {event: [entry, ...]}}`) every entry of `wiring` it lacks,
+/// keeping everything it holds. Returns the merged document and whether anything was added;
+/// `None` when `existing` is not a hooks document.
+fn merge_hooks(existing: &Value, wiring: &Value) -> Option<(Value, bool)> {
+    let mut merged = existing.clone();
+    let events = merged
+        .as_object_mut()?
+        .entry("hooks")
+        .or_insert_with(|| serde_json::json!({}));
+    let events = events.as_object_mut()?;
+    let mut added = false;
+    for (event, entries) in wiring["hooks"].as_object()? {
+        let list = events
+            .entry(event.clone())
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()?;
+        for entry in entries.as_array()? {
+            if !list.contains(entry) {
+                list.push(entry.clone());
+                added = true;
+            }
+        }
+    }
+    Some((merged, added))
 }

@@ -487,6 +487,8 @@ pub enum Action {
     Unchanged,
     /// A different file is there: it is kept, and the copy is reported as a conflict.
     Conflict,
+    /// A hooks file is there: the missing hook entries are added to it, none removed.
+    Merge,
 }
 
 /// Decides what a copy does, given the sha256 of the file already at its target, if any.

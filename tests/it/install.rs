@@ -172,11 +172,90 @@ fn codex_gets_the_module_under_agents_and_each_skill_where_codex_looks() {
             .join(".agents/skills/hpp-lane-kit-lane-kit/SKILL.md")
             .is_file()
     );
+    assert!(doc["wiring_note"].as_str().unwrap().contains("trust them"));
+    // The hooks are written where Codex reads a repository's hooks, in the shape it reads.
+    let written: Value = serde_json::from_slice(
+        &std::fs::read(sandbox.root.join(".codex/hooks.json")).expect("written"),
+    )
+    .expect("valid JSON");
+    assert_eq!(written, doc["wiring"]);
     assert!(
-        doc["wiring_note"]
+        written["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
             .as_str()
             .unwrap()
-            .contains("trust prompt")
+            .ends_with(" codex")
+    );
+}
+
+#[test]
+fn an_existing_codex_hooks_file_gains_the_missing_hooks_and_keeps_its_own() {
+    let sandbox = Sandbox::empty();
+    let dist = sealed_distribution(&sandbox);
+    std::fs::create_dir_all(sandbox.root.join(".codex")).unwrap();
+    let mine = serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "my-own-check"}]}]}});
+    std::fs::write(sandbox.root.join(".codex/hooks.json"), mine.to_string()).unwrap();
+    let args = [
+        "--module", "lane-kit", "--host", "codex", "--apply", "--json",
+    ];
+    install(&sandbox, &dist, &sandbox.root, &args).json(0);
+    let merged: Value =
+        serde_json::from_slice(&std::fs::read(sandbox.root.join(".codex/hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        merged["hooks"]["Stop"][0], mine["hooks"]["Stop"][0],
+        "its own hook kept"
+    );
+    assert!(merged["hooks"]["PreToolUse"].is_array(), "{merged}");
+    // A second module adds its hooks; the first's stay; a re-run changes nothing.
+    let operator = [
+        "--module",
+        "operator-kit",
+        "--host",
+        "codex",
+        "--apply",
+        "--json",
+    ];
+    install(&sandbox, &dist, &sandbox.root, &operator).json(0);
+    let both = std::fs::read(sandbox.root.join(".codex/hooks.json")).unwrap();
+    let text = String::from_utf8_lossy(&both);
+    assert!(
+        text.contains("territory-guard.sh") && text.contains("policy-gate.sh"),
+        "{text}"
+    );
+    let again = install(&sandbox, &dist, &sandbox.root, &operator).json(0);
+    assert_eq!(again["mode"], "no-op", "{again}");
+    assert_eq!(
+        std::fs::read(sandbox.root.join(".codex/hooks.json")).unwrap(),
+        both
+    );
+}
+
+#[test]
+fn control_a_codex_hooks_file_that_is_not_a_hooks_document_is_kept_as_a_conflict() {
+    let sandbox = Sandbox::empty();
+    let dist = sealed_distribution(&sandbox);
+    std::fs::create_dir_all(sandbox.root.join(".codex")).unwrap();
+    std::fs::write(sandbox.root.join(".codex/hooks.json"), "not json\n").unwrap();
+    let doc = install(
+        &sandbox,
+        &dist,
+        &sandbox.root,
+        &[
+            "--module", "lane-kit", "--host", "codex", "--apply", "--json",
+        ],
+    )
+    .json(1);
+    let conflict = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["target"] == ".codex/hooks.json")
+        .expect("planned");
+    assert_eq!(conflict["action"], "conflict");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join(".codex/hooks.json")).unwrap(),
+        "not json\n",
+        "the user's file is kept"
     );
 }
 
