@@ -297,7 +297,10 @@ fn evidence_section(store: &Store) -> Result<Section, Error> {
     Ok(section)
 }
 
-fn attestations_section(store: &Store) -> Result<Section, Error> {
+fn attestations_section(
+    store: &Store,
+    allowed: Option<&crate::sign::AllowedSigners>,
+) -> Result<Section, Error> {
     let mut rows: Vec<Value> = Vec::new();
     for (name, _) in store.list(refs::ATTESTATIONS_PREFIX)? {
         let record = store
@@ -305,13 +308,12 @@ fn attestations_section(store: &Store) -> Result<Section, Error> {
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .unwrap_or(Value::Null);
         rows.push(json!({
-            "ref": name.strip_prefix(refs::ATTESTATIONS_PREFIX).unwrap_or(&name),
+            "ref": name,
             "verdict": record.get("verdict"),
             "maker": record.pointer("/actors/maker"),
             "checker": record.pointer("/actors/checker"),
             "session": record.get("session"),
             "created_at": record.get("created_at"),
-            "signed": record.get("signer").is_some(),
         }));
     }
     rows.sort_by(|a, b| {
@@ -320,6 +322,35 @@ fn attestations_section(store: &Store) -> Result<Section, Error> {
             .then_with(|| text(a.get("ref")).cmp(&text(b.get("ref"))))
     });
     rows.truncate(RECENT);
+    // What a reader needs of a signature is whether it verified, and for whom: checked here
+    // against the allowed signers in force, as `verify` checks it.
+    for row in &mut rows {
+        let name = text(row.get("ref"));
+        let tree = name
+            .strip_prefix(refs::ATTESTATIONS_PREFIX)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(hpp_store::TreeId::parse);
+        let signature = match tree {
+            Some(tree) => attest::verify_tree(
+                store,
+                &tree,
+                Some(&name),
+                attest::VerifyOptions {
+                    allowed,
+                    require_signed: false,
+                },
+            )
+            .ok()
+            .and_then(|v| v.candidates.into_iter().next())
+            .map_or_else(|| "unreadable".to_owned(), |c| c.checked),
+            None => "unreadable".to_owned(),
+        };
+        row["signature"] = json!(signature);
+        row["ref"] = json!(
+            name.strip_prefix(refs::ATTESTATIONS_PREFIX)
+                .unwrap_or(&name)
+        );
+    }
     let mut section = Section::note(
         "attestations",
         "Recent attestations",
@@ -336,7 +367,7 @@ fn attestations_section(store: &Store) -> Result<Section, Error> {
             "checker",
             "session",
             "created at",
-            "signed",
+            "signature",
         ]
         .map(String::from)
         .to_vec(),
@@ -350,7 +381,7 @@ fn attestations_section(store: &Store) -> Result<Section, Error> {
                     "checker",
                     "session",
                     "created_at",
-                    "signed",
+                    "signature",
                 ]
                 .iter()
                 .map(|k| text(r.get(*k)))
@@ -540,13 +571,26 @@ fn hop_section(store: &Store) -> Result<Section, Error> {
         &sha(&value),
         "The accepted chain under refs/hpp/hop/accepted, newest first, and every attempt.",
     );
+    let hop = hop::Hop::new(store).ok();
     section.tables.push(Table {
         caption: "accepted states, newest first".into(),
-        columns: vec!["state".into()],
+        columns: ["state", "summary", "created at"]
+            .map(String::from)
+            .to_vec(),
         rows: status
             .history
             .iter()
-            .map(|id| vec![id.to_string()])
+            .map(|id| {
+                let state = hop.as_ref().and_then(|h| h.load(id).ok()).map(|l| l.state);
+                vec![
+                    id.to_string(),
+                    state
+                        .as_ref()
+                        .and_then(|s| s.summary.clone())
+                        .unwrap_or_else(|| "-".into()),
+                    state.map_or_else(|| "-".into(), |s| s.created_at),
+                ]
+            })
             .collect(),
     });
     section.tables.push(Table {
@@ -573,17 +617,24 @@ fn hop_section(store: &Store) -> Result<Section, Error> {
 /// Gathers every section of the atlas: the graph views of `manifest`, the lane map of the live
 /// lanes and the monitor map of the manifest's monitors at `now`, the loops, the recent
 /// evidence and attestations, the lane board, the sealed House Sessions and Hop's states.
-pub fn collect(store: &Store, manifest: &Manifest, now: i64) -> Result<Atlas, Error> {
-    let mut sections = Vec::new();
+pub fn collect(
+    store: &Store,
+    manifest: &Manifest,
+    now: i64,
+    allowed: Option<&crate::sign::AllowedSigners>,
+) -> Result<Atlas, Error> {
+    // The user's own records first, the tool's manifest views last.
+    let mut sections = vec![
+        loops_section(store, manifest)?,
+        evidence_section(store)?,
+        attestations_section(store, allowed)?,
+        lane_section(&lanes::open_lane_source(store)?, now),
+        board_section(store),
+        sessions_section(store)?,
+        hop_section(store)?,
+        monitor_section(manifest.value(), now),
+    ];
     graph_sections(manifest.value(), &mut sections);
-    sections.push(lane_section(&lanes::open_lane_source(store)?, now));
-    sections.push(monitor_section(manifest.value(), now));
-    sections.push(loops_section(store, manifest)?);
-    sections.push(evidence_section(store)?);
-    sections.push(attestations_section(store)?);
-    sections.push(board_section(store));
-    sections.push(sessions_section(store)?);
-    sections.push(hop_section(store)?);
     Ok(Atlas { now, sections })
 }
 

@@ -39,6 +39,26 @@ fn node_width(label: &str) -> i64 {
     (chars * CHAR_W + 20).max(72)
 }
 
+/// The height of a line of edge label text, and the width of one of its characters.
+const LABEL_LINE: i64 = 12;
+const LABEL_CHAR_W: i64 = 6;
+
+/// Returns the baseline at or below `y` where `label`, starting at `x`, overlaps no label in
+/// `placed`, and records it there.
+fn free_line(placed: &mut Vec<(i64, i64, i64)>, x: i64, y: i64, label: &str) -> i64 {
+    let width = i64::try_from(label.chars().count()).unwrap_or(i64::MAX / 16) * LABEL_CHAR_W;
+    let (left, right) = (x, x + width);
+    let mut line = y;
+    while placed
+        .iter()
+        .any(|&(l, r, at)| l < right && left < r && (at - line).abs() < LABEL_LINE)
+    {
+        line += LABEL_LINE;
+    }
+    placed.push((left, right, line));
+    line
+}
+
 /// Returns the columns of the graph: each node's rank.
 fn ranks(graph: &Graph) -> BTreeMap<&str, usize> {
     let kind: BTreeMap<&str, &str> = graph
@@ -202,6 +222,9 @@ pub fn draw(graph: &Graph, key: &str, title: &str) -> String {
         escape(title)
     );
     let mut labels_svg = String::new();
+    // Edge labels already placed, as (left, right, baseline): a label that would overlap one is
+    // moved down a line until it overlaps none.
+    let mut placed: Vec<(i64, i64, i64)> = Vec::new();
     for e in &graph.edges {
         let (x1, y1, w1) = pos(&e.from);
         let (x2, y2, w2) = pos(&e.to);
@@ -247,6 +270,7 @@ pub fn draw(graph: &Graph, key: &str, title: &str) -> String {
         if graph.edges.len() > LABELLED_EDGES {
             continue;
         }
+        let ly = free_line(&mut placed, lx, ly, &e.relation);
         let _ = write!(
             labels_svg,
             "<text class=\"edge\" x=\"{lx}\" y=\"{ly}\" fill=\"{colour}\">{}</text>",
@@ -308,6 +332,22 @@ mod tests {
         let r = ranks(&graph);
         assert_eq!((r["a"], r["b"], r["c"]), (0, 1, 2));
         assert!(draw(&graph, "k", "t").starts_with("<svg"));
+    }
+
+    #[test]
+    fn labels_that_would_overlap_are_moved_apart_and_others_stay() {
+        let mut placed = Vec::new();
+        assert_eq!(free_line(&mut placed, 100, 50, "owns:alive"), 50);
+        assert_eq!(free_line(&mut placed, 110, 50, "reads"), 50 + LABEL_LINE);
+        assert_eq!(
+            free_line(&mut placed, 105, 52, "writes"),
+            52 + 2 * LABEL_LINE
+        );
+        assert_eq!(
+            free_line(&mut placed, 400, 50, "far away"),
+            50,
+            "no overlap, no move"
+        );
     }
 
     #[test]

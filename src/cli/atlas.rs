@@ -50,7 +50,8 @@ pub fn dispatch(ctx: &Ctx, args: AtlasArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let now = args.now.unwrap_or_else(unix_now);
-    let page = atlas::collect(store, &manifest, now)?;
+    let allowed = ctx.allowed_signers(None)?;
+    let page = atlas::collect(store, &manifest, now, allowed.as_ref())?;
     let html = atlas::render(&page);
     std::fs::write(&target, html.as_bytes())
         .map_err(|e| CliError::refused(format!("cannot write {shown}: {e}")))?;

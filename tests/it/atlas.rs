@@ -172,3 +172,93 @@ fn the_page_shows_the_board_the_house_sessions_and_hop() {
         assert!(page.contains(needle), "{needle} missing from the page");
     }
 }
+
+#[test]
+fn the_users_records_come_first_and_each_signature_says_whether_it_verified() {
+    let sandbox = demo();
+    // A second attestation, signed by the checker, with an allowed-signers file that trusts it.
+    let key = sandbox.path("checker-key");
+    let made = sandbox
+        .command("ssh-keygen", &sandbox.root)
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "checker-b", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(made.status.success());
+    let public = std::fs::read_to_string(format!("{}.pub", key.display())).expect("written");
+    let allowed = sandbox.path("allowed");
+    std::fs::write(&allowed, format!("checker-b {}", public.trim())).expect("writable");
+    let mut args = crate::harness::attest_args("review:002", "approved");
+    args.extend(["--sign-key", key.to_str().expect("UTF-8")]);
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    sandbox.git([
+        "config",
+        "hpp.allowedSignersFile",
+        allowed.to_str().expect("UTF-8"),
+    ]);
+    let out = sandbox.path("atlas.html");
+    let summary = atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let ids: Vec<String> = summary["sections"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|s| s["id"].as_str().expect("id").to_owned())
+        .collect();
+    let at = |id: &str| ids.iter().position(|i| i == id).expect(id);
+    assert_eq!(at("loops"), 0, "{ids:?}");
+    assert!(at("evidence") < at("attestations"));
+    assert!(at("hop") < at("map-monitor"));
+    assert!(
+        ids.iter()
+            .filter(|i| i.starts_with("graph-"))
+            .all(|g| at(g) > at("map-monitor")),
+        "the manifest's graphs come last: {ids:?}"
+    );
+    let page = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        page.contains("signature verified (checker-b)"),
+        "signed and verified"
+    );
+    assert!(
+        page.contains("unsigned: not checked"),
+        "the unsigned one says so"
+    );
+    assert!(!page.contains(">true<"), "no bare booleans for signatures");
+}
+
+#[test]
+fn control_a_signature_no_allowed_signer_vouches_for_is_not_shown_as_verified() {
+    let sandbox = demo();
+    let key = sandbox.path("stranger-key");
+    let made = sandbox
+        .command("ssh-keygen", &sandbox.root)
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "stranger", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(made.status.success());
+    let mut args = crate::harness::attest_args("review:002", "approved");
+    args.extend(["--sign-key", key.to_str().expect("UTF-8")]);
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    let out = sandbox.path("atlas.html");
+    atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let page = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        !page.contains("signature verified"),
+        "nothing vouches for it"
+    );
+    assert!(page.contains("not checked (no allowed-signers file)"));
+}
+
+#[test]
+fn hop_states_show_their_summaries() {
+    let sandbox = demo();
+    sandbox.hop_in(&sandbox.root, &["init"]).ok();
+    let out = sandbox.path("atlas.html");
+    atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let page = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        page.contains("initial accepted state"),
+        "the state's summary is shown"
+    );
+}
