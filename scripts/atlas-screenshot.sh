@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Screenshot of `git hpp atlas` on a demo repository, for the README (docs/atlas.png).
+# Screenshots of `git hpp atlas` on a demo repository, for the README: docs/atlas.png at a
+# desktop width and docs/atlas-phone.png at a phone width, with the layout checked at both
+# (scripts/atlas-layout.mjs: the page never scrolls sideways, no two edge labels overlap).
 #
-# Usage: scripts/atlas-screenshot.sh [OUT.png]      (default: docs/atlas.png)
+# Usage: scripts/atlas-screenshot.sh [OUT.png]      (default: docs/atlas.png; the phone shot
+#        goes beside it as <OUT>-phone.png)
 #
 # Needs `git`, `git hpp` on PATH (cargo install --locked --path . ; or put target/debug first on
-# PATH) and a headless Chromium. This script installs nothing; on Debian or Ubuntu:
+# PATH), a headless Chromium and, for the layout check, node with playwright-core. This script
+# installs nothing; on Debian or Ubuntu:
 #
-#     apt-get install -y chromium
+#     apt-get install -y chromium && npm install --prefix "$HOME/.cache/hpp-atlas" playwright-core
 #
+# (PLAYWRIGHT_DIR names another directory whose node_modules holds playwright-core.)
 # It builds a throwaway repository (one loop walked to check_passed, a second just started, an
 # evidence bundle, an approved attestation), writes its atlas with a fixed --now, opens the page
 # from file:// with networking features off, and checks that the PNG exists and is not trivial.
@@ -58,10 +63,19 @@ cd - >/dev/null
 
 mkdir -p "$(dirname "$out")"
 rm -f "$out"
-"$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$profile" --screenshot="$out" --window-size=1400,1000 \
-  "file://$work/atlas.html" >/dev/null 2>&1
+phone="${out%.png}-phone.png"
+modules=${PLAYWRIGHT_DIR:-$HOME/.cache/hpp-atlas}/node_modules
+if command -v node >/dev/null && [ -d "$modules/playwright-core" ]; then
+  # The layout check takes both screenshots itself.
+  PLAYWRIGHT_MODULES="$modules" node \
+    "$(dirname "$0")/atlas-layout.mjs" "$work/atlas.html" "$out" "$phone" "$chromium"
+else
+  echo "atlas-screenshot: no playwright-core: screenshots only, the layout is not checked" >&2
+  "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$profile" --screenshot="$out" --window-size=1400,1000 \
+    "file://$work/atlas.html" >/dev/null 2>&1
+fi
 
 if [ ! -s "$out" ]; then
   echo "atlas-screenshot: chromium wrote no $out" >&2

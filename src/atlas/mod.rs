@@ -105,7 +105,7 @@ nav a { margin-right: 14px; color: #2f4f8f; text-decoration: none; }
 main { padding: 8px 28px 40px; }
 section { background: #fff; border: 1px solid #d5dae3; border-radius: 8px; margin: 18px 0; padding: 14px 18px; }
 section h2 { margin: 0 0 6px; font-size: 18px; }
-.meta { font: 12px/1.5 ui-monospace, 'SFMono-Regular', Menlo, monospace; color: #4a5568; }
+.meta { font: 12px/1.5 ui-monospace, 'SFMono-Regular', Menlo, monospace; color: #4a5568; overflow-wrap: anywhere; }
 .meta code { background: #eef1f6; padding: 1px 5px; border-radius: 4px; }
 .drawing { overflow-x: auto; margin: 10px 0; }
 svg text { font: 12px system-ui, sans-serif; text-anchor: middle; fill: #1d2433; }
@@ -117,10 +117,22 @@ th, td { border: 1px solid #d5dae3; padding: 3px 8px; text-align: left; vertical
 th { background: #eef1f6; }
 td.empty { color: #6b7280; font-style: italic; }
 details summary { cursor: pointer; color: #2f4f8f; }
+.scroll { overflow-x: auto; max-width: 100%; }
+@media (max-width: 640px) {
+  header, nav, main { padding-left: 12px; padding-right: 12px; }
+  section { padding: 10px 10px; margin: 12px 0; }
+  nav a { display: inline-block; margin: 2px 10px 2px 0; }
+  table { font-size: 12px; }
+}
 ";
 
 fn table(out: &mut String, t: &Table) {
-    let _ = write!(out, "<table><caption>{}</caption><tr>", escape(&t.caption));
+    // A wide table scrolls inside its section instead of widening the page (a phone).
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table><caption>{}</caption><tr>",
+        escape(&t.caption)
+    );
     for c in &t.columns {
         let _ = write!(out, "<th>{}</th>", escape(c));
     }
@@ -139,7 +151,7 @@ fn table(out: &mut String, t: &Table) {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</table>");
+    out.push_str("</table></div>");
 }
 
 fn edges_table(graph: &Graph) -> Table {
@@ -258,6 +270,27 @@ mod tests {
         assert!(page.contains("X &lt;view&gt;"));
         assert!(page.contains("1970-01-01T00:16:40Z"));
         assert!(page.ends_with("</html>\n"));
+    }
+
+    /// The tables of a page not inside a `.scroll` box (each would widen a phone's page).
+    fn unboxed_tables(page: &str) -> usize {
+        page.matches("<table>").count() - page.matches("<div class=\"scroll\"><table>").count()
+    }
+
+    #[test]
+    fn every_table_scrolls_in_its_own_box_and_a_phone_width_has_its_rules() {
+        let page = render(&sample());
+        assert!(page.contains("<table>"));
+        assert_eq!(unboxed_tables(&page), 0);
+        assert!(page.contains("@media (max-width: 640px)"));
+        assert!(page.contains("overflow-wrap: anywhere"), "long hashes wrap");
+        // The real check is scripts/atlas-layout.mjs in Chromium at 390 and 1400 px.
+    }
+
+    #[test]
+    fn control_a_table_outside_its_box_is_counted() {
+        let page = render(&sample()).replacen("<div class=\"scroll\"><table>", "<table>", 1);
+        assert_eq!(unboxed_tables(&page), 1);
     }
 
     #[test]

@@ -43,11 +43,12 @@ fn node_width(label: &str) -> i64 {
 const LABEL_LINE: i64 = 12;
 const LABEL_CHAR_W: i64 = 6;
 
-/// Returns the baseline at or below `y` where `label`, starting at `x`, overlaps no label in
+/// Returns the baseline at or below `y` where `label`, centred on `x`, overlaps no label in
 /// `placed`, and records it there.
 fn free_line(placed: &mut Vec<(i64, i64, i64)>, x: i64, y: i64, label: &str) -> i64 {
+    // Labels are centred on `x` (text-anchor: middle).
     let width = i64::try_from(label.chars().count()).unwrap_or(i64::MAX / 16) * LABEL_CHAR_W;
-    let (left, right) = (x, x + width);
+    let (left, right) = (x - width / 2, x + width / 2);
     let mut line = y;
     while placed
         .iter()
