@@ -44,6 +44,24 @@ pub struct InitArgs {
     /// Never prompt (init never does; kept for scripts written for the reference)
     #[arg(long)]
     non_interactive: bool,
+    /// Accepted for scripts written for the reference: init asks nothing, so there is nothing
+    /// to say yes to
+    #[arg(long)]
+    yes: bool,
+    /// The reference's decision advisor (off, typesafe, openrouter, compatible): recorded in
+    /// the profile when not off; nothing here calls it
+    #[arg(long, value_name = "A")]
+    decision_advisor: Option<String>,
+    /// Accepted for scripts written for the reference: there is no boot animation here
+    #[arg(long)]
+    no_animation: bool,
+    /// Accepted for scripts written for the reference: the smoke stage runs no benchmark here
+    #[arg(long)]
+    no_benchmark: bool,
+    /// Accepted for scripts written for the reference: modules are built into this binary, no
+    /// marketplace is read
+    #[arg(long, value_name = "SLUG")]
+    marketplace: Option<String>,
     /// Print the hpp.init-report/v1 document instead of text
     #[arg(long)]
     json: bool,
@@ -68,8 +86,9 @@ pub fn dispatch(ctx: &Ctx, args: InitArgs) -> Result<Outcome, CliError> {
         }
         Some(ids) => Some(
             ids.iter()
-                .filter(|i| !i.trim().is_empty())
-                .cloned()
+                .map(|i| i.trim())
+                .filter(|i| !i.is_empty())
+                .map(str::to_owned)
                 .collect(),
         ),
         None => None,
@@ -79,8 +98,10 @@ pub fn dispatch(ctx: &Ctx, args: InitArgs) -> Result<Outcome, CliError> {
         bundle: args.bundle.clone(),
         modules,
         policy_mode: args.policy_mode.clone(),
+        decision_advisor: args.decision_advisor.clone(),
     };
     let choices = init::choose(&flags, &file_answers)?;
+    init::check_decision_advisor(&choices.decision_advisor).map_err(CliError::refused)?;
     let manifest = ctx.manifest()?;
     let validated = manifest::validate(manifest.value()).map_err(|e| e.to_string());
     if let Ok(v) = &validated {

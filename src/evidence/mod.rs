@@ -479,8 +479,11 @@ pub fn verify_record_file(root: &Path, record: &Value) -> Status {
         .and_then(Value::as_str)
         .and_then(Verdict::from_record)
         == Some(Verdict::Passed);
-    if !sealed || !passed || !bundle::consistency_problems(map).is_empty() {
+    if !sealed || !bundle::consistency_problems(map).is_empty() {
         return Status::Blocked;
+    }
+    if !passed {
+        return Status::NotEvidence;
     }
     if artifacts_hold(root, map) {
         Status::Valid
@@ -633,6 +636,7 @@ pub fn verify(
             report.signature.detail.clone().unwrap_or_default()
         ));
     }
+    let blocking = report.problems.len();
     if let Some(verdict) = &report.verdict
         && Verdict::from_record(verdict) != Some(Verdict::Passed)
     {
@@ -640,9 +644,16 @@ pub fn verify(
             .problems
             .push(format!("the run did not pass (verdict: {verdict})"));
     }
-    if !report.problems.is_empty() {
-        report.status = Status::Blocked;
-    }
+    // An intact, consistent record of a run that did not pass is true about what happened but
+    // is no evidence that the work is done: `not-evidence` (exit 1), as the reference says.
+    // Anything that makes the record itself untrustworthy is `blocked`.
+    report.status = if blocking > 0 {
+        Status::Blocked
+    } else if !report.problems.is_empty() {
+        Status::NotEvidence
+    } else {
+        report.status
+    };
     Ok(report)
 }
 

@@ -39,7 +39,17 @@ pub const DEFAULT_HOST: &str = "claude-code";
 /// The default bundle.
 pub const DEFAULT_BUNDLE: &str = "reliable-coding";
 /// The keys a profile answers file may hold.
-pub const ANSWER_KEYS: [&str; 4] = ["bundle", "host", "modules", "policy_mode"];
+pub const ANSWER_KEYS: [&str; 5] = [
+    "bundle",
+    "decision_advisor",
+    "host",
+    "modules",
+    "policy_mode",
+];
+
+/// The decision advisors the reference's profile names. Recorded in the profile (when not
+/// `off`) for a team that runs the reference beside this one; nothing here calls an advisor.
+pub const DECISION_ADVISORS: [&str; 4] = ["off", "typesafe", "openrouter", "compatible"];
 /// How many cells the readiness bar has.
 pub const CELLS: usize = 20;
 
@@ -64,6 +74,9 @@ pub enum Usage {
     /// `--modules` named nothing.
     #[error("--modules needs at least one module id")]
     NoModules,
+    /// A decision advisor the reference does not name.
+    #[error("unknown decision advisor: {0} (expected off, typesafe, openrouter or compatible)")]
+    DecisionAdvisor(String),
 }
 
 /// The policy mode recorded in the profile.
@@ -103,6 +116,8 @@ pub struct Answers {
     pub modules: Option<Vec<String>>,
     /// The policy mode.
     pub policy_mode: Option<String>,
+    /// The reference's decision advisor.
+    pub decision_advisor: Option<String>,
 }
 
 impl Answers {
@@ -143,6 +158,7 @@ impl Answers {
             bundle: text("bundle")?,
             modules,
             policy_mode: text("policy_mode")?,
+            decision_advisor: text("decision_advisor")?,
         })
     }
 }
@@ -156,6 +172,8 @@ pub struct Choices {
     pub selection: Selection,
     /// The policy mode.
     pub policy_mode: PolicyMode,
+    /// The reference's decision advisor (`off` unless one was named).
+    pub decision_advisor: String,
     /// How many answers took their default.
     pub defaults: usize,
 }
@@ -183,12 +201,27 @@ pub fn choose(flags: &Answers, file: &Answers) -> Result<Choices, UnknownPolicyM
         Some(ids) => Selection::Modules(ids),
         None => Selection::Bundle(pick(&flags.bundle, &file.bundle, DEFAULT_BUNDLE)),
     };
+    let decision_advisor = flags
+        .decision_advisor
+        .clone()
+        .or_else(|| file.decision_advisor.clone())
+        .unwrap_or_else(|| "off".to_owned());
     Ok(Choices {
         host,
         selection,
         policy_mode,
+        decision_advisor,
         defaults,
     })
+}
+
+/// Checks a decision advisor against the reference's names.
+pub fn check_decision_advisor(name: &str) -> Result<(), Usage> {
+    if DECISION_ADVISORS.contains(&name) {
+        Ok(())
+    } else {
+        Err(Usage::DecisionAdvisor(name.to_owned()))
+    }
 }
 
 /// Builds the `hpp.init/v1` profile.
@@ -198,7 +231,7 @@ pub fn profile(
     product_version: Option<&str>,
     protocol_version: &str,
 ) -> Value {
-    json!({
+    let mut profile = json!({
         "schema": PROFILE_SCHEMA,
         "protocol_version": protocol_version,
         "product_version": product_version,
@@ -206,7 +239,12 @@ pub fn profile(
         "bundle": choices.selection.label(),
         "modules": modules,
         "policy_mode": choices.policy_mode,
-    })
+    });
+    // As the reference writes it: present only when an advisor is chosen.
+    if choices.decision_advisor != "off" {
+        profile["decision_advisor"] = json!(choices.decision_advisor);
+    }
+    profile
 }
 
 /// The status of a stage.
@@ -510,7 +548,7 @@ mod tests {
         );
         assert_eq!(
             bad(json!({"colour": "red"})),
-            "profile file has unknown keys: colour (allowed: bundle, host, modules, policy_mode)"
+            "profile file has unknown keys: colour (allowed: bundle, decision_advisor, host, modules, policy_mode)"
         );
         assert_eq!(bad(json!({"host": 1})), "profile key host must be a string");
         assert_eq!(

@@ -339,18 +339,14 @@ fn prereqs(request: &Request<'_>, store: Option<&Store>, items: &mut Vec<Item>) 
             "a git repository",
             "git rev-parse --show-toplevel",
         )),
-        None => {
-            items.push(item(
-                "repository",
-                Readiness::Failed,
-                "not inside a git repository",
-                "git rev-parse --show-toplevel",
-            ));
-            stage.problem(
-                problem("repository", "none", "a git repository", "git init"),
-                1,
-            );
-        }
+        // A plain directory is planned like a repository: what git adds (the refs loops,
+        // evidence and attestations live in) is said, not failed.
+        None => items.push(item(
+            "repository",
+            Readiness::NotVerified,
+            "not a git repository yet: `git init` makes it one, and loops, evidence and attestations are kept in its refs",
+            "git init",
+        )),
     }
     match &request.validated {
         Ok(v) => items.push(item(

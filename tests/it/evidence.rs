@@ -797,9 +797,10 @@ fn verify_by_id_takes_the_newest_bundle_and_refuses_an_unknown_id() {
     );
     let report = sandbox
         .hpp(["evidence", "verify", "twice", "--json"])
-        .json(2);
+        .json(1);
     assert_eq!(report["ref"], second["record_ref"]);
     assert_eq!(report["verdict"], "failed");
+    assert_eq!(report["status"], "not-evidence", "intact, but no evidence");
     assert_eq!(
         report["problems"],
         serde_json::json!(["the run did not pass (verdict: failed)"])
@@ -1002,7 +1003,7 @@ fn a_failing_criterion_shows_its_output_streamed_and_keeps_a_redacted_tail() {
     // its verdict, not for its bytes).
     let verified = sandbox
         .hpp(["evidence", "verify", "unit", "--json"])
-        .json(2);
+        .json(1);
     let text = verified.to_string();
     assert!(text.contains("did not pass"), "{text}");
     assert!(!text.contains("edited after it was written"), "{text}");
@@ -1063,4 +1064,34 @@ fn record_event_needs_no_artifact_the_bundle_is_the_evidence() {
     assert_eq!(run["event"]["type"], "evidence_recorded", "{run}");
     let verified = sandbox.hpp(["event", "verify", "--json"]).json(0);
     assert_eq!(verified["events"], 2, "{verified}");
+}
+
+#[test]
+fn a_failed_criterions_intact_record_is_not_evidence_and_an_edited_one_is_blocked() {
+    // CONCEPTS.md, evidence bundle: a run that failed records the truth; its record verifies
+    // as not-evidence (exit 1). Change an artifact after a passed run: blocked (exit 2).
+    let sandbox = Sandbox::repo();
+    sandbox.ignore_outputs();
+    let failed = evidence_run(
+        &sandbox,
+        "smoke-page",
+        &["--artifact", "out/report.html"],
+        &[
+            "sh",
+            "-c",
+            "mkdir -p out && echo page > out/report.html && exit 1",
+        ],
+    )
+    .json(1);
+    assert_eq!(failed["verdict"], "failed");
+    let report = sandbox
+        .hpp(["evidence", "verify", record_ref(&failed).as_str(), "--json"])
+        .json(1);
+    assert_eq!(report["status"], "not-evidence");
+    let passed = passing_run(&sandbox, "smoke-ok", &[]);
+    std::fs::write(sandbox.root.join("out/r.txt"), "changed\n").expect("writable");
+    let changed = sandbox
+        .hpp(["evidence", "verify", record_ref(&passed).as_str(), "--json"])
+        .json(2);
+    assert_eq!(changed["status"], "blocked");
 }

@@ -78,8 +78,17 @@ fn the_plan_leaves_the_target_byte_identical() {
 
     let empty = Sandbox::empty();
     let run = init(&empty, &[]);
-    assert_eq!(run.code, 1, "no repository is a warning: {run}");
+    assert_eq!(
+        run.code, 0,
+        "a plain directory is planned, as the reference plans it: {run}"
+    );
     assert!(fingerprint(&empty.root).is_empty());
+    assert!(
+        run.stdout.contains(
+            "repository   not-verified not a git repository yet: `git init` makes it one"
+        ),
+        "{run}"
+    );
     assert!(
         run.stdout
             .contains("> detecting host...           ✓ greenfield"),
@@ -337,7 +346,7 @@ fn unknown_names_are_refused_and_usage_errors_exit_3() {
     let run = init(&sandbox, &["--profile", "answers.json"]).exit(3);
     assert_eq!(
         run.stderr.trim(),
-        "hpp: profile file has unknown keys: colour (allowed: bundle, host, modules, policy_mode)"
+        "hpp: profile file has unknown keys: colour (allowed: bundle, decision_advisor, host, modules, policy_mode)"
     );
     let run = init(&sandbox, &["--profile", "missing.json"]).exit(3);
     assert_eq!(
@@ -371,4 +380,65 @@ fn the_example_answers_file_records_codex_solo_and_enforce() {
         report["stages"][2]["summary"],
         "would-write · host=codex · bundle=solo · policy=enforce · 0 default(s)"
     );
+}
+
+#[test]
+fn the_references_init_flags_are_accepted_and_its_decision_advisor_recorded() {
+    let sandbox = Sandbox::repo();
+    let report = init(
+        &sandbox,
+        &[
+            "--yes",
+            "--no-animation",
+            "--no-benchmark",
+            "--marketplace",
+            "rusharlabs/house-party-protocol",
+            "--decision-advisor",
+            "typesafe",
+            "--modules",
+            "operator-kit, lane-kit",
+            "--apply",
+            "--json",
+        ],
+    );
+    assert!(report.code <= 1, "{report}");
+    let profile: Value = serde_json::from_slice(
+        &std::fs::read(sandbox.root.join(".hpp/profile.json")).expect("written"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        profile["modules"],
+        serde_json::json!(["operator-kit", "lane-kit"]),
+        "trimmed"
+    );
+    assert_eq!(profile["decision_advisor"], "typesafe");
+    // An answers file with the reference's key works too; off is not recorded.
+    let other = Sandbox::repo();
+    std::fs::write(
+        other.path("answers.json"),
+        r#"{"host": "codex", "bundle": "solo", "decision_advisor": "off"}"#,
+    )
+    .expect("writable");
+    let answers = other.path("answers.json");
+    let run = init(
+        &other,
+        &["--profile", answers.to_str().expect("UTF-8"), "--apply"],
+    );
+    assert!(run.code <= 1, "{run}");
+    let profile: Value = serde_json::from_slice(
+        &std::fs::read(other.root.join(".hpp/profile.json")).expect("written"),
+    )
+    .expect("JSON");
+    assert!(profile.get("decision_advisor").is_none(), "{profile}");
+}
+
+#[test]
+fn control_an_unknown_decision_advisor_is_refused_and_nothing_written() {
+    let sandbox = Sandbox::repo();
+    let reason = init(&sandbox, &["--decision-advisor", "oracle", "--apply"]).refused();
+    assert_eq!(
+        reason,
+        "unknown decision advisor: oracle (expected off, typesafe, openrouter or compatible)"
+    );
+    assert!(!sandbox.root.join(".hpp").exists());
 }
