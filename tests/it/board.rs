@@ -188,7 +188,7 @@ fn checkpoint_ready_needs_a_bundle_that_verifies_now() {
     // A bundle whose run failed.
     failing_bundle(&sandbox, "ev-fail");
     let err = ruled_out(checkpoint(&sandbox, "A", "lane-a", "gpt-5", "ev-fail"));
-    assert!(err.contains("does not verify (blocked)"), "{err}");
+    assert!(err.contains("does not verify (not-evidence)"), "{err}");
     // A bundle that passed, but whose artifact changed since.
     let bundle = passing_bundle(&sandbox, "ev-a");
     std::fs::write(sandbox.root.join("out/ev-a.txt"), "edited").expect("writable");

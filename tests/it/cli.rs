@@ -145,7 +145,7 @@ fn the_demo_tours_the_whole_story_and_cleans_up() {
         "  event:3 check_passed · gate read-only-checker: no longer holds: checker-b revoked the approval",
         "imported 5 events into loop imported (chain intact",
         "$ git hpp lane start api-docs --territory docs/api --role maker --model gpt-5\nhpp: ",
-        "\"liveness\": {\n    \"docs\": \"alive\"\n  }",
+        "$ git hpp lane list\ndocs · alive · open · exclusive docs",
         "review-guard: unchanged",
         "lane docs closed",
         "HPP doctor: ok",

@@ -452,7 +452,7 @@ fn plan_takes_evidence_bundles_from_refs_and_refuses_one_that_does_not_verify() 
         .refused();
     assert_eq!(
         refused,
-        "evidence record broken-build does not verify (blocked): it resolves nothing"
+        "evidence record broken-build does not verify (not-evidence): it resolves nothing"
     );
     let file = sandbox.path("bundle.json");
     let shown = sandbox.hpp(["evidence", "show", "unit-tests"]).ok();

@@ -669,8 +669,9 @@ fn checks_and_final_validations_are_evidence_bundles_the_harness_verifies() {
         .expect("an evidence ref");
     let report = s
         .hpp(["evidence", "verify", failed_bundle, "--json"])
-        .json(2);
+        .json(1);
     assert_eq!(report["verdict"], "failed", "{report}");
+    assert_eq!(report["status"], "not-evidence", "{report}");
     // The final validation of a landing is a bundle of the landed tree, and `hop state`
     // of the proposal lists the checks of its tree with their bundles.
     let r = propose(&s, &l, &[]);

@@ -19,7 +19,149 @@ pub const GENESIS_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b93
 /// assert_eq!(hpp_core::record::canonical_json(&v), "{\"a\":\"é\",\"b\":1}".as_bytes());
 /// ```
 pub fn canonical_json(value: &Value) -> Vec<u8> {
-    serde_json::to_vec(value).expect("serialising a serde_json::Value cannot fail")
+    let mut out = Vec::new();
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, Python(serde_json::ser::CompactFormatter));
+    value
+        .serialize(&mut serializer)
+        .expect("serialising a serde_json::Value cannot fail");
+    out
+}
+
+/// Writes numbers as Python's `json` module does, so the same value gives the same bytes (and
+/// the same hash) here and in the reference: an integer exactly as it came, however many
+/// digits (serde_json's `arbitrary_precision` keeps them), and a float as Python's `repr`
+/// ([`python_float`]).
+struct Python<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Python<F> {
+    fn write_f64<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        value: f64,
+    ) -> std::io::Result<()> {
+        w.write_all(python_float(value).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        value: f32,
+    ) -> std::io::Result<()> {
+        w.write_all(python_float(f64::from(value)).as_bytes())
+    }
+
+    fn write_number_str<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        value: &str,
+    ) -> std::io::Result<()> {
+        let integer = value
+            .strip_prefix('-')
+            .unwrap_or(value)
+            .bytes()
+            .all(|b| b.is_ascii_digit());
+        match value.parse::<f64>() {
+            Ok(float) if !integer && float.is_finite() => {
+                w.write_all(python_float(float).as_bytes())
+            }
+            // Python reads `-0` as the integer 0.
+            _ if integer && value == "-0" => w.write_all(b"0"),
+            _ => w.write_all(value.as_bytes()),
+        }
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// A float as Python's `repr` writes it: the shortest digits that read back to the same value,
+/// positional when the decimal exponent is from -4 to 15 (with `.0` on a whole number),
+/// otherwise scientific with a signed exponent of at least two digits (`1e-05`, `1.5e+300`).
+///
+/// ```
+/// use hpp_core::record::python_float;
+/// assert_eq!(python_float(0.00001), "1e-05");
+/// assert_eq!(python_float(0.0001), "0.0001");
+/// assert_eq!(python_float(1e16), "1e+16");
+/// assert_eq!(python_float(1e15), "1000000000000000.0");
+/// assert_eq!(python_float(-2.5), "-2.5");
+/// ```
+pub fn python_float(value: f64) -> String {
+    if value == 0.0 {
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .to_owned();
+    }
+    // Rust's `{:e}` is the shortest round-trip form too: `d[.ddd]e<exp>`.
+    let scientific = format!("{:e}", value.abs());
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .expect("a finite float formats with an exponent");
+    let exponent: i32 = exponent.parse().expect("an integer exponent");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if value.is_sign_negative() { "-" } else { "" };
+    if (-4..16).contains(&exponent) {
+        let count = i32::try_from(digits.len()).unwrap_or(i32::MAX);
+        let text = if exponent < 0 {
+            let zeros = usize::try_from(-exponent - 1).unwrap_or(0);
+            format!("0.{}{digits}", "0".repeat(zeros))
+        } else if exponent + 1 >= count {
+            let zeros = usize::try_from(exponent + 1 - count).unwrap_or(0);
+            format!("{digits}{}.0", "0".repeat(zeros))
+        } else {
+            let point = usize::try_from(exponent + 1).unwrap_or(0);
+            format!("{}.{}", &digits[..point], &digits[point..])
+        };
+        format!("{sign}{text}")
+    } else {
+        let mantissa = if digits.len() > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits
+        };
+        let exp_sign = if exponent < 0 { '-' } else { '+' };
+        format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.abs())
+    }
 }
 
 /// Returns a typed record as the JSON object it is stored as. The record goes through
@@ -70,8 +212,15 @@ pub fn is_sha256_hex(text: &str) -> bool {
 /// Renders a value the way every `--json` output is rendered: pretty, two-space indent,
 /// sorted keys, UTF-8, with a trailing newline.
 pub fn pretty_json(value: &Value) -> String {
-    let mut text =
-        serde_json::to_string_pretty(value).expect("serialising a serde_json::Value cannot fail");
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(
+        &mut out,
+        Python(serde_json::ser::PrettyFormatter::new()),
+    );
+    value
+        .serialize(&mut serializer)
+        .expect("serialising a serde_json::Value cannot fail");
+    let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
     text.push('\n');
     text
 }
@@ -80,6 +229,26 @@ pub fn pretty_json(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_are_written_as_python_writes_them() {
+        let value: Value = serde_json::from_str(
+            r#"{"big":123456789012345678901234567890,"neg":-98765432109876543210,"small":0.00001,
+               "tiny":1e-7,"edge":0.0001,"huge":1e16,"whole":1E5,"half":2.50,"zero":-0,"nz":-0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(canonical_json(&value)).unwrap(),
+            r#"{"big":123456789012345678901234567890,"edge":0.0001,"half":2.5,"huge":1e+16,"neg":-98765432109876543210,"nz":-0.0,"small":1e-05,"tiny":1e-07,"whole":100000.0,"zero":0}"#
+        );
+    }
+
+    #[test]
+    fn control_a_float_past_64_bits_of_precision_is_still_a_float() {
+        // 0.1 + 0.2 is not 0.3: its shortest form has 17 digits, as in Python.
+        assert_eq!(python_float(0.1 + 0.2), "0.30000000000000004");
+        assert_ne!(python_float(0.1 + 0.2), python_float(0.3));
+    }
 
     #[test]
     fn canonical_json_sorts_nested_keys_and_keeps_unicode_raw() {
