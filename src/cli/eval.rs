@@ -76,13 +76,10 @@ pub fn cmd_eval_run(ctx: &Ctx, args: &EvalRunArgs) -> Result<Outcome, CliError> 
     if args.k < 1 {
         return Err(CliError::refused(evals::Error::K));
     }
-    let value = read_json(ctx, &args.suite, JsonRoot::Object)?;
-    let stem = args
-        .suite
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let suite = Suite::parse(&value, &stem)?;
+    // Read as JSON first for the reference's refusals; hashed by the file's own bytes.
+    read_json(ctx, &args.suite, JsonRoot::Object)?;
+    let (bytes, stem) = crate::cli::input::read_named_file(ctx, &args.suite, "suite")?;
+    let suite = Suite::from_file(&bytes, &stem)?;
     let report = crate::evals::runner::run_suite(&suite, args.k, args.gate.into(), ctx.cwd())?;
     Ok(Outcome::json(&report, gate_exit(&report)))
 }

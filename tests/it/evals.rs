@@ -121,7 +121,18 @@ fn the_packaged_suite_file_passes_gate_both_through_eval_run() {
     assert_eq!(report["metrics"]["pass_caret_k"], 1.0);
     assert_eq!(report["gate"]["capability_ok"], true);
     assert_eq!(report["gate"]["regression_ok"], true);
-    assert_eq!(report["suite"]["sha256"].as_str().map(str::len), Some(64));
+    // As the reference hashes a suite: the file's own bytes.
+    let bytes = std::fs::read(PACKAGED).expect("the packaged suite file");
+    assert_eq!(
+        report["suite"]["sha256"],
+        crate::harness::sha256_hex(&bytes),
+        "the suite hash is the file's sha256"
+    );
+    let benchmark = sandbox.hpp(["benchmark", "--json"]).json(0);
+    assert_eq!(
+        benchmark["suite"]["sha256"], report["suite"]["sha256"],
+        "the benchmark runs the same packaged file"
+    );
 }
 
 #[test]

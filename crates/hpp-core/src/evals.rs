@@ -174,7 +174,10 @@ pub struct Suite {
     pub name: String,
     /// The suite's version.
     pub version: String,
-    /// The sha256 of the suite's canonical JSON, so reformatting does not change it.
+    /// The sha256 of the suite file's bytes, as the reference (and `retrieval eval`) hash a
+    /// suite: the report names exactly the file that ran. A suite built without a file
+    /// ([`Suite::parse`]) is hashed by its canonical JSON until [`Suite::from_file`] says which
+    /// bytes it came from.
     pub sha256: String,
     /// The cases, in the suite's order.
     pub cases: Vec<Case>,
@@ -214,11 +217,17 @@ impl Suite {
         })
     }
 
-    /// Returns the packaged benchmark suite.
+    /// Validates the suite file `bytes` (JSON); its hash is the sha256 of those bytes.
+    pub fn from_file(bytes: &[u8], default_name: &str) -> Result<Self, Error> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|_| Error::Cases)?;
+        let mut suite = Self::parse(&value, default_name)?;
+        suite.sha256 = sha256_hex(bytes);
+        Ok(suite)
+    }
+
+    /// Returns the packaged benchmark suite (hashed by the bytes it is packaged as).
     pub fn packaged() -> Self {
-        let value: Value = serde_json::from_str(PACKAGED_SUITE)
-            .expect("the packaged suite is JSON: a unit test parses it");
-        Self::parse(&value, "reliable-coding-controls")
+        Self::from_file(PACKAGED_SUITE.as_bytes(), "reliable-coding-controls")
             .expect("the packaged suite is valid: a unit test parses it")
     }
 }
@@ -759,17 +768,26 @@ mod tests {
     }
 
     #[test]
-    fn the_suite_hash_ignores_formatting_and_the_name_defaults() {
-        let compact: Value =
-            serde_json::from_str(r#"{"version":"1","cases":[]}"#).expect("valid JSON");
-        let spaced: Value =
-            serde_json::from_str("{ \"cases\" : [ ],\n \"version\": \"1\" }").expect("valid JSON");
-        let a = Suite::parse(&compact, "stem").unwrap();
-        let b = Suite::parse(&spaced, "stem").unwrap();
-        assert_eq!(a.sha256, b.sha256);
-        assert_eq!(a.sha256.len(), 64);
+    fn the_suite_hash_is_the_files_bytes_and_the_name_defaults() {
+        let compact = br#"{"version":"1","cases":[]}"#;
+        let a = Suite::from_file(compact, "stem").unwrap();
+        assert_eq!(
+            a.sha256,
+            sha256_hex(compact),
+            "the reference hashes the file"
+        );
         assert_eq!(a.name, "stem");
         assert_eq!(a.cases, vec![]);
+    }
+
+    #[test]
+    fn control_a_reformatted_suite_file_is_another_file() {
+        let compact = br#"{"version":"1","cases":[]}"#;
+        let spaced = b"{ \"cases\" : [ ],\n \"version\": \"1\" }";
+        let a = Suite::from_file(compact, "stem").unwrap();
+        let b = Suite::from_file(spaced, "stem").unwrap();
+        assert_ne!(a.sha256, b.sha256);
+        assert_eq!(a.cases, b.cases, "the same cases");
     }
 
     #[test]
