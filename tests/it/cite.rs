@@ -152,6 +152,21 @@ fn max_per_sentence_and_marker_flags_are_honoured() {
         ])
         .json(0);
     assert_eq!(report["counts"]["markers"], 1);
+    // Python's re has look-behind; so does a marker here (bounded, see hpp_core::pattern).
+    write(&sandbox, "behind.md", "Up 5% @cite:a.\n");
+    let report = sandbox
+        .hpp([
+            "cite",
+            "check",
+            "--text",
+            "behind.md",
+            "--context",
+            "ctx.json",
+            "--marker",
+            r"(?<=@cite:)([a-z]+)",
+        ])
+        .json(0);
+    assert_eq!(report["counts"]["markers"], 1, "{report}");
 }
 
 #[test]

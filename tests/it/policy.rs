@@ -450,3 +450,42 @@ fn the_hook_applies_the_project_policy_file() {
         "{reason}"
     );
 }
+
+#[test]
+fn a_rule_with_look_ahead_and_a_back_reference_works_as_in_python() {
+    let sandbox = Sandbox::empty();
+    write_policy(
+        &sandbox,
+        &json!({"schema": "hpp.policy/v1", "rules": [
+            {"id": "real-deploy", "action": "BLOCK", "pattern": "deploy\\.sh(?!.*--dry-run)", "reason": "deploys go through CI"},
+            {"id": "twice", "action": "MANUAL", "pattern": "\\b(\\w+) \\1\\b", "reason": "a doubled word"}
+        ]}),
+    );
+    assert_eq!(
+        check(&sandbox, "enforce", "./deploy.sh prod").json(2)["rule"],
+        "real-deploy"
+    );
+    assert_eq!(
+        check(&sandbox, "enforce", "./deploy.sh --dry-run prod").json(0)["action"],
+        "ALLOW",
+        "the negative look-ahead holds"
+    );
+    assert_eq!(
+        check(&sandbox, "enforce", "echo echo hi").json(1)["rule"],
+        "twice"
+    );
+}
+
+#[test]
+fn control_a_broken_look_behind_is_refused_naming_the_rule() {
+    let sandbox = Sandbox::empty();
+    write_policy(
+        &sandbox,
+        &json!({"schema": "hpp.policy/v1", "rules": [
+            {"id": "half", "action": "BLOCK", "pattern": "(?<=rm ", "reason": "r"}
+        ]}),
+    );
+    let reason = check(&sandbox, "enforce", "ls").refused();
+    assert!(reason.contains("half"), "{reason}");
+    assert!(!reason.contains('\n'));
+}

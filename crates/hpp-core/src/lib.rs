@@ -47,6 +47,7 @@ pub mod language;
 pub mod manifest;
 pub mod maps;
 pub mod mutation;
+pub mod pattern;
 pub mod policy;
 pub mod record;
 pub mod retrieval;

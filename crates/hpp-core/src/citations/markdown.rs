@@ -224,11 +224,11 @@ impl<'a> Doc<'a> {
         let markers: Vec<Span> =
             marker
                 .regex
-                .captures_iter(self.text)
-                .filter_map(|caps| {
-                    let whole = caps.get(0)?;
-                    let (start, end) = (self.index_of(whole.start()), self.index_of(whole.end()));
-                    let id = caps.get(1).map_or("", |m| m.as_str()).to_owned();
+                .find_all(self.text)
+                .into_iter()
+                .filter_map(|found| {
+                    let (start, end) = (self.index_of(found.whole.0), self.index_of(found.whole.1));
+                    let id = found.group.map_or("", |(a, b)| &self.text[a..b]).to_owned();
                     (end > start && !inside(&fenced, start) && !inside(&code, start))
                         .then_some(Span { start, end, id })
                 })

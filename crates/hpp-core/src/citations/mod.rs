@@ -126,23 +126,23 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct Marker {
     pattern: String,
-    regex: Regex,
+    pub(crate) regex: crate::pattern::Pattern,
 }
 
 impl Marker {
-    /// Compiles and validates a marker regex (Rust `regex` syntax, which for markers reads
-    /// like Python's `re`; look-around and backreferences are not available).
+    /// Compiles and validates a marker regex (Python's `re` dialect as the reference takes it:
+    /// look-around and back-references work, with a bound; see [`crate::pattern`]).
     pub fn new(pattern: &str) -> Result<Self, Error> {
         if pattern.is_empty() {
             return Err(Error::EmptyMarkerPattern);
         }
-        let regex = Regex::new(pattern).map_err(|e| Error::InvalidMarker(one_line(&e)))?;
-        let groups = regex.captures_len() - 1;
+        let regex = crate::pattern::Pattern::new(pattern, false).map_err(Error::InvalidMarker)?;
+        let groups = regex.groups();
         if groups != 1 {
             return Err(Error::MarkerGroups(groups));
         }
         // Why: a pattern that matches empty text finds a "marker" between every two characters.
-        if regex.is_match("") {
+        if regex.is_match("").unwrap_or(true) {
             return Err(Error::MarkerMatchesEmpty);
         }
         Ok(Self {
@@ -155,15 +155,6 @@ impl Marker {
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
-}
-
-/// The regex crate explains a syntax error over several lines with a caret; a refusal is one.
-fn one_line(error: &regex::Error) -> String {
-    let text = error.to_string();
-    if let Some(reason) = text.lines().find_map(|l| l.trim().strip_prefix("error: ")) {
-        return reason.to_owned();
-    }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// What a finding is about.

@@ -26,7 +26,6 @@ mod shell;
 use std::collections::BTreeSet;
 use std::fmt;
 
-use regex::{Regex, RegexBuilder};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -198,8 +197,9 @@ pub struct Rule {
     pub id: String,
     /// BLOCK or MANUAL.
     pub action: Action,
-    /// Searched in the whole command text, case-insensitively.
-    pub pattern: Regex,
+    /// Searched in the whole command text, case-insensitively (Python's `re` dialect: look-around
+    /// and back-references work, bounded; see [`crate::pattern`]).
+    pub pattern: crate::pattern::Pattern,
     /// Printed in the verdict.
     pub reason: String,
 }
@@ -407,7 +407,9 @@ impl Policy {
         let project = |class: Action| {
             self.rules
                 .iter()
-                .find(|rule| rule.action == class && rule.pattern.is_match(command))
+                // A bounded match that could not finish counts as a match: a rule the policy
+                // cannot rule out applies (fail closed).
+                .find(|rule| rule.action == class && rule.pattern.is_match(command).unwrap_or(true))
                 .map(|rule| Verdict {
                     action: class,
                     rule: rule.id.clone(),
@@ -482,15 +484,14 @@ fn parse_rule(index: usize, item: &Value) -> Result<Rule, Error> {
             return Err(Error::BadAction { id, action });
         }
     };
-    let pattern = RegexBuilder::new(field("pattern")?)
-        .case_insensitive(true)
-        .build()
-        .map_err(|e| Error::BadPattern {
+    let pattern = crate::pattern::Pattern::new(field("pattern")?, true).map_err(|message| {
+        Error::BadPattern {
             id: id.clone(),
-            message: one_line(&e.to_string()),
-        })?;
+            message,
+        }
+    })?;
     // A pattern that matches "" is found in every command: `""`, `.*`, `x?`, `^`.
-    if pattern.is_match("") {
+    if pattern.is_match("").unwrap_or(true) {
         return Err(Error::MatchesEverything { id });
     }
     let reason = field("reason")?;
@@ -535,13 +536,6 @@ fn valid_id(id: &str) -> bool {
         && bytes.len() <= 64
         && ok(&bytes[0])
         && bytes[1..].iter().all(|b| ok(b) || *b == b'-')
-}
-
-/// The regex engine explains a syntax error over several lines; a refusal is one line.
-fn one_line(message: &str) -> String {
-    let last = message.lines().rev().find(|line| !line.trim().is_empty());
-    let last = last.unwrap_or(message).trim();
-    last.strip_prefix("error: ").unwrap_or(last).to_owned()
 }
 
 #[cfg(test)]
