@@ -45,6 +45,7 @@ mod mutate;
 mod policy;
 mod process;
 mod race;
+mod reference;
 mod repos;
 mod retrieval;
 mod review_guard;

@@ -76,12 +76,29 @@ pub struct Projection {
     pub next_step: String,
 }
 
+/// The next steps the reference harness prints for its own states (built into its code, not
+/// its manifest).
+pub const REFERENCE_NEXT_STEPS: [(&str, &str); 6] = [
+    ("planned", "start work"),
+    ("active", "record fresh evidence"),
+    ("evidenced", "run read-only checker"),
+    ("checked", "request human gate"),
+    ("approved", "verify closure"),
+    ("verified", "no-op"),
+];
+
 impl LoopSpec {
     /// Reads and validates a manifest's `loop` block.
     ///
     /// The block is `{"initial": S, "states": [S...], "next_step": {S: text}, "transitions":
     /// [{"from", "event", "to", "gate"}...]}`; every state it names must be declared, each
     /// `(from, event)` pair must be unique, and every state needs a next step.
+    ///
+    /// The reference's own protocol-2.1 manifest (`hpp` 2.11) gives only `initial` and
+    /// `transitions`: without `states`, the states are the initial one and every state a
+    /// transition names; without `next_step`, each state takes the reference's built-in step
+    /// ([`REFERENCE_NEXT_STEPS`]), and a state it does not name takes "take a transition:
+    /// <events>" (or "no-op" when none leaves it).
     pub fn from_json(block: &Value) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidSpec(why.to_owned());
         let obj = block
@@ -93,15 +110,33 @@ impl LoopSpec {
                 _ => Err(bad(&format!("{what} must be a non-empty string"))),
             }
         };
-        let states: BTreeSet<String> = obj
-            .get("states")
-            .and_then(Value::as_array)
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| bad("states must be a non-empty list"))?
-            .iter()
-            .map(|s| text(Some(s), "every state"))
-            .collect::<Result<_, _>>()?;
         let initial = text(obj.get("initial"), "initial")?;
+        let states: BTreeSet<String> = match obj.get("states") {
+            // The reference's manifest declares no states: they are the ones its transitions name.
+            None => {
+                let mut named = BTreeSet::from([initial.clone()]);
+                for t in obj
+                    .get("transitions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    for key in ["from", "to"] {
+                        if let Some(state) = t.get(key).and_then(Value::as_str) {
+                            named.insert(state.to_owned());
+                        }
+                    }
+                }
+                named
+            }
+            Some(list) => list
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| bad("states must be a non-empty list"))?
+                .iter()
+                .map(|s| text(Some(s), "every state"))
+                .collect::<Result<_, _>>()?,
+        };
         if !states.contains(&initial) {
             return Err(bad(&format!(
                 "initial state {initial} is not a declared state"
@@ -134,16 +169,39 @@ impl LoopSpec {
             }
             transitions.push(t);
         }
-        let steps = obj
-            .get("next_step")
-            .and_then(Value::as_object)
-            .ok_or_else(|| bad("next_step must be an object mapping each state to a step"))?;
         let mut next_step = BTreeMap::new();
-        for state in &states {
-            next_step.insert(
-                state.clone(),
-                text(steps.get(state), &format!("next_step.{state}"))?,
-            );
+        match obj.get("next_step") {
+            None => {
+                for state in &states {
+                    let step = match REFERENCE_NEXT_STEPS.iter().find(|(s, _)| s == state) {
+                        Some((_, step)) => (*step).to_owned(),
+                        None => {
+                            let events: Vec<&str> = transitions
+                                .iter()
+                                .filter(|t| &t.from == state)
+                                .map(|t| t.event.as_str())
+                                .collect();
+                            if events.is_empty() {
+                                "no-op".to_owned()
+                            } else {
+                                format!("take a transition: {}", events.join(", "))
+                            }
+                        }
+                    };
+                    next_step.insert(state.clone(), step);
+                }
+            }
+            Some(steps) => {
+                let steps = steps.as_object().ok_or_else(|| {
+                    bad("next_step must be an object mapping each state to a step")
+                })?;
+                for state in &states {
+                    next_step.insert(
+                        state.clone(),
+                        text(steps.get(state), &format!("next_step.{state}"))?,
+                    );
+                }
+            }
         }
         let gates = gates::from_block(obj).map_err(Error::InvalidSpec)?;
         for gate in gates.keys() {

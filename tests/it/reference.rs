@@ -1,0 +1,141 @@
+//! Coming from the Python harness (`hpp` 2.11): its own manifest shape is read, and an event
+//! appended here under it is the line the reference writes, byte for byte (the fixed lines below
+//! were written by `hpp event append` 2.11.1 with the same data).
+
+use serde_json::Value;
+
+use crate::harness::Sandbox;
+
+/// The lines `hpp event append` 2.11.1 wrote for the two appends of
+/// [`appends_under_the_reference_manifest_write_the_reference_lines`]: integers past 64 bits kept,
+/// floats in Python's repr.
+const REFERENCE_LINES: &str = concat!(
+    r#"{"data":{"big":123456789012345678901234567890,"huge":1e+16,"maker":"agent-a","ratio":1e-05,"tiny":1e-07,"whole":100000.0,"work":"W-1"},"id":"event:1","prev_sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","seq":1,"type":"work_started"}"#,
+    "\n",
+    r#"{"data":{"neg":-0.0,"score":2.5,"zero":0},"id":"event:2","prev_sha256":"12ef8d980c900cf8f17cf8e45a9c1777d3e8980102c916dc4bac0f86ec40c053","seq":2,"type":"evidence_recorded"}"#,
+    "\n",
+);
+
+/// A manifest in the reference's protocol-2.1 shape: ours with the loop block cut to what the
+/// reference's has (`initial` and `transitions`: no `states`, `next_step` or `gates`).
+fn reference_shaped(sandbox: &Sandbox) -> String {
+    let ours: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the built-in manifest"),
+    )
+    .expect("JSON");
+    let mut theirs = ours.clone();
+    let block = theirs["loop"].as_object_mut().expect("a loop block");
+    for key in ["states", "next_step", "gates"] {
+        block.remove(key);
+    }
+    let path = sandbox.path("reference.manifest.json");
+    std::fs::write(&path, theirs.to_string()).expect("writable");
+    path.to_str().expect("UTF-8").to_owned()
+}
+
+#[test]
+fn the_reference_manifest_shape_is_read_wherever_a_manifest_is() {
+    let sandbox = Sandbox::repo();
+    let manifest = reference_shaped(&sandbox);
+    let m = ["--manifest", manifest.as_str()];
+    let status = sandbox
+        .hpp_in(&sandbox.root, &[&["status", "--json"][..], &m].concat())
+        .json(0);
+    assert_eq!(status["state"], "planned");
+    assert_eq!(
+        status["next_step"], "start work",
+        "the reference's own step"
+    );
+    sandbox
+        .hpp_in(&sandbox.root, &[&["doctor"][..], &m].concat())
+        .ok();
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[&["graph", "--view", "capability"][..], &m].concat(),
+        )
+        .ok();
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                &["install", "--host", "claude-code", "--bundle", "solo"][..],
+                &m,
+            ]
+            .concat(),
+        )
+        .ok();
+    let appended = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                &["event", "append", "--type", "work_started", "--json"][..],
+                &m,
+            ]
+            .concat(),
+        )
+        .json(0);
+    assert_eq!(appended["next_step"], "record fresh evidence", "{appended}");
+}
+
+#[test]
+fn appends_under_the_reference_manifest_write_the_reference_lines() {
+    let sandbox = Sandbox::repo();
+    let manifest = reference_shaped(&sandbox);
+    for (kind, data) in [
+        (
+            "work_started",
+            r#"{"work":"W-1","maker":"agent-a","ratio":0.00001,"big":123456789012345678901234567890,"tiny":1e-7,"huge":1e16,"whole":1E5}"#,
+        ),
+        (
+            "evidence_recorded",
+            r#"{"score":2.50,"neg":-0.0,"zero":-0}"#,
+        ),
+    ] {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "event",
+                    "append",
+                    "--manifest",
+                    &manifest,
+                    "--loop",
+                    "ref",
+                    "--type",
+                    kind,
+                    "--data",
+                    data,
+                ],
+            )
+            .ok();
+    }
+    let exported = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["event", "export", "--manifest", &manifest, "--loop", "ref"],
+        )
+        .ok();
+    assert_eq!(exported, REFERENCE_LINES);
+}
+
+#[test]
+fn control_a_loop_block_without_transitions_is_still_refused() {
+    let sandbox = Sandbox::repo();
+    let manifest = reference_shaped(&sandbox);
+    let mut value: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("written")).expect("JSON");
+    value["loop"]
+        .as_object_mut()
+        .expect("a loop block")
+        .remove("transitions");
+    std::fs::write(&manifest, value.to_string()).expect("writable");
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["status", "--manifest", &manifest])
+        .refused();
+    assert!(
+        reason.contains("transitions must be a non-empty list"),
+        "{reason}"
+    );
+}
