@@ -139,3 +139,113 @@ fn control_a_loop_block_without_transitions_is_still_refused() {
         "{reason}"
     );
 }
+
+/// Records `hpp evidence run` 2.11.1 wrote: a passed run whose artifact `out/r.txt` held "ok\n",
+/// and a run that exited 3.
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/python-harness");
+const PASSED: &str = "smoke-20261203T104513Z.json";
+const FAILED: &str = "broken-20261203T104710Z.json";
+
+/// A repository holding the reference's two records where it wrote them, and the artifact.
+fn with_reference_records() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    let dir = sandbox.root.join(".hpp/evidence");
+    std::fs::create_dir_all(&dir).expect("writable");
+    for name in [PASSED, FAILED] {
+        std::fs::copy(format!("{FIXTURES}/{name}"), dir.join(name)).expect("a fixture");
+    }
+    std::fs::create_dir_all(sandbox.root.join("out")).expect("writable");
+    std::fs::write(sandbox.root.join("out/r.txt"), "ok\n").expect("writable");
+    sandbox
+}
+
+#[test]
+fn the_references_evidence_records_import_with_their_provenance_and_verify() {
+    let sandbox = with_reference_records();
+    // In place, by the reference's rules, as `hpp evidence verify RECORD` reads them.
+    let passed = format!(".hpp/evidence/{PASSED}");
+    let failed = format!(".hpp/evidence/{FAILED}");
+    let in_place = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "verify", &passed, "--json"])
+        .json(0);
+    assert_eq!(in_place["status"], "valid");
+    let not_evidence = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "verify", &failed, "--json"])
+        .json(1);
+    assert_eq!(not_evidence["status"], "not-evidence");
+
+    let imported = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["evidence", "import", &passed, &failed, "--json"],
+        )
+        .json(0);
+    let refs: Vec<&str> = imported["imported"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|i| i["ref"].as_str().expect("a ref"))
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "refs/hpp/evidence/smoke-20261203T104513Z",
+            "refs/hpp/evidence/broken-20261203T104710Z"
+        ]
+    );
+    assert_eq!(imported["imported"][1]["status"], "not-evidence");
+    // The exact bytes are kept, and where they came from.
+    let kept = sandbox.git([
+        "show",
+        "refs/hpp/evidence/smoke-20261203T104513Z:record.json",
+    ]);
+    let original = std::fs::read_to_string(format!("{FIXTURES}/{PASSED}")).expect("a fixture");
+    assert_eq!(format!("{kept}\n"), original);
+    let provenance: Value = serde_json::from_str(&sandbox.git([
+        "show",
+        "refs/hpp/evidence/smoke-20261203T104513Z:imported.json",
+    ]))
+    .expect("JSON");
+    assert_eq!(provenance["schema"], "hpp.evidence-import/v1");
+    assert_eq!(provenance["source"], passed.as_str());
+    assert!(provenance["not_carried"].to_string().contains("snapshot"));
+    // Verified from refs by the same rules; importing again changes nothing.
+    let verified = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "verify", "smoke", "--json"])
+        .json(0);
+    assert_eq!(verified["status"], "valid", "{verified}");
+    let again = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "import", &passed, "--json"])
+        .json(0);
+    assert_eq!(again["imported"][0]["created"], false);
+}
+
+#[test]
+fn control_an_edited_record_or_a_changed_artifact_is_not_imported() {
+    let sandbox = with_reference_records();
+    let passed = format!(".hpp/evidence/{PASSED}");
+    std::fs::write(sandbox.root.join("out/r.txt"), "changed\n").expect("writable");
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "import", &passed])
+        .refused();
+    assert!(
+        reason.contains("1 artifact(s) changed since the run"),
+        "{reason}"
+    );
+    std::fs::write(sandbox.root.join("out/r.txt"), "ok\n").expect("writable");
+    let path = sandbox.root.join(&passed);
+    let text = std::fs::read_to_string(&path).expect("the record");
+    std::fs::write(
+        &path,
+        text.replace("\"exit_code\": 0", "\"exit_code\": 0, \"note\": 1"),
+    )
+    .expect("writable");
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "import", &passed])
+        .refused();
+    assert!(
+        reason.contains("the record was edited after it was written"),
+        "{reason}"
+    );
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was imported");
+}

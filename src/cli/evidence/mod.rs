@@ -1,5 +1,6 @@
 //! `git hpp evidence`: bundles from commands that really ran.
 
+pub mod import;
 pub mod list;
 pub mod mutate;
 pub mod run;
@@ -24,6 +25,7 @@ pub enum EvidenceCommand {
     List(list::EvidenceListArgs),
     Show(show::EvidenceShowArgs),
     Mutate(mutate::EvidenceMutateArgs),
+    Import(import::EvidenceImportArgs),
 }
 
 /// Runs one `evidence` verb.
@@ -34,5 +36,6 @@ pub fn dispatch(ctx: &Ctx, command: EvidenceCommand) -> Result<Outcome, CliError
         EvidenceCommand::List(args) => list::cmd_evidence_list(ctx, &args),
         EvidenceCommand::Show(args) => show::cmd_evidence_show(ctx, &args),
         EvidenceCommand::Mutate(args) => mutate::cmd_evidence_mutate(ctx, &args),
+        EvidenceCommand::Import(args) => import::cmd_evidence_import(ctx, &args),
     }
 }

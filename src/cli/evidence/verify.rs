@@ -18,7 +18,9 @@ use hpp_core::evidence::Status;
 /// 1 when the ref holds no evidence record, 2 when blocked.
 #[derive(Debug, clap::Args)]
 pub struct EvidenceVerifyArgs {
-    /// Bundle to verify: an id (its newest bundle), <id>-<stamp>, or a full ref
+    /// Bundle to verify: an id (its newest bundle), <id>-<stamp>, a full ref, or the path of
+    /// one of the Python harness's record files (.hpp/evidence/<id>-<stamp>.json), judged by
+    /// its rules in place
     bundle: String,
     /// Allowed-signers file (git's format) to check the signature against
     #[arg(long, value_name = "FILE")]
@@ -30,6 +32,10 @@ pub struct EvidenceVerifyArgs {
 /// Verifies the bundle.
 pub fn cmd_evidence_verify(ctx: &Ctx, args: &EvidenceVerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
+    let file = ctx.cwd().join(&args.bundle);
+    if args.bundle.ends_with(".json") && file.is_file() {
+        return verify_reference_file(ctx, args, store);
+    }
     let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
     let name = evidence::resolve(store, &args.bundle)?;
     let check = store
@@ -53,4 +59,41 @@ pub fn cmd_evidence_verify(ctx: &Ctx, args: &EvidenceVerifyArgs) -> Result<Outco
         human.push_str(&format!("\n- {problem}"));
     }
     Ok(Outcome::document(args.format.json, &report, human, exit))
+}
+
+/// A record file of the Python harness, judged by its rules where it lies (`evidence import`
+/// brings it into refs).
+fn verify_reference_file(
+    ctx: &Ctx,
+    args: &EvidenceVerifyArgs,
+    store: &hpp_store::Store,
+) -> Result<Outcome, CliError> {
+    let (bytes, _) = crate::cli::input::read_named_file(
+        ctx,
+        std::path::Path::new(&args.bundle),
+        "evidence record",
+    )?;
+    let root = store.workdir().unwrap_or(ctx.cwd()).to_path_buf();
+    let (status, problems, verdict) = evidence::import::verify_file(&root, &bytes);
+    let exit = match status {
+        Status::Valid => Exit::Ok,
+        Status::NotEvidence => Exit::Warn,
+        Status::Blocked => Exit::Block,
+    };
+    let mut human = format!(
+        "evidence {}: {status} · verdict={} · by the Python harness's rules (import it with `git hpp evidence import {}`)",
+        args.bundle,
+        verdict.as_deref().unwrap_or("?"),
+        args.bundle
+    );
+    for problem in &problems {
+        human.push_str(&format!("\n- {problem}"));
+    }
+    let value = serde_json::json!({
+        "status": status,
+        "file": args.bundle,
+        "verdict": verdict,
+        "problems": problems,
+    });
+    Ok(Outcome::document(args.format.json, &value, human, exit))
 }
