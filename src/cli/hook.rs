@@ -21,6 +21,21 @@ pub enum HookCommand {
     PreReceive(PreReceiveArgs),
     LoopGate(LoopGateArgs),
     EvidenceGate(EvidenceGateArgs),
+    SecretGuard(SecretGuardArgs),
+}
+
+/// An agent host's PreToolUse hook: refuse a write that would put a secret in the workspace
+///
+/// What operator-kit's secret-guard.sh runs. Reads the host's PreToolUse JSON on stdin (Write,
+/// Edit, NotebookEdit; Codex's apply_patch) and denies the call when the text it writes has the
+/// shape of a secret (a private key block, a live token: the detector that keeps secrets out
+/// of snapshots and records), naming the file and the shape, never the value. Allows anything
+/// else silently. Exits 0 (the answer is in the JSON).
+#[derive(Debug, clap::Args)]
+pub struct SecretGuardArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: crate::cli::HostArg,
 }
 
 /// An agent host's Stop hook: block finishing while the loop has started but is not verified
@@ -89,7 +104,37 @@ pub fn dispatch(ctx: &Ctx, command: HookCommand) -> Result<Outcome, CliError> {
         HookCommand::PreReceive(args) => cmd_hook_pre_receive(ctx, &args),
         HookCommand::LoopGate(args) => cmd_hook_loop_gate(ctx, &args),
         HookCommand::EvidenceGate(args) => cmd_hook_evidence_gate(ctx, &args),
+        HookCommand::SecretGuard(args) => cmd_hook_secret_guard(ctx, &args),
     }
+}
+
+fn cmd_hook_secret_guard(ctx: &Ctx, args: &SecretGuardArgs) -> Result<Outcome, CliError> {
+    let _host = args.host;
+    let input = crate::cli::input::read_hook_input(
+        ctx,
+        hpp_core::host::Blank::Refused,
+        crate::cli::input::HookNoun::Input,
+    )?;
+    let text = input.written_text();
+    let Some(shape) = hpp_core::secrets::shape_in_file(text.as_bytes()) else {
+        return Outcome::answer(hpp_core::host::Answer::Silent);
+    };
+    let paths: Vec<String> = input
+        .edited_paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let target = if paths.is_empty() {
+        "the file".to_owned()
+    } else {
+        paths.join(", ")
+    };
+    Outcome::answer(hpp_core::host::Answer::permission(
+        hpp_core::host::Permission::Deny,
+        format!(
+            "secret guard: this write puts {shape} into {target}; keep secrets out of the workspace (read them from the environment or a secrets manager): snapshots and records are pushed with the repository"
+        ),
+    ))
 }
 
 /// The Stop answer both hosts read: block with a reason.

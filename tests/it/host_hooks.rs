@@ -398,7 +398,7 @@ fn every_declared_hook_and_skill_of_the_three_modules_exists() {
             path.display()
         );
     }
-    assert_eq!(seen, 7);
+    assert_eq!(seen, 8);
     for module in mine {
         let dir = Path::new(MODULES).join(module);
         assert!(dir.join("README.md").is_file(), "{module} has a README");
@@ -513,11 +513,78 @@ fn every_hook_script_leaves_the_json_to_git_hpp() {
             );
         }
     }
-    assert_eq!(scripts, 9, "every module's hook scripts were read");
+    assert_eq!(scripts, 10, "every module's hook scripts were read");
 }
 
 #[test]
 fn control_a_script_that_reads_json_with_sed_is_caught() {
     let script = "#!/bin/sh\n# sed in a comment is fine\nevent=$(cat | sed -n 's/.*\"hook_event_name\".*/x/p')\n";
     assert_eq!(hand_parsed_json(script).len(), 1);
+}
+
+fn write_call(tool: &str, input: Value) -> Value {
+    json!({"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": tool,
+           "tool_input": input, "tool_use_id": "toolu_1", "cwd": "."})
+}
+
+#[test]
+fn the_secret_guard_denies_a_write_that_adds_a_secret_and_names_no_value() {
+    let sandbox = Sandbox::repo();
+    let guard = "operator-kit/hooks/secret-guard.sh";
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJklmnopqr";
+    for call in [
+        write_call(
+            "Write",
+            json!({"file_path": "config.env", "content": format!("TOKEN={token}\n")}),
+        ),
+        write_call(
+            "Edit",
+            json!({"file_path": "src/a.rs", "old_string": "x", "new_string": format!("let t = \"{token}\";")}),
+        ),
+    ] {
+        let run = hook(&sandbox, guard, &call);
+        assert_eq!(run.code, 0, "{run}");
+        let answer: Value = serde_json::from_str(&run.stdout).expect("a JSON answer");
+        let output = &answer["hookSpecificOutput"];
+        assert_eq!(output["permissionDecision"], "deny", "{answer}");
+        let reason = output["permissionDecisionReason"]
+            .as_str()
+            .expect("a reason");
+        assert!(reason.contains("a GitHub token"), "{reason}");
+        assert!(!reason.contains(token), "never the value: {reason}");
+    }
+    let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n";
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: id_key\n+{}\n*** End Patch\n",
+        key.replace('\n', "\n+")
+    );
+    let run = hook(
+        &sandbox,
+        guard,
+        &write_call("apply_patch", json!({"command": patch})),
+    );
+    assert!(
+        run.stdout.contains("deny"),
+        "Codex's apply_patch too: {run}"
+    );
+}
+
+#[test]
+fn control_the_secret_guard_lets_ordinary_writes_through_silently() {
+    let sandbox = Sandbox::repo();
+    let guard = "operator-kit/hooks/secret-guard.sh";
+    for call in [
+        write_call(
+            "Write",
+            json!({"file_path": "src/main.rs", "content": "let password = prompt();\n"}),
+        ),
+        write_call(
+            "Edit",
+            json!({"file_path": "README", "old_string": "a", "new_string": "b"}),
+        ),
+        pre_tool_use("cat secrets.txt"),
+    ] {
+        let run = hook(&sandbox, guard, &call);
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
+    }
 }

@@ -310,6 +310,45 @@ impl HookInput {
         Vec::new()
     }
 
+    /// Returns the text a tool call would write: Write's `content`, Edit's `new_string`,
+    /// NotebookEdit's `new_source`, every `new_string` of an older MultiEdit's `edits`, and the
+    /// added lines (`+…`) of Codex's `apply_patch`. Empty for any other tool.
+    pub fn written_text(&self) -> String {
+        let tool = self.tool_name.as_deref().unwrap_or_default();
+        if EDIT_TOOLS.contains(&tool) {
+            let mut parts: Vec<&str> = ["content", "new_string", "new_source"]
+                .iter()
+                .filter_map(|k| self.tool_input_str(k))
+                .collect();
+            for edit in self
+                .tool_input
+                .get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(text) = edit.get("new_string").and_then(Value::as_str) {
+                    parts.push(text);
+                }
+            }
+            return parts.join("\n");
+        }
+        if tool.eq_ignore_ascii_case("apply_patch") {
+            let patch = ["command", "input", "patch"]
+                .iter()
+                .find_map(|k| self.tool_input_str(k))
+                .or_else(|| self.tool_input.as_str())
+                .unwrap_or_default();
+            return patch
+                .lines()
+                .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+                .map(|l| &l[1..])
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        String::new()
+    }
+
     /// Returns the directory the agent works in: the input's `cwd` taken from `working_dir`
     /// (where the hook runs), else `working_dir` itself.
     pub fn dir(&self, working_dir: &Path) -> PathBuf {
