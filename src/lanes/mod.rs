@@ -751,6 +751,34 @@ pub fn guard_edit(
     ))
 }
 
+/// The lane git guard: a git call from the worktree of `cwd`'s lane that sweeps the whole
+/// worktree or shared history (`add -A`, `commit -a`, `reset --hard`, `clean -f`, `stash`),
+/// while another lane is alive. Returns the call and the lanes alive, or `None` (no lane here,
+/// no other lane alive, or no sweeping call).
+pub fn guard_git(
+    store: &Store,
+    cwd: &Path,
+    command: &str,
+    now: i64,
+    thresholds: Thresholds,
+) -> Result<Option<(String, Vec<String>)>, Error> {
+    let Some(call) = guard::sweeping_git(&hpp_core::policy::git_calls(command)) else {
+        return Ok(None);
+    };
+    let own = lane_of_dir(store, cwd)?;
+    let others: Vec<String> = read_all(store)?
+        .into_iter()
+        .filter(|l| !l.is_closed())
+        .filter(|l| own.as_ref().is_none_or(|o| o.id != l.id))
+        .filter(|l| holding(l, now, thresholds) != Liveness::Dead)
+        .map(|l| l.id.to_string())
+        .collect();
+    if others.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((call, others)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,7 +34,7 @@ fn the_repository_manifest_passes_doctor() {
         "{out}"
     );
     assert!(
-        first.contains("(permission gates=3 · llm egress=0)"),
+        first.contains("(permission gates=4 · llm egress=0)"),
         "{out}"
     );
 }

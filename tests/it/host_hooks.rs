@@ -513,7 +513,7 @@ fn every_hook_script_leaves_the_json_to_git_hpp() {
             );
         }
     }
-    assert_eq!(scripts, 10, "every module's hook scripts were read");
+    assert_eq!(scripts, 11, "every module's hook scripts were read");
 }
 
 #[test]

@@ -633,3 +633,75 @@ fn control_a_heartbeat_in_the_future_of_now_is_refused_not_judged() {
         "{reason}"
     );
 }
+
+fn bash_call(command: &str, cwd: &Path) -> Value {
+    json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "cwd": cwd,
+    })
+}
+
+fn guard_bash(sandbox: &Sandbox, dir: &Path, host: &str, command: &str) -> Run {
+    with_stdin(
+        sandbox.hpp_command(dir, &["lane", "guard", "--host", host]),
+        &bash_call(command, dir).to_string(),
+    )
+}
+
+#[test]
+fn the_git_guard_asks_about_a_sweeping_git_call_while_another_lane_is_alive() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "ui", &["src/ui/"], &[]).ok();
+    start(&sandbox, "api", &["src/api/"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    let asked = guard_bash(
+        &sandbox,
+        &dir,
+        "claude-code",
+        "git add -A && git commit -m wip",
+    );
+    assert_eq!(asked.code, 0, "{asked}");
+    let answer: Value = serde_json::from_str(&asked.stdout).expect("a JSON answer");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{answer}"
+    );
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .expect("a reason");
+    assert!(
+        reason.contains("git add -A") && reason.contains("api"),
+        "{reason}"
+    );
+    // Named files pass; Codex cannot ask, so it refuses; `block` refuses on every host.
+    let named = guard_bash(&sandbox, &dir, "claude-code", "git add src/ui/a.rs");
+    assert_eq!((named.code, named.stdout.as_str()), (0, ""), "{named}");
+    let codex = guard_bash(&sandbox, &dir, "codex", "git reset --hard");
+    assert!(codex.stdout.contains("deny") || codex.code == 2, "{codex}");
+    sandbox.git(["config", "hpp.lane.gitGuard", "block"]);
+    let blocked = guard_bash(&sandbox, &dir, "claude-code", "git stash");
+    let answer: Value = serde_json::from_str(&blocked.stdout).expect("a JSON answer");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+}
+
+#[test]
+fn control_with_no_other_lane_alive_the_git_guard_stays_silent() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "ui", &["src/ui/"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    let alone = guard_bash(&sandbox, &dir, "claude-code", "git add -A");
+    assert_eq!((alone.code, alone.stdout.as_str()), (0, ""), "{alone}");
+    start(&sandbox, "api", &["src/api/"], &[]).ok();
+    sandbox.hpp(["lane", "close", "api"]).ok();
+    let closed = guard_bash(&sandbox, &dir, "claude-code", "git add -A");
+    assert_eq!(
+        (closed.code, closed.stdout.as_str()),
+        (0, ""),
+        "a closed lane is over: {closed}"
+    );
+}

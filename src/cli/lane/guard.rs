@@ -33,6 +33,9 @@ pub struct LaneGuardArgs {
 pub fn cmd_lane_guard(ctx: &Ctx, args: &LaneGuardArgs) -> Result<Outcome, CliError> {
     let input = read_hook_input(ctx, Blank::Refused, HookNoun::Payload)?;
     let allow = || Outcome::answer(Answer::Silent);
+    if let Ok(Some(command)) = input.bash_command() {
+        return git_guard(ctx, args, &input, command);
+    }
     let paths = input.edited_paths();
     if paths.is_empty() {
         return allow();
@@ -49,4 +52,37 @@ pub fn cmd_lane_guard(ctx: &Ctx, args: &LaneGuardArgs) -> Result<Outcome, CliErr
         }
     }
     allow()
+}
+
+/// A shell command: the lane git guard. `git config hpp.lane.gitGuard` says what a sweeping git
+/// call gets while another lane is alive: `warn` (the default: Claude Code asks the person;
+/// Codex, which cannot ask, refuses, as for the policy's MANUAL) or `block` (refused).
+fn git_guard(
+    ctx: &Ctx,
+    args: &LaneGuardArgs,
+    input: &hpp_core::host::HookInput,
+    command: &str,
+) -> Result<Outcome, CliError> {
+    let cwd = input.dir(ctx.cwd());
+    let Ok(store) = Store::discover(&cwd) else {
+        return Outcome::answer(Answer::Silent);
+    };
+    let thresholds = args.thresholds.resolve(&store)?;
+    let Some((call, others)) =
+        lanes::guard_git(&store, &cwd, command, now(), thresholds).map_err(refuse)?
+    else {
+        return Outcome::answer(Answer::Silent);
+    };
+    let reason = format!(
+        "lane git guard: `{call}` acts on the whole worktree or shared history while lane(s) {} are alive; name the files (`git add PATH`, `git commit PATH`), or settle it with the other lanes first",
+        others.join(", ")
+    );
+    let block = store
+        .config_string("hpp.lane.gitGuard")
+        .is_some_and(|mode| mode.eq_ignore_ascii_case("block"));
+    Outcome::answer(if block {
+        args.host.0.deny(reason)
+    } else {
+        args.host.0.ask(reason)
+    })
 }

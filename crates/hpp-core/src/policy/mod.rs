@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 /// The schema a project policy file declares.
 pub const SCHEMA: &str = "hpp.policy/v1";
 
-pub use scan::built_in_matches;
+pub use scan::{built_in_matches, git_calls};
 
 /// The project policy file read when `--policy` is not given, relative to the working directory.
 pub const DEFAULT_FILE: &str = ".hpp/policy.json";

@@ -44,27 +44,53 @@ const TEXT_ONLY: [&str; 22] = [
 
 /// Returns the built-in rules a command matches, wherever in it they match.
 pub fn built_in_matches(command: &str) -> BTreeSet<BuiltIn> {
-    let mut found = BTreeSet::new();
+    let mut found = Found::default();
     scan_script(&shell::parse(command, 0), 0, &mut found);
     if DECISION_ADVISOR.is_match(command) {
         found.insert(BuiltIn::DecisionAdvisor);
     }
-    found
+    found.rules
 }
 
-fn scan_script(script: &shell::Script, depth: usize, found: &mut BTreeSet<BuiltIn>) {
+/// The arguments of every `git` a command runs, as the policy reads the command (through
+/// quotes, nesting, prefixes and wrappers): what the lane git guard judges.
+///
+/// ```
+/// let calls = hpp_core::policy::git_calls("cd a && sudo git add -A; echo ok");
+/// assert_eq!(calls, vec![vec!["add".to_owned(), "-A".to_owned()]]);
+/// ```
+pub fn git_calls(command: &str) -> Vec<Vec<String>> {
+    let mut found = Found::default();
+    scan_script(&shell::parse(command, 0), 0, &mut found);
+    found.git
+}
+
+/// What a scan finds: the built-in rules a command matches, and the `git` calls it makes.
+#[derive(Debug, Default)]
+struct Found {
+    rules: BTreeSet<BuiltIn>,
+    git: Vec<Vec<String>>,
+}
+
+impl Found {
+    fn insert(&mut self, rule: BuiltIn) {
+        self.rules.insert(rule);
+    }
+}
+
+fn scan_script(script: &shell::Script, depth: usize, found: &mut Found) {
     for pipeline in &script.pipelines {
         scan_pipeline(pipeline, depth, found);
     }
 }
 
-fn scan_nested(text: &str, depth: usize, found: &mut BTreeSet<BuiltIn>) {
+fn scan_nested(text: &str, depth: usize, found: &mut Found) {
     if depth < shell::MAX_DEPTH {
         scan_script(&shell::parse(text, depth + 1), depth + 1, found);
     }
 }
 
-fn scan_pipeline(pipeline: &shell::Pipeline, depth: usize, found: &mut BTreeSet<BuiltIn>) {
+fn scan_pipeline(pipeline: &shell::Pipeline, depth: usize, found: &mut Found) {
     let mut upstream_fetches = false;
     let mut previous: Option<Vec<&str>> = None;
     let mut text_only = true;
@@ -124,7 +150,7 @@ fn scan_pipeline(pipeline: &shell::Pipeline, depth: usize, found: &mut BTreeSet<
 }
 
 /// Reads one program invocation (prefixes already removed).
-fn scan_argv(argv: &[&str], depth: usize, found: &mut BTreeSet<BuiltIn>) {
+fn scan_argv(argv: &[&str], depth: usize, found: &mut Found) {
     let Some(first) = argv.first() else {
         return;
     };
@@ -332,7 +358,7 @@ fn rm_is_recursive_and_forced(args: &[&str]) -> bool {
     recursive && force
 }
 
-fn scan_find(args: &[&str], depth: usize, found: &mut BTreeSet<BuiltIn>) {
+fn scan_find(args: &[&str], depth: usize, found: &mut Found) {
     if args.contains(&"-delete") {
         found.insert(BuiltIn::RecursiveDelete);
     }
@@ -353,7 +379,10 @@ fn scan_find(args: &[&str], depth: usize, found: &mut BTreeSet<BuiltIn>) {
     }
 }
 
-fn scan_git(args: &[&str], found: &mut BTreeSet<BuiltIn>) {
+fn scan_git(args: &[&str], found: &mut Found) {
+    found
+        .git
+        .push(args.iter().map(|a| (*a).to_owned()).collect());
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         if matches!(
