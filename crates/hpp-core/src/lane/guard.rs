@@ -93,6 +93,65 @@ pub fn decide(
     Decision::Allow
 }
 
+/// The git calls that act on a whole worktree or its shared history rather than on named
+/// files: what the lane git guard flags while another lane is alive (the reference's
+/// lane-kit git guard). Returns the first such call in words, or `None`.
+///
+/// ```
+/// use hpp_core::lane::guard::sweeping_git;
+/// let call = |args: &[&str]| vec![args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>()];
+/// assert!(sweeping_git(&call(&["add", "-A"])).is_some());
+/// assert!(sweeping_git(&call(&["commit", "-am", "wip"])).is_some());
+/// assert!(sweeping_git(&call(&["reset", "--hard", "HEAD~1"])).is_some());
+/// assert_eq!(sweeping_git(&call(&["add", "src/a.rs"])), None);
+/// assert_eq!(sweeping_git(&call(&["commit", "-m", "named files only"])), None);
+/// ```
+pub fn sweeping_git(calls: &[Vec<String>]) -> Option<String> {
+    for args in calls {
+        // Global options before the subcommand (`-C dir`, `-c k=v`, ...).
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            if matches!(
+                arg.as_str(),
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+            ) {
+                i += 2;
+            } else if arg.starts_with('-') {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let Some(sub) = args.get(i) else {
+            continue;
+        };
+        let rest = &args[i + 1..];
+        let has = |opts: &[&str]| rest.iter().any(|a| opts.contains(&a.as_str()));
+        // A cluster of short options (`-am`) counts for each letter in it.
+        let short = |letter: char| {
+            rest.iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
+        };
+        let everything = has(&[".", ":/", "*", "-A", "--all"]);
+        let swept = match sub.as_str() {
+            "add" => everything || has(&["-u", "--update"]),
+            "commit" => has(&["--all"]) || short('a'),
+            "reset" => has(&["--hard", "--merge", "--keep"]),
+            "checkout" | "restore" => has(&[".", ":/", "-f", "--force"]),
+            "clean" => short('f') || has(&["--force"]),
+            "stash" => !matches!(
+                rest.first().map(String::as_str),
+                Some("list" | "show" | "apply" | "pop" | "branch" | "drop" | "clear")
+            ),
+            _ => false,
+        };
+        if swept {
+            return Some(format!("git {}", args[i..].join(" ")));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::claim::{Event, SCHEMA};
@@ -182,63 +241,4 @@ mod tests {
     fn lexical_cleaning_resolves_dot_dot() {
         assert_eq!(lexical(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
     }
-}
-
-/// The git calls that act on a whole worktree or its shared history rather than on named
-/// files: what the lane git guard flags while another lane is alive (the reference's
-/// lane-kit git guard). Returns the first such call in words, or `None`.
-///
-/// ```
-/// use hpp_core::lane::guard::sweeping_git;
-/// let call = |args: &[&str]| vec![args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>()];
-/// assert!(sweeping_git(&call(&["add", "-A"])).is_some());
-/// assert!(sweeping_git(&call(&["commit", "-am", "wip"])).is_some());
-/// assert!(sweeping_git(&call(&["reset", "--hard", "HEAD~1"])).is_some());
-/// assert_eq!(sweeping_git(&call(&["add", "src/a.rs"])), None);
-/// assert_eq!(sweeping_git(&call(&["commit", "-m", "named files only"])), None);
-/// ```
-pub fn sweeping_git(calls: &[Vec<String>]) -> Option<String> {
-    for args in calls {
-        // Global options before the subcommand (`-C dir`, `-c k=v`, ...).
-        let mut i = 0;
-        while let Some(arg) = args.get(i) {
-            if matches!(
-                arg.as_str(),
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-            ) {
-                i += 2;
-            } else if arg.starts_with('-') {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        let Some(sub) = args.get(i) else {
-            continue;
-        };
-        let rest = &args[i + 1..];
-        let has = |opts: &[&str]| rest.iter().any(|a| opts.contains(&a.as_str()));
-        // A cluster of short options (`-am`) counts for each letter in it.
-        let short = |letter: char| {
-            rest.iter()
-                .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
-        };
-        let everything = has(&[".", ":/", "*", "-A", "--all"]);
-        let swept = match sub.as_str() {
-            "add" => everything || has(&["-u", "--update"]),
-            "commit" => has(&["--all"]) || short('a'),
-            "reset" => has(&["--hard", "--merge", "--keep"]),
-            "checkout" | "restore" => has(&[".", ":/", "-f", "--force"]),
-            "clean" => short('f') || has(&["--force"]),
-            "stash" => !matches!(
-                rest.first().map(String::as_str),
-                Some("list" | "show" | "apply" | "pop" | "branch" | "drop" | "clear")
-            ),
-            _ => false,
-        };
-        if swept {
-            return Some(format!("git {}", args[i..].join(" ")));
-        }
-    }
-    None
 }
