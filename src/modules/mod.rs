@@ -853,12 +853,15 @@ mod tests {
             .find(|h| h.id == "operator-kit/loop-gate")
             .unwrap();
         gate.matcher.insert("claude-code".into(), "Bash".into());
-        let policy = v
+        // Every tool hook of the bundle declares no matcher now (the policy gate, the secret
+        // guard): none may appear.
+        for hook in v
             .hooks
             .iter_mut()
-            .find(|h| h.id == "operator-kit/policy-gate")
-            .unwrap();
-        policy.matcher.clear();
+            .filter(|h| h.module == "operator-kit" && h.events.iter().any(|e| e == "PreToolUse"))
+        {
+            hook.matcher.clear();
+        }
         let chosen = choose(&v, &Selection::Bundle("solo".into()), "claude-code").unwrap();
         let all = entries(&wiring(&v, "claude-code", &chosen).unwrap());
         assert!(all.iter().all(|(_, m, _)| m.is_none()), "{all:?}");

@@ -296,11 +296,7 @@ impl HookInput {
                 .collect();
         }
         if tool.eq_ignore_ascii_case("apply_patch") {
-            let patch = ["command", "input", "patch"]
-                .iter()
-                .find_map(|k| self.tool_input_str(k))
-                .or_else(|| self.tool_input.as_str())
-                .unwrap_or_default();
+            let patch = self.patch_text();
             return patch
                 .lines()
                 .filter_map(|line| PATCH_HEADERS.iter().find_map(|p| line.strip_prefix(p)))
@@ -308,6 +304,15 @@ impl HookInput {
                 .collect();
         }
         Vec::new()
+    }
+
+    /// Returns the patch text of Codex's `apply_patch` call (empty when there is none).
+    fn patch_text(&self) -> &str {
+        ["command", "input", "patch"]
+            .iter()
+            .find_map(|k| self.tool_input_str(k))
+            .or_else(|| self.tool_input.as_str())
+            .unwrap_or_default()
     }
 
     /// Returns the text a tool call would write: Write's `content`, Edit's `new_string`,
@@ -334,11 +339,7 @@ impl HookInput {
             return parts.join("\n");
         }
         if tool.eq_ignore_ascii_case("apply_patch") {
-            let patch = ["command", "input", "patch"]
-                .iter()
-                .find_map(|k| self.tool_input_str(k))
-                .or_else(|| self.tool_input.as_str())
-                .unwrap_or_default();
+            let patch = self.patch_text();
             return patch
                 .lines()
                 .filter(|l| l.starts_with('+') && !l.starts_with("+++"))

@@ -73,10 +73,18 @@ impl Store {
         files: &[(&str, &[u8])],
         message: &str,
     ) -> Result<CommitId, Error> {
-        let repo = &self.repo;
         let parent = expected.oid();
+        let tree = self.tree_with(parent, files)?;
+        let commit = self.new_commit(tree, Some(parent), message)?;
+        self.cas(name, Some(parent), commit)?;
+        Ok(commit.into())
+    }
+
+    /// Writes the tree of `commit` plus the blobs `files` (name and bytes), and returns it.
+    fn tree_with(&self, commit: ObjectId, files: &[(&str, &[u8])]) -> Result<ObjectId, Error> {
+        let repo = &self.repo;
         let tree = repo
-            .find_commit(parent)
+            .find_commit(commit)
             .map_err(git("reading a record commit"))?
             .tree_id()
             .map_err(git("reading a record tree"))?
@@ -95,9 +103,7 @@ impl Store {
             .write()
             .map_err(git("writing a record tree"))?
             .detach();
-        let commit = self.new_commit(tree, Some(parent), message)?;
-        self.cas(name, Some(parent), commit)?;
-        Ok(commit.into())
+        Ok(tree)
     }
 
     /// Moves `name` forward from `expected` to a commit that joins two histories: its first
@@ -118,26 +124,7 @@ impl Store {
             "a join moves its ref forward"
         );
         let repo = &self.repo;
-        let tree = repo
-            .find_commit(kept.oid())
-            .map_err(git("reading a record commit"))?
-            .tree_id()
-            .map_err(git("reading a record tree"))?
-            .detach();
-        let mut editor = repo.edit_tree(tree).map_err(git("editing a tree"))?;
-        for (file, bytes) in files {
-            let blob = repo
-                .write_blob(bytes)
-                .map_err(git("writing a record blob"))?
-                .detach();
-            editor
-                .upsert(*file, EntryKind::Blob, blob)
-                .map_err(git("editing a tree"))?;
-        }
-        let tree = editor
-            .write()
-            .map_err(git("writing a record tree"))?
-            .detach();
+        let tree = self.tree_with(kept.oid(), files)?;
         let mut commit = self.commit_object(tree, Some(kept.oid()), message);
         commit.parents.push(joined.oid());
         let id = repo
