@@ -209,7 +209,7 @@ pub fn check_origin(validated: &Validated, origin: Origin<'_>) -> Distribution {
 }
 
 /// The namespaces under `refs/hpp/` this harness writes.
-pub const KNOWN_NAMESPACES: [&str; 10] = [
+pub const KNOWN_NAMESPACES: [&str; 11] = [
     "loops",
     "evidence",
     "attestations",
@@ -220,6 +220,7 @@ pub const KNOWN_NAMESPACES: [&str; 10] = [
     "handoffs",
     "gotchas",
     "preserved",
+    "checkpoints",
 ];
 
 /// A note line the mirror lacks on one commit.
@@ -448,7 +449,8 @@ fn check_newer(store: &Store, name: &str, check: &mut StoreCheck) -> Option<Find
         check_gotchas(store, name, &mut check.gotchas)
     } else {
         // refs/hpp/hop/*: checked once, as a graph, by check_hop; refs/hpp/preserved/*: a
-        // history `event reconcile` did not keep, any commit.
+        // history `event reconcile` did not keep, any commit; refs/hpp/checkpoints/*: turn
+        // checkpoints, each a commit.
         None
     }
 }

@@ -21,6 +21,7 @@ pub mod attest;
 pub mod board;
 pub mod cli;
 pub mod continuity;
+pub mod continuity_checkpoint;
 pub mod deliberation;
 pub mod doctor;
 pub mod evals;

@@ -22,6 +22,22 @@ pub enum HookCommand {
     LoopGate(LoopGateArgs),
     EvidenceGate(EvidenceGateArgs),
     SecretGuard(SecretGuardArgs),
+    TurnCheckpoint(TurnCheckpointArgs),
+}
+
+/// An agent host's Stop hook: keep the workspace as it is after this turn
+///
+/// What continuity-kit's turn-checkpoint.sh runs. Reads the host's Stop JSON on stdin (its
+/// session_id names the session, else `solo`) and, unless the workspace is the tree the last
+/// checkpoint kept, writes refs/hpp/checkpoints/<session>/turn/<n>: checkpoint.json
+/// (hpp.turn-checkpoint/v1) and the workspace snapshot tree, without touching the index or
+/// HEAD. Restore one with `git restore --source=<ref>:snapshot --worktree -- .`. Observe-only:
+/// prints nothing, exits 0 (a problem is a warning on stderr).
+#[derive(Debug, clap::Args)]
+pub struct TurnCheckpointArgs {
+    /// The host whose hook protocol to answer in
+    #[arg(long, value_enum)]
+    host: crate::cli::HostArg,
 }
 
 /// An agent host's PreToolUse hook: refuse a write that would put a secret in the workspace
@@ -105,7 +121,32 @@ pub fn dispatch(ctx: &Ctx, command: HookCommand) -> Result<Outcome, CliError> {
         HookCommand::LoopGate(args) => cmd_hook_loop_gate(ctx, &args),
         HookCommand::EvidenceGate(args) => cmd_hook_evidence_gate(ctx, &args),
         HookCommand::SecretGuard(args) => cmd_hook_secret_guard(ctx, &args),
+        HookCommand::TurnCheckpoint(args) => cmd_hook_turn_checkpoint(ctx, &args),
     }
+}
+
+fn cmd_hook_turn_checkpoint(ctx: &Ctx, args: &TurnCheckpointArgs) -> Result<Outcome, CliError> {
+    let _host = args.host;
+    let written = (|| -> Result<(), String> {
+        let input = crate::cli::input::read_hook_input(
+            ctx,
+            hpp_core::host::Blank::Empty,
+            crate::cli::input::HookNoun::Input,
+        )
+        .map_err(|e| e.message)?;
+        let session = input
+            .session_id
+            .clone()
+            .unwrap_or_else(|| "solo".to_owned());
+        let store = ctx.store().map_err(|e| e.message)?;
+        let at = hpp_core::timestamp::rfc3339(time::OffsetDateTime::now_utc());
+        crate::continuity_checkpoint::write(store, &session, &at).map_err(|e| e.to_string())?;
+        Ok(())
+    })();
+    Ok(match written {
+        Ok(()) => Outcome::raw(Vec::new()),
+        Err(why) => Outcome::raw(Vec::new()).warn(format!("turn checkpoint: {why}")),
+    })
 }
 
 fn cmd_hook_secret_guard(ctx: &Ctx, args: &SecretGuardArgs) -> Result<Outcome, CliError> {

@@ -398,7 +398,7 @@ fn every_declared_hook_and_skill_of_the_three_modules_exists() {
             path.display()
         );
     }
-    assert_eq!(seen, 8);
+    assert_eq!(seen, 9);
     for module in mine {
         let dir = Path::new(MODULES).join(module);
         assert!(dir.join("README.md").is_file(), "{module} has a README");
@@ -513,7 +513,7 @@ fn every_hook_script_leaves_the_json_to_git_hpp() {
             );
         }
     }
-    assert_eq!(scripts, 11, "every module's hook scripts were read");
+    assert_eq!(scripts, 12, "every module's hook scripts were read");
 }
 
 #[test]
@@ -587,4 +587,75 @@ fn control_the_secret_guard_lets_ordinary_writes_through_silently() {
         let run = hook(&sandbox, guard, &call);
         assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
     }
+}
+
+#[test]
+fn a_turn_checkpoint_keeps_the_workspace_after_each_turn_that_changed_it() {
+    let sandbox = Sandbox::repo();
+    let stop = json!({"session_id": "s-42", "hook_event_name": "Stop", "stop_hook_active": false});
+    let hook_run = |sandbox: &Sandbox| {
+        let run = hook(sandbox, "continuity-kit/hooks/turn-checkpoint.sh", &stop);
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
+        assert!(!run.stderr.contains("warning"), "{run}");
+    };
+    std::fs::write(sandbox.root.join("draft.txt"), "first\n").expect("writable");
+    let index_before = sandbox.git(["ls-files", "--stage"]);
+    hook_run(&sandbox);
+    let first = "refs/hpp/checkpoints/s-42/turn/1";
+    assert_eq!(
+        sandbox.git(["show", &format!("{first}:snapshot/draft.txt")]),
+        "first"
+    );
+    let record: Value =
+        serde_json::from_str(&sandbox.git(["show", &format!("{first}:checkpoint.json")]))
+            .expect("JSON");
+    assert_eq!(record["schema"], "hpp.turn-checkpoint/v1");
+    assert_eq!(record["turn"], 1);
+    assert_eq!(
+        sandbox.git(["ls-files", "--stage"]),
+        index_before,
+        "the index is untouched"
+    );
+    // Nothing changed: no second checkpoint. A change: turn 2, and turn 1 restores.
+    hook_run(&sandbox);
+    assert!(
+        sandbox
+            .git(["for-each-ref", "refs/hpp/checkpoints/s-42/turn/2"])
+            .is_empty()
+    );
+    std::fs::write(sandbox.root.join("draft.txt"), "second\n").expect("writable");
+    hook_run(&sandbox);
+    assert_eq!(
+        sandbox.git([
+            "show",
+            "refs/hpp/checkpoints/s-42/turn/2:snapshot/draft.txt"
+        ]),
+        "second"
+    );
+    sandbox.git([
+        "restore",
+        &format!("--source={first}:snapshot"),
+        "--worktree",
+        "--",
+        "draft.txt",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("draft.txt")).expect("restored"),
+        "first\n"
+    );
+    sandbox.hpp(["doctor"]).ok();
+}
+
+#[test]
+fn control_a_session_id_that_cannot_name_a_ref_writes_nothing_and_warns() {
+    let sandbox = Sandbox::repo();
+    let bad = json!({"session_id": "../../x", "hook_event_name": "Stop"});
+    let run = hook(&sandbox, "continuity-kit/hooks/turn-checkpoint.sh", &bad);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, ""),
+        "observe-only: {run}"
+    );
+    assert!(run.stderr.contains("cannot name a checkpoint"), "{run}");
+    assert_eq!(sandbox.hpp_refs(), "");
 }

@@ -119,6 +119,14 @@ pub const GOTCHA_FAILURES: &str = "refs/hpp/gotchas/failures";
 /// The log of promoted gotchas.
 pub const GOTCHA_PROMOTED: &str = "refs/hpp/gotchas/promoted";
 
+/// Where a session's turn checkpoints live: `refs/hpp/checkpoints/<session>/turn/<n>`.
+pub const CHECKPOINTS_PREFIX: &str = "refs/hpp/checkpoints/";
+
+/// Returns the ref of turn `n` of `session` (the session already checked).
+pub fn turn_checkpoint(session: &str, n: usize) -> String {
+    format!("{CHECKPOINTS_PREFIX}{session}/turn/{n}")
+}
+
 /// Where a loop's history not kept by `event reconcile` is preserved:
 /// `refs/hpp/preserved/loops/<loop>/<commit>`, created once.
 pub const PRESERVED_PREFIX: &str = "refs/hpp/preserved/";
