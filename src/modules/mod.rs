@@ -344,18 +344,25 @@ pub const PLUGIN_NAME: &str = "git-hpp";
 /// The marketplace the target's `.claude-plugin/marketplace.json` declares.
 pub const PLUGIN_MARKETPLACE: &str = "git-hpp-workspace";
 
+impl Copy {
+    /// The copy of module `module`'s file `entry` to `target`.
+    fn of(module: &str, entry: &Entry, target: String) -> Self {
+        Self {
+            module: module.to_owned(),
+            source: entry.path.clone(),
+            target,
+            sha256: entry.sha256.clone(),
+        }
+    }
+}
+
 /// Lists the copies that place a module's verified files in the Claude Code plugin: each skill
 /// under `skills/<skill>/` and each agent under `agents/<agent>.md`, where the plugin loader
 /// discovers them, and every other file under `modules/<module>/`.
 pub fn plugin_copies(module: &str, files: &[Entry]) -> Vec<Copy> {
     let mut out = Vec::new();
     for entry in files {
-        let copy = |target: String| Copy {
-            module: module.to_owned(),
-            source: entry.path.clone(),
-            target,
-            sha256: entry.sha256.clone(),
-        };
+        let copy = |target: String| Copy::of(module, entry, target);
         // A skill or an agent goes where the plugin loader discovers it, once; the rest (hook
         // scripts, the README) keeps the module's own tree.
         match discovered_at("claude-code", module, &entry.path) {
@@ -441,12 +448,7 @@ pub fn copies(host: &str, module: &str, files: &[Entry]) -> Result<Vec<Copy>, Er
     let root = install_root(host, module)?;
     let mut out = Vec::new();
     for entry in files {
-        let copy = |target: String| Copy {
-            module: module.to_owned(),
-            source: entry.path.clone(),
-            target,
-            sha256: entry.sha256.clone(),
-        };
+        let copy = |target: String| Copy::of(module, entry, target);
         out.push(copy(format!("{root}/{}", entry.path)));
         if let Some(target) = discovered_at(host, module, &entry.path) {
             out.push(copy(target));

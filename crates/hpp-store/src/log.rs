@@ -65,15 +65,7 @@ impl Store {
             if commits.len() >= limit {
                 return Ok(None);
             }
-            let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
-                name: name.to_owned(),
-                id: Some(id.to_string()),
-            })?;
-            let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-            let tree = commit
-                .tree_id()
-                .map_err(git(format!("reading the tree of {id}")))?
-                .detach();
+            let (parents, tree, _) = self.commit_shape(name, id)?;
             next = parents.first().copied();
             commits.push((id, parents, tree));
         }
@@ -93,6 +85,25 @@ impl Store {
                 })
                 .collect(),
         ))
+    }
+
+    /// A commit of the log `name`: its parents, its tree and its commit time (seconds).
+    pub(crate) fn commit_shape(
+        &self,
+        name: &str,
+        id: ObjectId,
+    ) -> Result<(Vec<ObjectId>, ObjectId, i64), Error> {
+        let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
+            name: name.to_owned(),
+            id: Some(id.to_string()),
+        })?;
+        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        let tree = commit
+            .tree_id()
+            .map_err(git(format!("reading the tree of {id}")))?
+            .detach();
+        let time = commit.time().map(|t| t.seconds).unwrap_or(0);
+        Ok((parents, tree, time))
     }
 
     /// Reads the blob `file` of each commit's tree, in order; in parallel when there are many.

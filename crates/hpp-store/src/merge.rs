@@ -155,16 +155,7 @@ impl Store {
             if nodes.contains_key(&id) {
                 continue;
             }
-            let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
-                name: name.to_owned(),
-                id: Some(id.to_string()),
-            })?;
-            let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-            let tree = commit
-                .tree_id()
-                .map_err(git(format!("reading the tree of {id}")))?
-                .detach();
-            let time = commit.time().map(|t| t.seconds).unwrap_or(0);
+            let (parents, tree, time) = self.commit_shape(name, id)?;
             stack.extend(parents.iter().copied());
             nodes.insert(
                 id,
