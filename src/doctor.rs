@@ -209,7 +209,7 @@ pub fn check_origin(validated: &Validated, origin: Origin<'_>) -> Distribution {
 }
 
 /// The namespaces under `refs/hpp/` this harness writes.
-pub const KNOWN_NAMESPACES: [&str; 11] = [
+pub const KNOWN_NAMESPACES: [&str; 12] = [
     "loops",
     "evidence",
     "attestations",
@@ -221,6 +221,7 @@ pub const KNOWN_NAMESPACES: [&str; 11] = [
     "gotchas",
     "preserved",
     "checkpoints",
+    "monitors",
 ];
 
 /// A note line the mirror lacks on one commit.

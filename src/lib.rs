@@ -34,6 +34,7 @@ pub mod hop;
 pub mod init;
 pub mod lanes;
 pub mod modules;
+pub mod monitors;
 pub mod outbound;
 pub mod paths;
 pub mod process;

@@ -632,7 +632,13 @@ pub fn collect(
         board_section(store),
         sessions_section(store)?,
         hop_section(store)?,
-        monitor_section(manifest.value(), now),
+        monitor_section(
+            &json!({"monitors": crate::monitors::with_signals(
+                store,
+                &manifest.value().get("monitors").cloned().unwrap_or(json!([])),
+            )?}),
+            now,
+        ),
     ];
     graph_sections(manifest.value(), &mut sections);
     Ok(Atlas { now, sections })

@@ -169,11 +169,19 @@ pub fn cmd_map_monitor(ctx: &Ctx, args: &MapMonitorArgs) -> Result<Outcome, CliE
     };
     let source = match &args.source {
         Some(path) => read_json(ctx, path, JsonRoot::Array)?,
-        None => manifest_anywhere(ctx)?
-            .value()
-            .get("monitors")
-            .cloned()
-            .unwrap_or_default(),
+        None => {
+            let declared = manifest_anywhere(ctx)?
+                .value()
+                .get("monitors")
+                .cloned()
+                .unwrap_or_default();
+            // In a repository, each monitor's last signal is the newest passing probe recorded
+            // under refs/hpp/monitors/ (`git hpp monitor probe`).
+            match ctx.store() {
+                Ok(store) => crate::monitors::with_signals(store, &declared)?,
+                Err(_) => declared,
+            }
+        }
     };
     let map = maps::monitor_map(&source, now, args.skew_tolerance)?;
     render(args.format, &map, &map.drawing())

@@ -34,6 +34,7 @@ pub mod loops;
 pub mod manual;
 pub mod map;
 pub mod module;
+pub mod monitor;
 pub mod output;
 pub mod policy;
 pub mod remote;
@@ -169,6 +170,9 @@ pub enum Command {
     Gotcha(gotcha::GotchaCommand),
     InstallMan(manual::InstallManArgs),
     Completions(manual::CompletionsArgs),
+    /// Run the manifest's health probes and record their signals
+    #[command(subcommand)]
+    Monitor(monitor::MonitorCommand),
 }
 
 /// The top-level commands by what they are for, in the order `--help` lists them.
@@ -209,7 +213,9 @@ pub const GROUPS: [(&str, &[&str]); 4] = [
     ),
     (
         "Lanes and views: many agents at once",
-        &["lane", "board", "checker", "map", "graph", "atlas"],
+        &[
+            "lane", "board", "checker", "map", "monitor", "graph", "atlas",
+        ],
     ),
     (
         "Setup",
@@ -405,6 +411,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Gotcha(cmd) => gotcha::dispatch(ctx, cmd),
         Command::InstallMan(args) => manual::cmd_install_man(&args),
         Command::Completions(args) => manual::cmd_completions(&args),
+        Command::Monitor(cmd) => monitor::dispatch(ctx, cmd),
     }
 }
 

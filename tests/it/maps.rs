@@ -426,3 +426,123 @@ fn the_seed_verify_lines_for_lane_and_monitor_hold_on_the_reliable_coding_exampl
     assert_eq!(status("service-health"), Some(json!("healthy")));
     assert_eq!(status("data-freshness"), Some(json!("stale")));
 }
+
+/// The projected status of monitor `id` in a monitor map.
+fn status_of(map: &Value, id: &str) -> String {
+    map["monitors"]
+        .as_array()
+        .expect("monitors")
+        .iter()
+        .find(|m| m["id"] == id)
+        .and_then(|m| m["status"].as_str())
+        .expect("the monitor is projected")
+        .to_owned()
+}
+
+/// The built-in manifest with two probes: one that passes and one that fails.
+fn probed_manifest(sandbox: &Sandbox, probes: &[(&str, Value)]) -> String {
+    let mut manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the built-in manifest"),
+    )
+    .expect("JSON");
+    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
+        monitor.as_object_mut().expect("an object").remove("probe");
+        if let Some((_, probe)) = probes.iter().find(|(id, _)| monitor["id"] == *id) {
+            monitor["probe"] = probe.clone();
+        }
+    }
+    let path = sandbox.path("probed.manifest.json");
+    std::fs::write(&path, manifest.to_string()).expect("writable");
+    path.to_str().expect("UTF-8").to_owned()
+}
+
+#[test]
+fn probes_record_signals_that_make_the_monitor_map_measured() {
+    let sandbox = Sandbox::repo();
+    let manifest = probed_manifest(
+        &sandbox,
+        &[
+            ("harness-doctor", json!({"command": ["true"]})),
+            (
+                "loop-freshness",
+                json!({"command": ["false"], "timeout_s": 5}),
+            ),
+        ],
+    );
+    let before = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["map", "monitor", "--now", "1000", "--manifest", &manifest],
+        )
+        .json(0);
+    assert_eq!(status_of(&before, "harness-doctor"), "unknown", "{before}");
+    let probed = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "monitor",
+                "probe",
+                "--now",
+                "1000",
+                "--manifest",
+                &manifest,
+                "--json",
+            ],
+        )
+        .json(1);
+    let ok: Vec<(String, bool)> = probed["probed"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|p| (p["id"].as_str().expect("id").to_owned(), p["ok"] == true))
+        .collect();
+    assert_eq!(
+        ok,
+        [
+            ("harness-doctor".to_owned(), true),
+            ("loop-freshness".to_owned(), false)
+        ]
+    );
+    let signal: Value = serde_json::from_str(
+        &sandbox.git(["show", "refs/hpp/monitors/harness-doctor:signal.json"]),
+    )
+    .expect("JSON");
+    assert_eq!(signal["schema"], "hpp.monitor-signal/v1");
+    let after = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["map", "monitor", "--now", "1100", "--manifest", &manifest],
+        )
+        .json(0);
+    assert_eq!(status_of(&after, "harness-doctor"), "healthy", "{after}");
+    assert_eq!(
+        status_of(&after, "loop-freshness"),
+        "unknown",
+        "a failed probe is no signal"
+    );
+    let later = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["map", "monitor", "--now", "100000", "--manifest", &manifest],
+        )
+        .json(0);
+    assert_eq!(status_of(&later, "harness-doctor"), "stale", "{later}");
+    sandbox
+        .hpp_in(&sandbox.root, &["doctor", "--manifest", &manifest])
+        .ok();
+}
+
+#[test]
+fn control_a_malformed_probe_is_refused_and_records_nothing() {
+    let sandbox = Sandbox::repo();
+    let manifest = probed_manifest(&sandbox, &[("harness-doctor", json!({"command": "true"}))]);
+    let reason = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["monitor", "probe", "--manifest", &manifest],
+        )
+        .refused();
+    assert!(reason.contains("probe must be"), "{reason}");
+    assert_eq!(sandbox.hpp_refs(), "");
+}
