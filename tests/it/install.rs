@@ -788,26 +788,11 @@ fn a_claude_code_plugin_is_written_in_the_documented_layout_and_its_hooks_run() 
         "cwd": target,
         "session_id": "s",
     });
-    let mut child = sandbox
-        .command("sh", &target)
+    let mut hook_cmd = sandbox.command("sh", &target);
+    hook_cmd
         .args(["-c", command])
-        .env("CLAUDE_PLUGIN_ROOT", &plugin)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(payload.to_string().as_bytes())
-            .expect("the payload is written");
-    }
-    let out = child.wait_with_output().expect("the hook ends");
-    let run = crate::harness::Run::from_output(&out);
+        .env("CLAUDE_PLUGIN_ROOT", &plugin);
+    let run = crate::harness::Run::fed(hook_cmd, &payload.to_string());
     assert!(
         run.stdout.contains("deny") || run.code == 2,
         "a force push is not allowed through:\n{run}"

@@ -1,7 +1,6 @@
 //! `git hpp lane`: lanes on real linked worktrees, their collisions, their close, the race
 //! between two starts, the territory guard and the lane-kit hook scripts as hosts run them.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
@@ -42,20 +41,8 @@ fn lanes_json(sandbox: &Sandbox) -> Value {
     sandbox.hpp(["lane", "list", "--json"]).json(0)
 }
 
-fn with_stdin(mut cmd: std::process::Command, input: &str) -> Run {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the command starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(input.as_bytes())
-        .expect("the payload is written");
-    Run::from_output(&child.wait_with_output().expect("the command ends"))
+fn with_stdin(cmd: std::process::Command, input: &str) -> Run {
+    Run::fed(cmd, input)
 }
 
 fn hook(sandbox: &Sandbox, script: &str, args: &[&str], payload: &Value) -> Run {
@@ -704,4 +691,58 @@ fn control_with_no_other_lane_alive_the_git_guard_stays_silent() {
         (0, ""),
         "a closed lane is over: {closed}"
     );
+}
+
+#[test]
+fn a_person_starts_a_lane_without_role_or_model_and_a_closed_lane_leaves_the_map() {
+    let sandbox = Sandbox::repo();
+    let started = sandbox
+        .hpp(["lane", "start", "notes", "--territory", "notes/", "--json"])
+        .json(0);
+    assert_eq!(
+        (&started["lane"]["role"], &started["lane"]["model"]),
+        (&json!("maker"), &json!("human"))
+    );
+    let lane_ids = |map: &Value| -> Vec<String> {
+        map["liveness"]
+            .as_object()
+            .expect("liveness by lane")
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let open = sandbox.hpp(["map", "lane"]).json(0);
+    assert_eq!(lane_ids(&open), ["notes"]);
+    sandbox.hpp(["lane", "close", "notes"]).ok();
+    let closed = sandbox.hpp(["map", "lane"]).json(0);
+    assert!(
+        lane_ids(&closed).is_empty(),
+        "a closed lane is over: {closed}"
+    );
+    let listed = sandbox.hpp(["lane", "list"]).ok();
+    assert!(listed.starts_with("notes · closed ·"), "{listed}");
+}
+
+#[test]
+fn control_a_closed_lane_in_a_source_file_is_still_projected_as_dead() {
+    // The map of a SOURCE shows what the source declares; only the lanes read from refs drop
+    // the closed ones.
+    let sandbox = Sandbox::empty();
+    let source = sandbox.path("lanes.json");
+    std::fs::write(
+        &source,
+        json!([{"id": "gone", "territory": ["docs"], "status": "closed", "heartbeat_at": 10}])
+            .to_string(),
+    )
+    .expect("writable");
+    let map = sandbox
+        .hpp([
+            "map",
+            "lane",
+            source.to_str().expect("UTF-8"),
+            "--now",
+            "20",
+        ])
+        .json(0);
+    assert_eq!(map["liveness"]["gone"], "dead", "{map}");
 }

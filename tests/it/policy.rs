@@ -1,8 +1,5 @@
 //! `git hpp policy check` and `git hpp policy hook`, run outside any git repository.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 
 use crate::harness::{Run, Sandbox};
@@ -26,20 +23,7 @@ fn check(sandbox: &Sandbox, mode: &str, command: &str) -> Run {
 fn hook(sandbox: &Sandbox, args: &[&str], stdin: &str) -> Run {
     let mut argv = vec!["policy", "hook"];
     argv.extend_from_slice(args);
-    let mut child = sandbox
-        .hpp_command(&sandbox.root, &argv)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("git-hpp starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
-        .expect("the hook input is written");
-    Run::from_output(&child.wait_with_output().expect("git-hpp finishes"))
+    Run::fed(sandbox.hpp_command(&sandbox.root, &argv), stdin)
 }
 
 fn bash(command: &str) -> String {

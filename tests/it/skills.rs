@@ -9,9 +9,7 @@
 //! it fails that scenario.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use assert_fs::prelude::*;
 use serde_json::{Value, json};
@@ -666,24 +664,9 @@ impl Step<'_, '_> {
         let args: Vec<&str> = argv[2..].iter().map(String::as_str).collect();
         let mut cmd = sandbox.hpp_command(&cwd, &args);
         let run = match &self.stdin {
-            None => cmd.output().map(|o| Run::from_output(&o)),
-            Some(input) => {
-                let mut child = cmd
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("git-hpp starts");
-                child
-                    .stdin
-                    .take()
-                    .expect("stdin is piped")
-                    .write_all(input.as_bytes())
-                    .expect("git-hpp reads its input");
-                child.wait_with_output().map(|o| Run::from_output(&o))
-            }
-        }
-        .expect("git-hpp runs");
+            None => Run::from_output(&cmd.output().expect("git-hpp runs")),
+            Some(input) => Run::fed(cmd, input),
+        };
         assert_eq!(
             run.code,
             code,

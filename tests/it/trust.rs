@@ -745,3 +745,27 @@ fn a_failed_push_says_gits_whole_error_on_one_line() {
     );
     assert!(run.stdout.is_empty(), "{run}");
 }
+
+#[test]
+fn verify_on_an_unborn_branch_says_there_is_no_commit_yet_and_what_to_do() {
+    let sandbox = crate::harness::Sandbox::empty();
+    sandbox.git(["init", "-q", "-b", "main"]);
+    let run = sandbox.hpp(["verify"]).exit(2);
+    assert!(run.stdout.is_empty());
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some("hpp: HEAD has no commit yet: the branch is unborn"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("hint: commit first"), "{run}");
+}
+
+#[test]
+fn control_a_revision_that_names_nothing_keeps_the_plain_refusal() {
+    let trust = setup(false);
+    let reason = trust
+        .sandbox
+        .hpp_in(&trust.b, &["verify", "no-such-branch"])
+        .refused();
+    assert_eq!(reason, "no-such-branch: names no commit");
+}

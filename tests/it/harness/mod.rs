@@ -354,6 +354,24 @@ pub struct Run {
 }
 
 impl Run {
+    /// Runs `cmd` with `input` on its stdin (a hook's payload) and captures it.
+    pub fn fed(mut cmd: Command, input: &str) -> Self {
+        use std::io::Write;
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the command starts");
+        child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(input.as_bytes())
+            .expect("the command reads its input");
+        Self::from_output(&child.wait_with_output().expect("the command finishes"))
+    }
+
     /// Captures a finished process.
     pub fn from_output(out: &Output) -> Self {
         Self {
