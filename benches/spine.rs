@@ -64,16 +64,7 @@ const MANY_LOOPS: usize = 10_000;
 
 /// How many warm-up runs and measured samples each series gets.
 fn plan() -> Rounds {
-    Rounds::pick(
-        Rounds {
-            warmup: 1,
-            samples: 5,
-        },
-        Rounds {
-            warmup: 3,
-            samples: 30,
-        },
-    )
+    Rounds::standard()
 }
 
 /// The repositories of this benchmark: one commit, and many loops besides.

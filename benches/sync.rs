@@ -92,16 +92,7 @@ const HPP_FETCH: &[&str] = &["fetch", "origin"];
 
 /// How many warm-up runs and measured samples each series gets.
 fn plan() -> Rounds {
-    Rounds::pick(
-        Rounds {
-            warmup: 1,
-            samples: 5,
-        },
-        Rounds {
-            warmup: 3,
-            samples: 30,
-        },
-    )
+    Rounds::standard()
 }
 
 /// `git-hpp board claim ITEM --lane LANE --model bench-model` in `dir`.

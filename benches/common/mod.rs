@@ -36,6 +36,20 @@ impl Rounds {
     pub fn pick(quick: Rounds, full: Rounds) -> Rounds {
         if self::quick() { quick } else { full }
     }
+
+    /// The usual plan: 1 warm-up and 5 samples quick, 3 and 30 in a full run.
+    pub fn standard() -> Rounds {
+        Rounds::pick(
+            Rounds {
+                warmup: 1,
+                samples: 5,
+            },
+            Rounds {
+                warmup: 3,
+                samples: 30,
+            },
+        )
+    }
 }
 
 /// A temporary directory holding a HOME and the repositories, and the hermetic environment
