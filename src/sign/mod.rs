@@ -392,7 +392,7 @@ impl SignatureReport {
         }
     }
 
-    fn refused(signer: Option<&str>, detail: impl Into<String>) -> Self {
+    pub(crate) fn refused(signer: Option<&str>, detail: impl Into<String>) -> Self {
         Self::new(SignatureStatus::Refused, signer, Some(detail.into()))
     }
 }

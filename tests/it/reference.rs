@@ -2,6 +2,7 @@
 //! appended here under it is the line the reference writes, byte for byte (the fixed lines below
 //! were written by `hpp event append` 2.11.1 with the same data).
 
+use assert_fs::prelude::*;
 use serde_json::Value;
 
 use crate::harness::Sandbox;
@@ -248,4 +249,257 @@ fn control_an_edited_record_or_a_changed_artifact_is_not_imported() {
         "{reason}"
     );
     assert_eq!(sandbox.hpp_refs(), "", "nothing was imported");
+}
+
+/// Attestations `hpp attest create` 2.11.1 wrote in the repository [`with_reference_attestations`]
+/// builds (the same commits, byte for byte): `review:001` approved, unsigned; `review:002`
+/// approved, signed by checker-b, whose public key is in the allowed-signers fixture.
+const ATTESTED: &str = "attestation-review.json";
+const ATTESTED_SIGNED: &str = "attestation-review-signed.json";
+const ALLOWED: &str = "attestation-allowed-signers";
+
+/// The repository the reference attested, rebuilt: the harness's first commit, then `.gitignore`
+/// (`.hpp/`), `SPEC.md`, `src/app.txt` and a symlink committed, the origin the reference hashed,
+/// an untracked `notes.txt`, and the two attestation files where the reference wrote them.
+fn with_reference_attestations() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    for (path, text) in [
+        (".gitignore", ".hpp/\n"),
+        ("SPEC.md", "# Spec\n\nThe tool greets.\n"),
+        ("src/app.txt", "greet = \"hello\"\n"),
+    ] {
+        sandbox.child(path).write_str(text).expect("writable");
+    }
+    std::os::unix::fs::symlink("SPEC.md", sandbox.root.join("spec-link")).expect("a symlink");
+    sandbox.git(["add", ".gitignore", "SPEC.md", "src/app.txt", "spec-link"]);
+    sandbox.git(["commit", "-q", "-m", "work"]);
+    sandbox.git([
+        "config",
+        "remote.origin.url",
+        "https://example.invalid/team/demo.git",
+    ]);
+    assert_eq!(
+        sandbox.git(["rev-parse", "HEAD"]),
+        "247f9c2c0fadde1d0b45bc6bece59a4cd550b36c",
+        "the commit the reference attested"
+    );
+    sandbox
+        .child("notes.txt")
+        .write_str("draft, not committed\n")
+        .expect("writable");
+    let dir = sandbox.root.join(".hpp/attestations");
+    std::fs::create_dir_all(&dir).expect("writable");
+    for name in [ATTESTED, ATTESTED_SIGNED] {
+        std::fs::copy(format!("{FIXTURES}/{name}"), dir.join(name)).expect("a fixture");
+    }
+    sandbox
+}
+
+#[test]
+fn the_references_attestations_import_bound_to_the_tree_they_attested() {
+    let sandbox = with_reference_attestations();
+    let file = format!(".hpp/attestations/{ATTESTED}");
+    let imported = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", &file, "--json"])
+        .json(0);
+    let item = &imported["imported"][0];
+    assert_eq!(item["created"], true);
+    assert_eq!(item["verdict"], "approved");
+    assert_eq!(item["mismatches"], serde_json::json!([]), "{imported}");
+    let reference = item["ref"].as_str().expect("a ref");
+    // The workspace as it is now verifies by that record alone, and the pre-push gate agrees.
+    let verified = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(0);
+    assert_eq!(verified["status"], "valid");
+    assert_eq!(verified["attestation"], reference);
+    assert_eq!(verified["tree"], item["tree"]);
+    // Its exact bytes are kept, with where they came from and what they cannot carry.
+    let kept = sandbox.git(["show", &format!("{reference}:attestation.json")]);
+    let original = std::fs::read_to_string(format!("{FIXTURES}/{ATTESTED}")).expect("a fixture");
+    assert_eq!(format!("{kept}\n"), original);
+    let provenance: Value =
+        serde_json::from_str(&sandbox.git(["show", &format!("{reference}:imported.json")]))
+            .expect("JSON");
+    assert_eq!(provenance["schema"], "hpp.attestation-import/v1");
+    assert_eq!(provenance["source"], file.as_str());
+    assert!(provenance["not_carried"].to_string().contains("created_at"));
+    // Importing again changes nothing.
+    let again = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", &file, "--json"])
+        .json(0);
+    assert_eq!(again["imported"][0]["created"], false);
+    assert_eq!(again["imported"][0]["ref"], reference);
+    // Change one attested byte: the workspace is no longer what was attested.
+    sandbox
+        .child("notes.txt")
+        .write_str("edited\n")
+        .expect("writable");
+    let blocked = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(2);
+    assert_eq!(blocked["status"], "blocked");
+}
+
+#[test]
+fn a_signed_reference_attestation_verifies_its_embedded_signature_after_import() {
+    let sandbox = with_reference_attestations();
+    let allowed = format!("{FIXTURES}/{ALLOWED}");
+    let file = format!(".hpp/attestations/{ATTESTED_SIGNED}");
+    let imported = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "attest",
+                "import",
+                &file,
+                "--allowed-signers",
+                &allowed,
+                "--require-signed",
+                "--json",
+            ],
+        )
+        .json(0);
+    assert_eq!(imported["imported"][0]["mismatches"], serde_json::json!([]));
+    let verified = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "attest",
+                "verify",
+                "--allowed-signers",
+                &allowed,
+                "--require-signed",
+                "--json",
+            ],
+        )
+        .json(0);
+    assert_eq!(verified["checked"], "signature verified (checker-b)");
+    // The unsigned one does not pass where a signature is required.
+    let unsigned = format!(".hpp/attestations/{ATTESTED}");
+    let reason = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "attest",
+                "import",
+                &unsigned,
+                "--allowed-signers",
+                &allowed,
+                "--require-signed",
+            ],
+        )
+        .refused();
+    assert!(reason.contains("(signature)"), "{reason}");
+}
+
+#[test]
+fn an_imported_attestation_verifies_from_a_plain_clone() {
+    let sandbox = with_reference_attestations();
+    let file = format!(".hpp/attestations/{ATTESTED}");
+    let imported = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", &file, "--json"])
+        .json(0);
+    let reference = imported["imported"][0]["ref"]
+        .as_str()
+        .expect("a ref")
+        .to_owned();
+    let remote = sandbox.path("remote.git");
+    let remote = remote.to_str().expect("UTF-8");
+    sandbox.git(["init", "-q", "--bare", remote]);
+    sandbox.git(["push", "-q", remote, "main", "refs/hpp/*:refs/hpp/*"]);
+    let clone = sandbox.path("clone");
+    let clone = clone.to_str().expect("UTF-8");
+    sandbox.git(["clone", "-q", remote, clone]);
+    sandbox.git_in(
+        std::path::Path::new(clone),
+        &["fetch", "-q", "origin", "refs/hpp/*:refs/hpp/*"],
+    );
+    let verified = sandbox
+        .hpp_in(
+            std::path::Path::new(clone),
+            &["attest", "verify", &reference, "--json"],
+        )
+        .json(0);
+    assert_eq!(verified["status"], "valid", "{verified}");
+}
+
+#[test]
+fn control_a_reference_attestation_the_workspace_no_longer_matches_is_not_imported() {
+    let sandbox = with_reference_attestations();
+    let file = format!(".hpp/attestations/{ATTESTED}");
+    // One attested byte changed.
+    sandbox
+        .child("src/app.txt")
+        .write_str("greet = \"bye\"\n")
+        .expect("writable");
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", &file])
+        .refused();
+    assert!(reason.contains("(snapshot_digest)"), "{reason}");
+    assert!(reason.contains("src/app.txt"), "{reason}");
+    sandbox.git(["checkout", "-q", "--", "src/app.txt"]);
+    // HEAD moved: the reference binds HEAD.
+    sandbox.git(["commit", "-q", "--allow-empty", "-m", "later"]);
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", &file])
+        .refused();
+    assert!(reason.contains("(base_commit)"), "{reason}");
+    // Not one of the reference's attestations at all.
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", "SPEC.md"])
+        .refused();
+    assert!(
+        reason.contains("not an hpp.evidence-attestation/v1"),
+        "{reason}"
+    );
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was imported");
+}
+
+#[test]
+fn control_a_forged_import_bound_to_another_tree_does_not_verify() {
+    let sandbox = with_reference_attestations();
+    let file = format!(".hpp/attestations/{ATTESTED}");
+    let imported = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", &file, "--json"])
+        .json(0);
+    let reference = imported["imported"][0]["ref"].as_str().expect("a ref");
+    // Someone who can write refs rebinds the record to the workspace after an edit: the same
+    // record, the new snapshot tree beside it, under the new tree's name.
+    sandbox
+        .child("src/app.txt")
+        .write_str("greet = \"bye\"\n")
+        .expect("writable");
+    let now = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(2);
+    let tree = now["tree"].as_str().expect("a tree").to_owned();
+    let listing = sandbox.git(["ls-tree", reference]);
+    let forged_listing: String = listing
+        .lines()
+        .map(|line| {
+            if line.ends_with("\tsnapshot") {
+                format!("040000 tree {tree}\tsnapshot\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let forged_tree = sandbox.git_fed(&["mktree"], &forged_listing);
+    let commit = sandbox.git(["commit-tree", &forged_tree, "-m", "forged"]);
+    sandbox.git([
+        "update-ref",
+        &format!("refs/hpp/attestations/{tree}/forged"),
+        &commit,
+    ]);
+    let verified = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(2);
+    assert_eq!(verified["status"], "blocked");
+    assert!(
+        verified["mismatches"]
+            .to_string()
+            .contains("snapshot_digest"),
+        "{verified}"
+    );
 }

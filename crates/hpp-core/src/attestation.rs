@@ -29,6 +29,11 @@ pub const SCHEMA: &str = "hpp.evidence-attestation/v3";
 /// The schema of the records written before v3 (repository identity by origin URL); they still
 /// verify under their own rule.
 pub const SCHEMA_V2: &str = "hpp.evidence-attestation/v2";
+/// The reference harness's own schema (`hpp` 2.x `attest create`): the snapshot is a list of
+/// file digests with no tree, the repository a hash of its origin URL, and the signature (if any)
+/// an object inside the record. `attest import` keeps such a record as it is, bound to the tree
+/// whose files are exactly the ones it lists ([`reference_snapshot_problem`]).
+pub const REFERENCE_SCHEMA: &str = "hpp.evidence-attestation/v1";
 /// The schema name of a verification report.
 pub const VERIFICATION_SCHEMA: &str = "hpp.attestation-verification/v1";
 
@@ -409,6 +414,96 @@ pub struct Observed {
     /// Whether the House Session the record names (if any) is kept beside it, still verifies,
     /// and makes the recorded verdict no more lenient than its own.
     pub deliberation_ok: bool,
+    /// Whether the commit a reference record names as its `base_commit` is in this repository:
+    /// what names the repository for an imported record, whose URL hash only holds where the
+    /// reference wrote it.
+    pub base_commit_present: bool,
+    /// Whether a reference record's file digests are exactly the verified tree's files
+    /// ([`reference_snapshot_problem`] found nothing).
+    pub reference_snapshot_ok: bool,
+}
+
+/// One file of a tree as a reference snapshot entry names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeFile {
+    /// Its path, `/`-separated.
+    pub path: String,
+    /// `file` or `symlink` (a nested repository is neither, and no reference entry matches it).
+    pub kind: &'static str,
+    /// sha256 of its bytes (a symlink's: its target).
+    pub sha256: String,
+}
+
+/// Returns why a reference record's snapshot (`snapshot.entries`, `digest`, `file_count`) is not
+/// the tree whose files are `files`, or `None` when it is: its digest and count are its own
+/// entries', every entry present (`file` or `symlink`) is a file of the tree with that kind and
+/// sha256, a `missing` entry is not in the tree, and the tree has no file it does not list.
+///
+/// ```
+/// use hpp_core::attestation::{TreeFile, reference_snapshot_problem};
+/// use hpp_core::record::{canonical_json, sha256_hex};
+/// let entries = serde_json::json!([{"path": "a", "kind": "file", "sha256": sha256_hex(b"x")}]);
+/// let record = serde_json::json!({"snapshot": {
+///     "entries": entries, "file_count": 1, "digest": sha256_hex(&canonical_json(&entries)),
+/// }});
+/// let record = record.as_object().expect("an object");
+/// let a = TreeFile { path: "a".into(), kind: "file", sha256: sha256_hex(b"x") };
+/// assert_eq!(reference_snapshot_problem(record, &[a.clone()]), None);
+/// let b = TreeFile { path: "b".into(), ..a.clone() };
+/// assert!(reference_snapshot_problem(record, &[a, b]).is_some());
+/// ```
+pub fn reference_snapshot_problem(
+    record: &Map<String, Value>,
+    files: &[TreeFile],
+) -> Option<String> {
+    use crate::record::{canonical_json, sha256_hex};
+    let snapshot = record.get("snapshot");
+    let Some(entries) = snapshot
+        .and_then(|s| s.get("entries"))
+        .and_then(Value::as_array)
+    else {
+        return Some("the record lists no snapshot entries".to_owned());
+    };
+    let digest = snapshot
+        .and_then(|s| s.get("digest"))
+        .and_then(Value::as_str);
+    if digest != Some(sha256_hex(&canonical_json(&Value::Array(entries.clone()))).as_str()) {
+        return Some("its snapshot digest is not the digest of its own entries".to_owned());
+    }
+    if snapshot
+        .and_then(|s| s.get("file_count"))
+        .and_then(Value::as_u64)
+        != u64::try_from(entries.len()).ok()
+    {
+        return Some("its file_count is not the number of its entries".to_owned());
+    }
+    let mut tree: std::collections::BTreeMap<&str, &TreeFile> =
+        files.iter().map(|f| (f.path.as_str(), f)).collect();
+    for entry in entries {
+        let field = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or_default();
+        let path = field("path");
+        match (field("kind"), tree.remove(path)) {
+            ("missing", None) => {}
+            ("missing", Some(_)) => {
+                return Some(format!("{path} is missing in the record but in the tree"));
+            }
+            (_, None) => return Some(format!("{path} is attested but not in the tree")),
+            (kind, Some(file)) if file.kind != kind || file.sha256 != field("sha256") => {
+                return Some(format!("{path} is not the {kind} that was attested"));
+            }
+            _ => {}
+        }
+    }
+    tree.keys()
+        .next()
+        .map(|path| format!("{path} is in the tree but was not attested"))
+}
+
+/// The bytes a reference record's signature covers: its canonical JSON without `signature`.
+pub fn reference_signed_bytes(record: &Map<String, Value>) -> Vec<u8> {
+    let mut body = record.clone();
+    body.remove("signature");
+    crate::record::canonical_json(&Value::Object(body))
 }
 
 /// Returns the reference's mismatch names for one record, sorted: `verdict`, `actors`,
@@ -422,7 +517,8 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     let mut out = BTreeSet::new();
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
     let schema = text(record.get("schema"));
-    if schema != SCHEMA && schema != SCHEMA_V2 {
+    let reference = schema == REFERENCE_SCHEMA;
+    if schema != SCHEMA && schema != SCHEMA_V2 && !reference {
         out.insert("schema");
     }
     if recorded_verdict(record) != Some(Verdict::Approved) {
@@ -440,7 +536,9 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     if check_session(&text(record.get("session"))).is_err() {
         out.insert("session");
     }
-    let repo_holds = if schema == SCHEMA_V2 {
+    let repo_holds = if reference {
+        observed.base_commit_present
+    } else if schema == SCHEMA_V2 {
         text(record.get("repo").and_then(|r| r.get("id"))) == observed.repo_id
     } else {
         !roots(record).is_empty() && observed.roots_present
@@ -451,6 +549,12 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     let spec = record.get("spec");
     let spec_sha = text(spec.and_then(|s| s.get("sha256")));
     let spec_blob = text(spec.and_then(|s| s.get("blob")));
+    // A reference record names no blob: the one kept beside it stands for its sha256.
+    let spec_blob = if reference {
+        observed.stored_spec_blob.clone().unwrap_or_default()
+    } else {
+        spec_blob
+    };
     let spec_ok = observed.stored_spec_sha256.as_deref() == Some(spec_sha.as_str())
         && observed.stored_spec_blob.as_deref() == Some(spec_blob.as_str())
         && observed
@@ -460,7 +564,16 @@ pub fn mismatches(record: &Map<String, Value>, observed: &Observed) -> Vec<&'sta
     if !spec_ok {
         out.insert("spec_sha256");
     }
-    let tree = text(record.get("snapshot").and_then(|s| s.get("tree")));
+    let tree = if reference {
+        // Bound by its file digests to the tree kept beside it.
+        if observed.reference_snapshot_ok {
+            observed.stored_snapshot.clone().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    } else {
+        text(record.get("snapshot").and_then(|s| s.get("tree")))
+    };
     if tree != observed.tree || observed.stored_snapshot.as_deref() != Some(tree.as_str()) {
         out.insert("snapshot_digest");
     }
@@ -657,6 +770,8 @@ mod tests {
             signature_ok: true,
             evidence_ok: true,
             deliberation_ok: true,
+            base_commit_present: false,
+            reference_snapshot_ok: false,
         };
         (record.as_object().cloned().expect("object"), observed)
     }

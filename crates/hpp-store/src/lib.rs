@@ -54,6 +54,7 @@ pub use sync::{
     NOTES_PUSH, RECORDS, Rejected, STAGING_PREFIX, Staged, SyncReport, notes_fetch, notes_staging,
     records_fetch,
 };
+pub use trees::FileKind;
 pub use worktree_facts::WorktreeFacts;
 pub use worktrees::{Checkout, Worktree};
 

@@ -10,7 +10,62 @@ use gix::bstr::ByteSlice;
 
 use super::{CommitId, Error, Store, TreeId, git};
 
+/// What a non-tree entry of a tree is, as [`Store::visit_files`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular or executable file: its bytes are the blob's.
+    File,
+    /// A symbolic link: its bytes are the link's target.
+    Symlink,
+    /// A nested repository: its bytes are the commit id it pins, in hex.
+    Gitlink,
+}
+
 impl Store {
+    /// Calls `each` with the path (`/`-separated), kind and bytes of every entry below `tree`
+    /// that is not itself a tree, in no particular order.
+    pub fn visit_files(
+        &self,
+        tree: &TreeId,
+        mut each: impl FnMut(&str, FileKind, &[u8]),
+    ) -> Result<(), Error> {
+        let root = self
+            .repo
+            .find_tree(tree.oid())
+            .map_err(|_| Error::NotATree {
+                id: tree.to_string(),
+            })?;
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        root.traverse()
+            .breadthfirst(&mut recorder)
+            .map_err(git(format!("walking tree {tree}")))?;
+        for entry in recorder.records {
+            let path = entry.filepath.to_str_lossy();
+            if entry.mode.is_tree() {
+                continue;
+            }
+            if entry.mode.is_commit() {
+                each(
+                    &path,
+                    FileKind::Gitlink,
+                    entry.oid.to_hex().to_string().as_bytes(),
+                );
+                continue;
+            }
+            let kind = if entry.mode.is_link() {
+                FileKind::Symlink
+            } else {
+                FileKind::File
+            };
+            let blob = self
+                .repo
+                .find_blob(entry.oid)
+                .map_err(git(format!("reading {path}")))?;
+            each(&path, kind, &blob.data);
+        }
+        Ok(())
+    }
+
     /// Returns the id of the empty tree.
     pub fn empty_tree(&self) -> TreeId {
         ObjectId::empty_tree(self.repo.object_hash()).into()

@@ -160,6 +160,16 @@ impl Sandbox {
             .to_owned()
     }
 
+    /// Runs the real `git` in `root` with `input` on its stdin (`mktree`, `hash-object
+    /// --stdin`); panics with its output on failure, returns its stdout trimmed.
+    pub fn git_fed(&self, args: &[&str], input: &str) -> String {
+        let mut cmd = self.command("git", &self.root);
+        cmd.args(args);
+        let run = Run::fed(cmd, input);
+        assert_eq!(run.code, 0, "git {args:?} failed:\n{run}");
+        run.stdout.trim_end().to_owned()
+    }
+
     /// Gives commands under test a git identity (by default they run without one).
     pub fn with_identity(mut self) -> Self {
         self.identity = true;

@@ -11,6 +11,8 @@
 //! `attestation.sig` when signed, the `spec` blob and the `snapshot` tree, so all of it travels
 //! with a push. A note on `refs/notes/hpp` mirrors it on the commit it was made at.
 
+pub mod import;
+
 use std::path::Path;
 
 use serde::Serialize;
@@ -775,13 +777,24 @@ fn judge(
         _ => Map::new(),
     };
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-    let signature = sign::check(
-        &bytes,
-        sig.as_deref(),
-        text(rec.get("signer")).as_deref(),
-        options.allowed,
-        OffsetDateTime::now_utc(),
-    );
+    let reference = rec.get("schema").and_then(Value::as_str) == Some(record::REFERENCE_SCHEMA);
+    // A reference record carries its signature inside itself, over its other fields.
+    let sig = if reference {
+        import::embedded_signature(&rec)
+    } else {
+        sig
+    };
+    let signature = if reference {
+        import::check_embedded(&rec, options.allowed)
+    } else {
+        sign::check(
+            &bytes,
+            sig.as_deref(),
+            text(rec.get("signer")).as_deref(),
+            options.allowed,
+            OffsetDateTime::now_utc(),
+        )
+    };
     // An unsigned record passes only where signatures are not required; a signature that is
     // there is always checked, and one that does not verify fails whatever is required.
     let signature_ok = match (sig.is_some(), signature.status) {
@@ -820,6 +833,12 @@ fn judge(
         signature_ok,
         evidence_ok: evidence_problems.is_empty(),
         deliberation_ok: deliberation_holds(store, name, &rec)?,
+        base_commit_present: text(rec.get("base_commit"))
+            .is_some_and(|c| store.commit_id(&c).is_some()),
+        reference_snapshot_ok: reference
+            && store.entry_id(name, SNAPSHOT_ENTRY)?.as_deref() == Some(tree.as_str())
+            && record::reference_snapshot_problem(&rec, &import::tree_files(store, tree)?)
+                .is_none(),
     };
     let mismatches = record::mismatches(&rec, &observed);
     let repo_problem = if mismatches.contains(&"repo") {
@@ -963,7 +982,16 @@ fn deliberation_holds(store: &Store, name: &str, rec: &Map<String, Value>) -> Re
         return Ok(true);
     };
     let Some(bytes) = store.read_file(name, DELIBERATION_ENTRY)? else {
-        return Ok(false);
+        // A reference record names its session by hash only: what can still be checked is that
+        // its verdict is no more lenient than the one it names.
+        let reference = rec.get("schema").and_then(Value::as_str) == Some(record::REFERENCE_SCHEMA);
+        let named = Verdict::of_panel(
+            named["status"].as_str().unwrap_or_default(),
+            named["value"].as_str(),
+        );
+        return Ok(reference
+            && record::recorded_verdict(rec)
+                .is_some_and(|recorded| recorded.max(named) == recorded));
     };
     let Ok(sealed) = serde_json::from_slice::<Value>(&bytes) else {
         return Ok(false);

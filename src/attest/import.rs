@@ -1,0 +1,345 @@
+//! `attest import`: the reference harness's attestation files (`hpp attest create --output`,
+//! schema `hpp.evidence-attestation/v1`) brought into refs, verified first under the
+//! reference's own rules.
+//!
+//! The reference binds a verdict to a list of file digests (sha256 per file of the workspace,
+//! the attestation file itself left out), to HEAD, to the spec's sha256 and to a hash of the
+//! origin URL. A record is taken only if all of that holds in the workspace now, as the
+//! reference's `attest verify` would judge it (its verdict aside: a `revise` is carried as the
+//! checker's verdict). Then the workspace's git snapshot is exactly the bytes it attested, file
+//! by file, so the record is kept at `refs/hpp/attestations/<that tree>/imported-<hash>` with
+//! its exact bytes as `attestation.json`, the spec and the snapshot tree beside it, and an
+//! `imported.json` (`hpp.attestation-import/v1`) saying where it came from and what it cannot
+//! carry. `attest verify` and the pre-push gate then judge it from the tree alone: its digests
+//! against the tree's files, its embedded signature, its base commit in this repository.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+
+use super::{Error as AttestError, RECORD_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY, VerifyOptions};
+use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
+use hpp_core::attestation::{self as record, REFERENCE_SCHEMA, TreeFile, Verdict};
+use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_store::{Content, FileKind, Store, TreeId, refs};
+
+/// The blob beside an imported record that says where it came from.
+pub const IMPORT_FILE: &str = "imported.json";
+
+/// The schema of [`IMPORT_FILE`].
+pub const IMPORT_SCHEMA: &str = "hpp.attestation-import/v1";
+
+/// What a reference attestation cannot bring: said in every import.
+pub const NOT_CARRIED: [&str; 3] = [
+    "created_at: the reference records no time, so an imported record is older than any written here (a later revise by the same checker revokes it) and two imported records of one checker cannot be ordered",
+    "evidence: the reference binds no evidence bundles",
+    "repository identity: its origin-URL hash holds only where it was written; here its base commit names the repository",
+];
+
+/// Why a reference attestation was not imported.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Not a reference attestation.
+    #[error("{0}: not an {REFERENCE_SCHEMA} attestation")]
+    NotARecord(String),
+    /// The reference's own rules refuse it in the workspace now.
+    #[error("{file}: the reference would call it blocked ({mismatches}): {detail}")]
+    Blocked {
+        /// The file.
+        file: String,
+        /// The reference's mismatch names, joined.
+        mismatches: String,
+        /// The first one, in words.
+        detail: String,
+    },
+    /// The attestation file is part of the snapshot it would be bound to.
+    #[error(
+        "{0} is in the workspace snapshot, and the reference left it out of what it attested: ignore it (the reference's .hpp/ is ignored by its init) or move it out of the worktree, then import"
+    )]
+    InSnapshot(String),
+    /// The attestation or the store failed.
+    #[error(transparent)]
+    Attest(#[from] AttestError),
+}
+
+impl From<hpp_store::Error> for Error {
+    fn from(e: hpp_store::Error) -> Self {
+        Self::Attest(AttestError::Store(e))
+    }
+}
+
+/// What one import did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Imported {
+    /// The file read.
+    pub file: String,
+    /// Where it is stored.
+    #[serde(rename = "ref")]
+    pub attestation_ref: String,
+    /// The snapshot tree it is bound to.
+    pub tree: TreeId,
+    /// The checker's verdict, as recorded.
+    pub verdict: String,
+    /// Whether it was stored now (`false`: the same record was there already).
+    pub created: bool,
+    /// How `attest verify` judges it now: empty when it holds (an approval then counts), else
+    /// the mismatch names (`verdict` for a revise or a block).
+    pub mismatches: Vec<&'static str>,
+    /// What the record cannot carry here.
+    pub not_carried: Vec<&'static str>,
+}
+
+/// The files of `tree` as a reference snapshot names them (a nested repository is listed as
+/// neither a file nor a symlink, so no reference entry matches it).
+pub fn tree_files(store: &Store, tree: &TreeId) -> Result<Vec<TreeFile>, hpp_store::Error> {
+    let mut files = Vec::new();
+    store.visit_files(tree, |path, kind, bytes| {
+        files.push(TreeFile {
+            path: path.to_owned(),
+            kind: match kind {
+                FileKind::File => "file",
+                FileKind::Symlink => "symlink",
+                FileKind::Gitlink => "gitlink",
+            },
+            sha256: sha256_hex(bytes),
+        });
+    })?;
+    Ok(files)
+}
+
+/// The armored signature a reference record carries inside itself, if any.
+pub fn embedded_signature(record: &Map<String, Value>) -> Option<Vec<u8>> {
+    record
+        .get("signature")?
+        .get("signature")?
+        .as_str()
+        .map(|s| s.as_bytes().to_vec())
+}
+
+/// Checks a reference record's embedded signature (`{"scheme": "sshsig", "namespace": "hpp",
+/// "signer", "sha256", "signature"}` over the record's canonical JSON without it) against the
+/// allowed signers, as the reference does.
+pub fn check_embedded(
+    record: &Map<String, Value>,
+    allowed: Option<&AllowedSigners>,
+) -> SignatureReport {
+    let bytes = record::reference_signed_bytes(record);
+    let object = record.get("signature");
+    let field = |key: &str| object.and_then(|o| o.get(key)).and_then(Value::as_str);
+    let signer = field("signer");
+    if object.is_some() {
+        if field("scheme") != Some("sshsig") || field("namespace") != Some(sign::NAMESPACE) {
+            return SignatureReport::refused(
+                signer,
+                "unknown signature form; expected sshsig in namespace hpp",
+            );
+        }
+        if field("sha256") != Some(sha256_hex(&bytes).as_str()) {
+            return SignatureReport::refused(
+                signer,
+                "the record's bytes changed after it was signed",
+            );
+        }
+    }
+    sign::check(
+        &bytes,
+        embedded_signature(record).as_deref(),
+        signer,
+        allowed,
+        OffsetDateTime::now_utc(),
+    )
+}
+
+/// Verifies the reference attestation `bytes` (read from `file`, relative to `cwd` or
+/// absolute) in the workspace now by the reference's rules, and keeps it bound to the
+/// workspace's snapshot tree; see the module.
+pub fn import(
+    store: &Store,
+    cwd: &Path,
+    file: &Path,
+    bytes: &[u8],
+    options: VerifyOptions<'_>,
+    imported_at: &str,
+) -> Result<Imported, Error> {
+    let shown = file.display().to_string();
+    let Ok(Value::Object(rec)) = serde_json::from_slice::<Value>(bytes) else {
+        return Err(Error::NotARecord(shown));
+    };
+    if rec.get("schema").and_then(Value::as_str) != Some(REFERENCE_SCHEMA) {
+        return Err(Error::NotARecord(shown));
+    }
+    let root = store.workdir().ok_or(AttestError::Bare)?.to_path_buf();
+    let root_abs = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let own_path = cwd.join(file).canonicalize().ok().and_then(|p| {
+        p.strip_prefix(&root_abs)
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+    });
+    let tree = store.snapshot()?;
+    let files = tree_files(store, &tree)?;
+    if let Some(own) = &own_path
+        && files.iter().any(|f| &f.path == own)
+    {
+        return Err(Error::InSnapshot(own.clone()));
+    }
+    let (mismatches, detail) = reference_mismatches(store, &root, &rec, &files, options)?;
+    if !mismatches.is_empty() {
+        return Err(Error::Blocked {
+            file: shown,
+            mismatches: mismatches.join(", "),
+            detail,
+        });
+    }
+    super::refuse_secret_files(store, &tree)?;
+    let spec_path = rec["spec"]["path"].as_str().unwrap_or_default();
+    let spec_bytes = std::fs::read(root.join(spec_path))
+        .map_err(|_| AttestError::SpecNotFound(spec_path.to_owned()))?;
+    let id = format!("imported-{}", &sha256_hex(bytes)[..12]);
+    let attestation_ref = refs::attestation(tree.as_str(), &id);
+    let verdict = rec["verdict"].as_str().unwrap_or_default().to_owned();
+    let created = if store.tip(&attestation_ref)?.is_some() {
+        false
+    } else {
+        let provenance = serde_json::json!({
+            "schema": IMPORT_SCHEMA,
+            "source": own_path.as_deref().unwrap_or(&shown),
+            "file_sha256": sha256_hex(bytes),
+            "imported_at": imported_at,
+            "not_carried": NOT_CARRIED,
+        });
+        store.create_record(
+            &attestation_ref,
+            &[
+                (RECORD_FILE, Content::Bytes(bytes.to_vec())),
+                (SPEC_ENTRY, Content::Bytes(spec_bytes)),
+                (SNAPSHOT_ENTRY, Content::Tree(tree.clone())),
+                (IMPORT_FILE, Content::Bytes(canonical_json(&provenance))),
+            ],
+            &format!("hpp attestation import: {verdict} ({shown})\n"),
+        )?;
+        let line = format!(
+            "hpp attestation: {verdict} by {} (maker {}, session {}, imported) {attestation_ref}\n",
+            rec["actors"]["checker"].as_str().unwrap_or_default(),
+            rec["actors"]["maker"].as_str().unwrap_or_default(),
+            rec["session"].as_str().unwrap_or_default(),
+        );
+        super::mirror_notes(store, store.head_commit()?, &tree, &line)?;
+        true
+    };
+    let judged = super::verify_tree(store, &tree, Some(&attestation_ref), options)?;
+    let mismatches = judged
+        .candidates
+        .first()
+        .map(|c| c.mismatches.clone())
+        .unwrap_or_default();
+    Ok(Imported {
+        file: shown,
+        attestation_ref,
+        tree,
+        verdict,
+        created,
+        mismatches,
+        not_carried: NOT_CARRIED.to_vec(),
+    })
+}
+
+/// The reference's `attest verify` in the workspace now, but for the verdict: the mismatch
+/// names, sorted, and the first one in words. The snapshot is compared with git's snapshot
+/// tree's files (`files`), which is what the record will be bound to.
+fn reference_mismatches(
+    store: &Store,
+    root: &Path,
+    rec: &Map<String, Value>,
+    files: &[TreeFile],
+    options: VerifyOptions<'_>,
+) -> Result<(Vec<&'static str>, String), Error> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut found: Vec<(&'static str, String)> = Vec::new();
+    let actors = rec.get("actors");
+    if let Err(e) = record::check_actors(
+        &text(actors.and_then(|a| a.get("maker"))),
+        &text(actors.and_then(|a| a.get("checker"))),
+    ) {
+        found.push(("actors", e.to_string()));
+    }
+    if let Err(e) = record::check_session(&text(rec.get("session"))) {
+        found.push(("session", e.to_string()));
+    }
+    if record::recorded_verdict(rec).is_none() {
+        found.push((
+            "verdict",
+            "verdict must be approved, revise, or blocked".into(),
+        ));
+    }
+    let name = root
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let seed = store
+        .config_string("remote.origin.url")
+        .unwrap_or_else(|| name.clone());
+    let here = serde_json::json!({"name": name, "id": sha256_hex(seed.as_bytes())});
+    if rec.get("repo") != Some(&here) {
+        found.push((
+            "repo",
+            "it was written in another repository (its name and origin URL hash differ)".into(),
+        ));
+    }
+    let head = store.head_commit()?.map(|c| c.to_string());
+    if text(rec.get("base_commit")) != head.unwrap_or_default() {
+        found.push((
+            "base_commit",
+            "HEAD has moved since it was written: the reference binds HEAD".into(),
+        ));
+    }
+    let spec = rec.get("spec");
+    let spec_path = text(spec.and_then(|s| s.get("path")));
+    let spec_now = (!spec_path.is_empty()
+        && !spec_path.split('/').any(|c| c == ".." || c == ".git"))
+    .then(|| std::fs::read(root.join(&spec_path)).ok())
+    .flatten();
+    if spec_now.as_deref().map(sha256_hex) != Some(text(spec.and_then(|s| s.get("sha256")))) {
+        found.push((
+            "spec_sha256",
+            format!("the spec {spec_path} is not the one that was attested"),
+        ));
+    }
+    if let Some(problem) = record::reference_snapshot_problem(rec, files) {
+        found.push(("snapshot_digest", problem));
+    }
+    let signature = check_embedded(rec, options.allowed);
+    let signed = rec.contains_key("signature");
+    let signature_ok = match signature.status {
+        SignatureStatus::Verified => true,
+        SignatureStatus::Refused => false,
+        SignatureStatus::NotSigned | SignatureStatus::NotVerified => !options.require_signed,
+    };
+    if !signature_ok {
+        found.push((
+            "signature",
+            signature.detail.clone().unwrap_or_else(|| {
+                if signed {
+                    "the signature could not be checked".into()
+                } else {
+                    "signing is required and the record is not signed".into()
+                }
+            }),
+        ));
+    }
+    if let Some(named) = rec.get("deliberation") {
+        let panel = Verdict::of_panel(
+            named["status"].as_str().unwrap_or_default(),
+            named["value"].as_str(),
+        );
+        if !record::recorded_verdict(rec).is_some_and(|v| v.max(panel) == v) {
+            found.push((
+                "deliberation",
+                "its verdict is more lenient than the House Session it names".into(),
+            ));
+        }
+    }
+    found.sort_by_key(|(name, _)| *name);
+    let detail = found.first().map(|(_, d)| d.clone()).unwrap_or_default();
+    Ok((found.into_iter().map(|(n, _)| n).collect(), detail))
+}

@@ -1,0 +1,101 @@
+//! `git hpp attest import`: the reference harness's attestation files into refs.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::attest::VerifyOptions;
+use crate::attest::import::{self, Error};
+use crate::cli::JsonArg;
+use crate::cli::ctx::Ctx;
+use crate::cli::exit::{CliError, Exit};
+use crate::cli::output::Outcome;
+
+/// Bring the Python harness's attestation files (hpp attest create --output) into refs
+///
+/// Each FILE (schema hpp.evidence-attestation/v1) is verified first in the workspace now by the
+/// reference's own rules: sha256 per file of the snapshot (the file itself left out), HEAD as
+/// its base commit, the spec's sha256, the repository's name and origin-URL hash, actors and
+/// session, and its embedded signature when an allowed-signers file is given or configured (or
+/// required). The verdict is carried as it is: a revise or blocked is imported as the checker's
+/// verdict. A record that holds is kept with its exact bytes at
+/// refs/hpp/attestations/<snapshot tree>/imported-<hash>, with the spec, the snapshot tree and an
+/// imported.json saying where it came from and what it cannot carry (a time, evidence
+/// bindings). `attest verify` and the pre-push gate then judge it from the tree: its digests
+/// against the tree's files, its signature, its base commit in this repository. Importing the
+/// same file again changes nothing. Exits 0 when every file was imported (or was already), 2
+/// when one was refused (nothing written for it; the files before it stay imported).
+#[derive(Debug, clap::Args)]
+pub struct AttestImportArgs {
+    /// The reference's attestation files
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Allowed-signers file (git's format) to check signatures against [default: git config
+    /// hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
+    #[arg(long, value_name = "FILE")]
+    allowed_signers: Option<PathBuf>,
+    /// Require a signature by an allowed signer
+    #[arg(long, conflicts_with = "allow_unsigned")]
+    require_signed: bool,
+    /// Import unsigned records although an allowed-signers file is configured
+    #[arg(long)]
+    allow_unsigned: bool,
+    #[command(flatten)]
+    format: JsonArg,
+}
+
+/// Imports the attestations.
+pub fn cmd_attest_import(ctx: &Ctx, args: &AttestImportArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let (allowed, require_signed) = ctx.signature_policy(
+        args.allowed_signers.as_deref(),
+        args.require_signed,
+        args.allow_unsigned,
+    )?;
+    let options = VerifyOptions {
+        allowed: allowed.as_ref(),
+        require_signed,
+    };
+    let now = hpp_core::timestamp::rfc3339(time::OffsetDateTime::now_utc());
+    let mut done = Vec::new();
+    for file in &args.files {
+        let bytes = crate::cli::input::read_named_file(ctx, file, "attestation")?.0;
+        let imported =
+            import::import(store, ctx.cwd(), file, &bytes, options, &now).map_err(|e| match e {
+                Error::Attest(inner) => CliError::from(inner),
+                refused => CliError::refused(refused),
+            })?;
+        done.push(imported);
+    }
+    let mut human = String::new();
+    for i in &done {
+        let judged = if i.mismatches.is_empty() {
+            "holds".to_owned()
+        } else {
+            format!("does not count: {}", i.mismatches.join(", "))
+        };
+        human.push_str(&format!(
+            "{} {} ({}) → {} ({judged})\n",
+            if i.created {
+                "imported"
+            } else {
+                "already imported"
+            },
+            i.file,
+            i.verdict,
+            i.attestation_ref,
+        ));
+    }
+    if let Some(first) = done.first() {
+        human.push_str("not carried:\n");
+        for what in &first.not_carried {
+            human.push_str(&format!("  {what}\n"));
+        }
+    }
+    Ok(Outcome::document(
+        args.format.json,
+        &json!({"imported": done}),
+        human,
+        Exit::Ok,
+    ))
+}
