@@ -186,7 +186,7 @@ fn human(report: &serde_json::Value) -> String {
     let r = &report["readiness"];
     out.push_str(&format!(
         "\nREADINESS {}/{} verified · {} not verified · {} failed\n",
-        r["verified"], r["total"], r["not_verified"], r["failed"]
+        r["verified"], r["total"], r["not-verified"], r["failed"]
     ));
     for item in r["items"].as_array().into_iter().flatten() {
         out.push_str(&format!(

@@ -362,13 +362,16 @@ pub struct Item {
 }
 
 /// Counts readiness items and splits [`CELLS`] cells between the three results in proportion
-/// (largest remainders first), so the bar always has twenty cells.
+/// (largest remainders first), so the bar always has twenty cells. Counts and cells are keyed
+/// by the status exactly as an item spells it (`verified`, `failed`, `not-verified`), so
+/// `readiness[item.status]` is its count: the reference keys the count `not_verified` beside
+/// items' `not-verified`, one spelling here.
 pub fn readiness(items: &[Item]) -> Value {
     let count = |s: Readiness| items.iter().filter(|i| i.status == s).count();
     let counts = [
         ("verified", count(Readiness::Verified)),
         ("failed", count(Readiness::Failed)),
-        ("not_verified", count(Readiness::NotVerified)),
+        ("not-verified", count(Readiness::NotVerified)),
     ];
     let total = items.len();
     let mut cells: Vec<(&str, usize, usize)> = counts

@@ -217,9 +217,16 @@ fn readiness_lists_every_check_with_the_command_that_reproduces_it() {
     // The built-in manifest's modules are embedded in the binary and verify anywhere.
     assert_eq!(status("checksums"), "verified");
     assert_eq!(status("distribution"), "verified");
+    // One spelling: each item's status is the key of its count and of its cells.
+    for item in items {
+        let status = item["status"].as_str().unwrap();
+        assert!(readiness[status].is_u64(), "no count keyed {status}");
+        assert!(readiness["cells"][status].is_u64(), "no cells keyed {status}");
+    }
+    assert!(readiness.get("not_verified").is_none(), "{readiness}");
     let total = readiness["verified"].as_u64().unwrap()
         + readiness["failed"].as_u64().unwrap()
-        + readiness["not_verified"].as_u64().unwrap();
+        + readiness["not-verified"].as_u64().unwrap();
     assert_eq!(total, 12);
     let cells: u64 = readiness["cells"]
         .as_object()
