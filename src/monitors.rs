@@ -1,7 +1,9 @@
 //! Health probes: the manifest's monitors, measured. A monitor that declares
-//! `"probe": {"command": [argv...], "timeout_s"?: N}` is run by `git hpp monitor probe`, and each
-//! run is a signal appended to `refs/hpp/monitors/<id>` (`signal.json`,
-//! `hpp.monitor-signal/v1`: when, whether it passed, its exit code and duration). A monitor's
+//! `"probe": {"command": [argv...], "timeout_s"?: N}` or `"probe": {"http": "http://...",
+//! "timeout_s"?: N}` is run by `git hpp monitor probe` (health-kit's SessionStart hook runs the
+//! ones that are due), and each run is a signal appended to `refs/hpp/monitors/<id>`
+//! (`signal.json`, `hpp.monitor-signal/v1`: when, whether it passed, its exit code or http
+//! status, and duration). A monitor's
 //! `last_signal` is then the time of its newest passing signal, which `map monitor` and the
 //! atlas project against `--now`: without probes every monitor stays `unknown`.
 
@@ -32,22 +34,40 @@ pub fn signals_ref(id: &str) -> String {
 pub struct Probed {
     /// The monitor.
     pub id: String,
-    /// Whether the probe passed (exit 0 in time).
+    /// Whether the probe passed (a command: exit 0 in time; http: a 2xx answer in time).
     pub ok: bool,
-    /// Its exit code, if it ended.
+    /// A command's exit code, if it ended.
     pub exit_code: Option<i32>,
+    /// An http probe's status code, if it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
     /// When it ran, Unix seconds.
     pub at: i64,
+}
+
+/// What [`probe`] did: the probes it ran, and the monitors it left because their newest
+/// signal is younger than their cadence (with `due_only`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Probes {
+    /// The probes run, in manifest order.
+    pub probed: Vec<Probed>,
+    /// Monitors not due yet.
+    pub not_due: Vec<String>,
 }
 
 /// Why probing failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A monitor's probe is not `{"command": [strings...]}`.
+    /// A monitor's probe is neither form.
     #[error(
-        "monitor {0}: probe must be {{\"command\": [program, args...]}} with an optional timeout_s"
+        "monitor {0}: probe must be {{\"command\": [program, args...]}} or {{\"http\": \"http://host[:port]/path\"}}, with an optional timeout_s"
     )]
     BadProbe(String),
+    /// An https probe: there is no TLS client here.
+    #[error(
+        "monitor {0}: https is not probed natively; use a command probe such as {{\"command\": [\"curl\", \"-fsS\", \"{1}\"]}}"
+    )]
+    Https(String, String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] store::Error),
@@ -56,48 +76,108 @@ pub enum Error {
     Process(#[from] process::Error),
 }
 
-/// Runs the probe of every monitor in `monitors` (or those named in `only`) from `root`, at
-/// `now`, recording each signal. Monitors without a probe are skipped.
-pub fn probe(
-    store: &Store,
-    root: &Path,
-    monitors: &Value,
-    only: &[String],
-    now: i64,
-) -> Result<Vec<Probed>, Error> {
+/// How a monitor is probed.
+enum Probe {
+    /// Run this argv (no shell) from the worktree root; exit 0 passes.
+    Command(Vec<String>),
+    /// GET this plain-http URL; a 2xx answer passes.
+    Http(String),
+}
+
+/// A monitor with a probe, read from its declaration.
+struct Declared {
+    id: String,
+    probe: Probe,
+    timeout: Duration,
+    cadence: Option<i64>,
+}
+
+/// Reads the probes of `monitors` (or those named in `only`), every one before any runs, so a
+/// malformed one refuses the whole run and nothing is recorded.
+fn declared(monitors: &Value, only: &[String]) -> Result<Vec<Declared>, Error> {
     let mut out = Vec::new();
     for monitor in monitors.as_array().into_iter().flatten() {
         let id = monitor["id"].as_str().unwrap_or_default().to_owned();
         if id.is_empty() || !only.is_empty() && !only.contains(&id) {
             continue;
         }
-        let Some(probe) = monitor.get("probe") else {
+        let Some(declared) = monitor.get("probe") else {
             continue;
         };
-        let argv: Vec<String> = probe
-            .get("command")
-            .and_then(Value::as_array)
-            .filter(|a| !a.is_empty())
-            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect())
-            .ok_or_else(|| Error::BadProbe(id.clone()))?;
-        let timeout = probe.get("timeout_s").and_then(Value::as_u64).unwrap_or(60);
-        let ran = process::run_bounded(&process::Request {
-            argv: &argv,
-            cwd: root,
-            timeout: Duration::from_secs(timeout.clamp(1, 3600)),
-            stdin: None,
-            env: &[],
-        });
-        let (ok, exit_code, duration) = match ran {
-            Ok(f) => (
-                f.exit_code == Some(0),
-                f.exit_code,
-                f.duration.as_secs_f64(),
+        let probe = match (declared.get("command"), declared.get("http")) {
+            (Some(argv), None) => Probe::Command(
+                argv.as_array()
+                    .filter(|a| !a.is_empty())
+                    .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect())
+                    .ok_or_else(|| Error::BadProbe(id.clone()))?,
             ),
-            Err(process::Error::CouldNotStart { .. }) => (false, None, 0.0),
-            Err(e) => return Err(e.into()),
+            (None, Some(Value::String(url))) if url.starts_with("http://") => {
+                Probe::Http(url.clone())
+            }
+            (None, Some(Value::String(url))) if url.starts_with("https://") => {
+                return Err(Error::Https(id, url.clone()));
+            }
+            _ => return Err(Error::BadProbe(id)),
         };
-        let record = json!({
+        let timeout = declared
+            .get("timeout_s")
+            .and_then(Value::as_u64)
+            .unwrap_or(60);
+        out.push(Declared {
+            id,
+            probe,
+            timeout: Duration::from_secs(timeout.clamp(1, 3600)),
+            cadence: monitor["cadence"].as_i64(),
+        });
+    }
+    Ok(out)
+}
+
+/// Runs the probe of every monitor in `monitors` (or those named in `only`) from `root`, at
+/// `now`, recording each signal. Monitors without a probe are skipped; with `due_only`, so is
+/// one whose newest signal (passed or not) is younger than its `cadence`.
+pub fn probe(
+    store: &Store,
+    root: &Path,
+    monitors: &Value,
+    only: &[String],
+    now: i64,
+    due_only: bool,
+) -> Result<Probes, Error> {
+    let mut out = Probes::default();
+    for monitor in declared(monitors, only)? {
+        let id = monitor.id;
+        if due_only
+            && let Some(cadence) = monitor.cadence
+            && newest_signal(store, &id)?.is_some_and(|at| now - at < cadence)
+        {
+            out.not_due.push(id);
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let (ok, exit_code, http_status) = match &monitor.probe {
+            Probe::Command(argv) => match process::run_bounded(&process::Request {
+                argv,
+                cwd: root,
+                timeout: monitor.timeout,
+                stdin: None,
+                env: &[],
+            }) {
+                Ok(f) => (f.exit_code == Some(0), f.exit_code, None),
+                Err(process::Error::CouldNotStart { .. }) => (false, None, None),
+                Err(e) => return Err(e.into()),
+            },
+            Probe::Http(url) => {
+                let status = http_status(url, monitor.timeout);
+                (
+                    status.is_some_and(|s| (200..300).contains(&s)),
+                    None,
+                    status,
+                )
+            }
+        };
+        let duration = started.elapsed().as_secs_f64();
+        let mut record = json!({
             "schema": SCHEMA,
             "id": id,
             "at": now,
@@ -105,6 +185,10 @@ pub fn probe(
             "exit_code": exit_code,
             "duration_s": (duration * 1000.0).round() / 1000.0,
         });
+        if let Probe::Http(url) = &monitor.probe {
+            record["http"] = json!(url);
+            record["http_status"] = json!(http_status);
+        }
         let bytes = canonical_json(&record);
         let message = format!("hpp monitor {id}: {}\n", if ok { "ok" } else { "failed" });
         store.append_retrying(
@@ -115,14 +199,36 @@ pub fn probe(
                 message: &message,
             },
         )?;
-        out.push(Probed {
+        out.probed.push(Probed {
             id,
             ok,
             exit_code,
+            http_status,
             at: now,
         });
     }
     Ok(out)
+}
+
+/// GETs `url` (plain http) within `timeout`: its status code, or `None` when nothing answered.
+fn http_status(url: &str, timeout: Duration) -> Option<u16> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    agent.get(url).call().ok().map(|r| r.status().as_u16())
+}
+
+/// The time of a monitor's newest signal, passed or not.
+fn newest_signal(store: &Store, id: &str) -> Result<Option<i64>, store::Error> {
+    let log = store.read_log(&signals_ref(id), FILE)?;
+    Ok(log
+        .entries
+        .last()
+        .and_then(|(_, bytes)| serde_json::from_slice::<Value>(bytes).ok())
+        .and_then(|s| s["at"].as_i64()))
 }
 
 /// The monitors with `last_signal` filled in from their recorded signals (the newest passing

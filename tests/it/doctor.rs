@@ -30,7 +30,7 @@ fn the_repository_manifest_passes_doctor() {
     let out = sandbox.hpp(["doctor", "--manifest", MANIFEST]).ok();
     let first = out.lines().next().unwrap();
     assert!(
-        first.starts_with("HPP doctor: ok · modules=4 · hosts=claude-code, codex · hooks="),
+        first.starts_with("HPP doctor: ok · modules=5 · hosts=claude-code, codex · hooks="),
         "{out}"
     );
     assert!(
@@ -81,7 +81,7 @@ fn the_matrix_is_markdown_with_one_row_per_module() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "| module | Claude Code | Codex CLI |");
     assert_eq!(lines[1], "|---|---|---|");
-    assert_eq!(lines.len(), 2 + 4, "{out}");
+    assert_eq!(lines.len(), 2 + 5, "{out}");
     assert!(
         lines[3].starts_with("| `lane-kit` 0.1.0 | `native` ·"),
         "{out}"

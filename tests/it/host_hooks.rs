@@ -513,7 +513,7 @@ fn every_hook_script_leaves_the_json_to_git_hpp() {
             );
         }
     }
-    assert_eq!(scripts, 12, "every module's hook scripts were read");
+    assert_eq!(scripts, 13, "every module's hook scripts were read");
 }
 
 #[test]
@@ -658,4 +658,90 @@ fn control_a_session_id_that_cannot_name_a_ref_writes_nothing_and_warns() {
     );
     assert!(run.stderr.contains("cannot name a checkpoint"), "{run}");
     assert_eq!(sandbox.hpp_refs(), "");
+}
+
+/// The clock now, as `map monitor --now` takes it.
+fn now() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+        .to_string()
+}
+
+#[test]
+fn the_health_probe_hook_records_due_signals_at_session_start() {
+    let sandbox = Sandbox::repo();
+    // The repository's own manifest: the built-in one with a probe that passes.
+    let mut manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the manifest"),
+    )
+    .expect("JSON");
+    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
+        let probe = if monitor["id"] == "harness-doctor" {
+            json!({"command": ["true"]})
+        } else {
+            Value::Null
+        };
+        monitor.as_object_mut().expect("an object").remove("probe");
+        if !probe.is_null() {
+            monitor["probe"] = probe;
+        }
+    }
+    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest.to_string()).expect("writable");
+    let start = json!({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"});
+    let run = hook(&sandbox, "health-kit/hooks/health-probe.sh", &start);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
+    let signal: Value = serde_json::from_str(
+        &sandbox.git(["show", "refs/hpp/monitors/harness-doctor:signal.json"]),
+    )
+    .expect("a signal was recorded");
+    assert_eq!(signal["ok"], true);
+    let map = sandbox.hpp(["map", "monitor", "--now", &now()]).json(0);
+    let doctor = map["monitors"]
+        .as_array()
+        .expect("monitors")
+        .iter()
+        .find(|m| m["id"] == "harness-doctor")
+        .expect("projected")
+        .clone();
+    assert_eq!(doctor["status"], "healthy", "{map}");
+    // A second session start within the cadence probes nothing more.
+    let again = hook(&sandbox, "health-kit/hooks/health-probe.sh", &start);
+    assert_eq!(again.code, 0);
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", "refs/hpp/monitors/harness-doctor"]),
+        "1"
+    );
+}
+
+#[test]
+fn control_a_failing_health_probe_is_a_signal_not_a_refused_session() {
+    let sandbox = Sandbox::repo();
+    let mut manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the manifest"),
+    )
+    .expect("JSON");
+    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
+        monitor.as_object_mut().expect("an object").remove("probe");
+        if monitor["id"] == "harness-doctor" {
+            monitor["probe"] = json!({"command": ["false"]});
+        }
+    }
+    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest.to_string()).expect("writable");
+    let start = json!({"session_id": "s1", "hook_event_name": "SessionStart"});
+    let run = hook(&sandbox, "health-kit/hooks/health-probe.sh", &start);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
+    let signal: Value = serde_json::from_str(
+        &sandbox.git(["show", "refs/hpp/monitors/harness-doctor:signal.json"]),
+    )
+    .expect("a signal was recorded");
+    assert_eq!(signal["ok"], false);
+    let map = sandbox.hpp(["map", "monitor", "--now", &now()]).json(0);
+    assert!(
+        map.to_string().contains("\"status\":\"unknown\""),
+        "a failed probe is no passing signal: {map}"
+    );
 }

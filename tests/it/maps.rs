@@ -546,3 +546,151 @@ fn control_a_malformed_probe_is_refused_and_records_nothing() {
     assert!(reason.contains("probe must be"), "{reason}");
     assert_eq!(sandbox.hpp_refs(), "");
 }
+
+/// Serves one plain-http answer per status in `statuses` on 127.0.0.1, in order, from a thread
+/// the test owns; returns the URL of its `/health` path.
+fn health_server(statuses: &'static [u16]) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a local port");
+    let url = format!(
+        "http://{}/health",
+        listener.local_addr().expect("an address")
+    );
+    let server = std::thread::spawn(move || {
+        for status in statuses {
+            let (mut stream, _) = listener.accept().expect("a probe connects");
+            let mut request = [0_u8; 1024];
+            let n = stream.read(&mut request).expect("a request");
+            assert!(
+                request[..n].starts_with(b"GET /health HTTP/1.1\r\n"),
+                "{}",
+                String::from_utf8_lossy(&request[..n])
+            );
+            let answer =
+                format!("HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+            stream.write_all(answer.as_bytes()).expect("answered");
+        }
+    });
+    (url, server)
+}
+
+#[test]
+fn an_http_probe_passes_on_2xx_and_records_the_status_it_got() {
+    let sandbox = Sandbox::repo();
+    let (url, server) = health_server(&[200, 503]);
+    let manifest = probed_manifest(
+        &sandbox,
+        &[("harness-doctor", json!({"http": url, "timeout_s": 5}))],
+    );
+    let probe = |now: &str, code: i32| {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "monitor",
+                    "probe",
+                    "--now",
+                    now,
+                    "--manifest",
+                    &manifest,
+                    "--json",
+                ],
+            )
+            .json(code)
+    };
+    let up = probe("1000", 0);
+    assert_eq!(up["probed"][0]["http_status"], 200, "{up}");
+    let down = probe("1200", 1);
+    assert_eq!(down["probed"][0]["http_status"], 503, "{down}");
+    assert_eq!(down["probed"][0]["ok"], false);
+    server.join().expect("the server answered both");
+    // The newest passing signal is the 200 at 1000: fresh at 1300 (freshness 600), stale later.
+    let map = |now: &str| {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &["map", "monitor", "--now", now, "--manifest", &manifest],
+            )
+            .json(0)
+    };
+    assert_eq!(status_of(&map("1300"), "harness-doctor"), "healthy");
+    assert_eq!(status_of(&map("1700"), "harness-doctor"), "stale");
+}
+
+#[test]
+fn due_probes_only_run_once_their_cadence_has_passed() {
+    let sandbox = Sandbox::repo();
+    // harness-doctor's cadence is 300 s.
+    let manifest = probed_manifest(
+        &sandbox,
+        &[("harness-doctor", json!({"command": ["true"]}))],
+    );
+    let probe = |now: &str| {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "monitor",
+                    "probe",
+                    "--due",
+                    "--now",
+                    now,
+                    "--manifest",
+                    &manifest,
+                    "--json",
+                ],
+            )
+            .json(0)
+    };
+    assert_eq!(probe("1000")["probed"][0]["id"], "harness-doctor");
+    let early = probe("1200");
+    assert_eq!(early["probed"], json!([]), "{early}");
+    assert_eq!(early["not_due"], json!(["harness-doctor"]));
+    assert_eq!(probe("1300")["probed"][0]["id"], "harness-doctor");
+    let signals = sandbox.git(["rev-list", "--count", "refs/hpp/monitors/harness-doctor"]);
+    assert_eq!(signals, "2");
+}
+
+#[test]
+fn control_an_https_or_malformed_probe_refuses_the_whole_run_before_any_probe_runs() {
+    let sandbox = Sandbox::repo();
+    let manifest = probed_manifest(
+        &sandbox,
+        &[
+            ("harness-doctor", json!({"command": ["true"]})),
+            (
+                "loop-freshness",
+                json!({"http": "https://example.invalid/health"}),
+            ),
+        ],
+    );
+    let reason = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["monitor", "probe", "--manifest", &manifest],
+        )
+        .refused();
+    assert!(reason.contains("\"curl\", \"-fsS\""), "{reason}");
+    let manifest = probed_manifest(
+        &sandbox,
+        &[
+            ("harness-doctor", json!({"command": ["true"]})),
+            ("loop-freshness", json!({"http": 7})),
+        ],
+    );
+    let reason = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["monitor", "probe", "--manifest", &manifest],
+        )
+        .refused();
+    assert!(
+        reason.contains("monitor loop-freshness: probe must be"),
+        "{reason}"
+    );
+    assert_eq!(
+        sandbox.hpp_refs(),
+        "",
+        "the good probe before it did not run"
+    );
+}

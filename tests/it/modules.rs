@@ -106,7 +106,7 @@ fn without_dirs_every_module_of_the_manifest_is_covered() {
     let sandbox = Sandbox::empty();
     let dist = sealed_distribution(&sandbox);
     let doc = checksums(&sandbox, &dist, &["--check", "--json"]).json(0);
-    assert_eq!(doc["modules"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["modules"].as_array().unwrap().len(), 5);
     let doctor = in_dist(&sandbox, &dist, &["doctor", "--json"]).json(0);
     assert_eq!(doctor["distribution"]["status"], "ok");
     assert_eq!(doctor["distribution"]["checked"], true);

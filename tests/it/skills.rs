@@ -248,6 +248,10 @@ const TAUGHT: &[(&str, Cover)] = &[
         By(Install),
     ),
     (
+        "git hpp install --host claude-code --module health-kit --apply",
+        By(Install),
+    ),
+    (
         "git hpp install --host claude-code --module lane-kit --apply",
         By(Install),
     ),
@@ -1772,6 +1776,7 @@ fn each_module_readme_install_copies_its_skills_for_the_host() {
     for (host, module, dir) in [
         ("claude-code", "continuity-kit", ".claude"),
         ("claude-code", "gotcha-memory", ".claude"),
+        ("claude-code", "health-kit", ".claude"),
         ("claude-code", "lane-kit", ".claude"),
         ("claude-code", "operator-kit", ".claude"),
         ("codex", "lane-kit", ".agents"),
