@@ -143,7 +143,11 @@ impl Session {
             2,
             &turn("p2", 2, "log-per-item", "fact", &["cas-contention"]),
         );
-        self.answer("d", 2, &turn("d", 2, "log-per-item", "fact", &["race-test"]));
+        self.answer(
+            "d",
+            2,
+            &turn("d", 2, "log-per-item", "fact", &["race-test"]),
+        );
         self.answer("j", 1, &json!({"decision": self.judge_record()}));
     }
 
@@ -213,12 +217,22 @@ fn a_converging_session_is_sealed_with_each_seats_text_and_verifies_intact() {
             "{files}"
         );
     }
-    let order = [("p1", 1), ("p2", 1), ("d", 1), ("p1", 2), ("p2", 2), ("d", 2)];
+    let order = [
+        ("p1", 1),
+        ("p2", 1),
+        ("d", 1),
+        ("p1", 2),
+        ("p2", 2),
+        ("d", 2),
+    ];
     for (n, (who, round)) in order.iter().enumerate() {
         let turn: Value =
             serde_json::from_str(&session.show(&reference, &format!("turns/{}.json", n + 1)))
                 .expect("a turn is JSON");
-        assert_eq!((turn["seat"].as_str(), turn["round"].as_u64()), (Some(*who), Some(*round as u64)));
+        assert_eq!(
+            (turn["seat"].as_str(), turn["round"].as_u64()),
+            (Some(*who), Some(*round as u64))
+        );
         let text = session.show(&reference, &format!("texts/{}.txt", n + 1));
         assert_eq!(text, said(who, *round));
         assert_eq!(turn["text_sha256"], sha256_hex(text.as_bytes()));
@@ -402,11 +416,16 @@ fn a_judge_that_fails_is_sealed_as_an_instrument_failure_and_exits_1() {
             .is_some_and(|e| e.contains("judge exited 4")),
         "{recorded}"
     );
-    assert_eq!(recorded["decision"]["outcome"]["status"], "instrument-failure");
+    assert_eq!(
+        recorded["decision"]["outcome"]["status"],
+        "instrument-failure"
+    );
     let reference = ref_of(&recorded);
-    let judge: Value =
-        serde_json::from_str(&session.show(&reference, "judge.json")).expect("JSON");
-    assert_eq!(judge["provider"], json!({"id": "local", "model_served": "qwen3-32b-q5"}));
+    let judge: Value = serde_json::from_str(&session.show(&reference, "judge.json")).expect("JSON");
+    assert_eq!(
+        judge["provider"],
+        json!({"id": "local", "model_served": "qwen3-32b-q5"})
+    );
     assert_eq!(
         session
             .sandbox
@@ -445,7 +464,11 @@ fn control_a_seat_that_writes_in_the_workspace_is_refused_and_nothing_is_sealed(
         "{reason}"
     );
     assert_eq!(session.sandbox.hpp_refs(), "", "nothing was sealed");
-    assert_eq!(session.runs("d"), 0, "the session stops at the seat that wrote");
+    assert_eq!(
+        session.runs("d"),
+        0,
+        "the session stops at the seat that wrote"
+    );
 }
 
 #[test]
@@ -516,10 +539,9 @@ fn control_a_kept_text_that_does_not_hash_to_its_turn_breaks_verify() {
     std::fs::write(&forged, "p1 said something else").expect("writable");
     let blob = sandbox.git(["hash-object", "-w", text_of(&forged)]);
     let mktree = |listing: String| {
-        let run = Run::fed(
-            sandbox.command("git", &sandbox.root).args(["mktree"]),
-            &format!("{listing}\n"),
-        );
+        let mut git = sandbox.command("git", &sandbox.root);
+        git.arg("mktree");
+        let run = Run::fed(git, &format!("{listing}\n"));
         run.ok().trim().to_owned()
     };
     let texts: Vec<String> = sandbox
@@ -562,4 +584,41 @@ fn control_a_kept_text_that_does_not_hash_to_its_turn_breaks_verify() {
         sandbox.hpp(["deliberate", "verify", &reference]).json(0)["status"],
         "intact"
     );
+}
+
+#[test]
+fn a_round_no_seat_answered_is_no_round_so_nothing_is_sealed_and_it_exits_1() {
+    let session = Session::new(None);
+    session.converging();
+    for who in ["p1", "p2", "d"] {
+        session.fail(who, 1, 5);
+    }
+    let run = session.run(&[]);
+    assert_eq!(
+        run.stderr.matches("is not judged in round 1").count(),
+        3,
+        "{run}"
+    );
+    let report = run.json(1);
+    assert_eq!(report["status"], "not-recorded");
+    assert_eq!(report["round"], 1);
+    assert_eq!(report["failures"].as_array().map(Vec::len), Some(3));
+    assert_eq!(session.sandbox.hpp_refs(), "");
+    assert_eq!(session.runs("j"), 0);
+}
+
+#[test]
+fn control_a_signer_other_than_the_judges_seat_is_refused_before_any_seat_runs() {
+    let session = Session::new(None);
+    session.converging();
+    let key = session.sandbox.path("key");
+    let reason = session
+        .run(&["--sign-key", text_of(&key), "--signer", "lane-p1"])
+        .refused();
+    assert!(
+        reason.contains("lane-p1") && reason.contains("lane-judge"),
+        "{reason}"
+    );
+    assert_eq!(session.runs("p1"), 0);
+    assert_eq!(session.sandbox.hpp_refs(), "");
 }
