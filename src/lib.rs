@@ -12,7 +12,7 @@
 //!   exit codes; [`process`] and [`sign`] are the side effects the core takes as values.
 //!
 //! The workflows: [`events`] (a loop's event log), [`gate`] (the pre-push and pre-receive gates), [`evidence`], [`attest`], [`deliberation`]
-//! (sealed House Sessions), [`lanes`], [`board`], [`continuity`] (handoffs),
+//! (sealed House Sessions and the seat runner that drives one), [`lanes`], [`board`], [`continuity`] (handoffs),
 //! [`continuity_checkpoint`] (turn checkpoints), [`gotcha`] (the failure memory), [`hop`],
 //! [`monitors`] (health probes and their signals), [`doctor`], [`reconcile`] (fetched records
 //! taken into `refs/hpp/`), [`init`], [`modules`] (install), [`hooks`] (git hooks), [`atlas`],

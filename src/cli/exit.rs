@@ -187,6 +187,18 @@ impl From<crate::deliberation::StoreError> for CliError {
     }
 }
 
+// A seat that changed the repository voids the session: refused, nothing sealed.
+impl From<crate::deliberation::run::Error> for CliError {
+    fn from(e: crate::deliberation::run::Error) -> Self {
+        use crate::deliberation::run::Error as E;
+        match e {
+            E::Store(inner) => inner.into(),
+            E::Rules(inner) => inner.into(),
+            changed @ E::Changed { .. } => CliError::refused(changed),
+        }
+    }
+}
+
 impl From<events::Error> for CliError {
     fn from(e: events::Error) -> Self {
         match e {

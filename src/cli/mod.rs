@@ -139,7 +139,7 @@ pub enum Command {
     Loops(loops::LoopsArgs),
     Snapshot(snapshot::SnapshotArgs),
     Demo(demo::DemoArgs),
-    /// House Sessions: plan, validate, tally, stop, record, verify, decide
+    /// House Sessions: plan, validate, tally, stop, record, run, verify, decide
     #[command(subcommand)]
     Deliberate(deliberate::DeliberateCommand),
     /// Project lanes, agents, monitors and context budgets as maps

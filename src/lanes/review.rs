@@ -1,7 +1,8 @@
 //! The review guard's fingerprint (CONCEPTS.md "maker and checker"): git's view of a worktree,
 //! read from the store, turned into the digests [`hpp_core::review_guard`] compares. Contents are
 //! kept as sha256 digests; configuration values never, only a digest per key. Refs under
-//! `refs/hpp/` are left out: a checker may record evidence and attestations.
+//! `refs/hpp/` are left out for a checker, which may record evidence and attestations, and kept
+//! for a House Session's seats, which record nothing ([`RefScope`]).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -32,8 +33,17 @@ fn file_digest(path: &Path) -> Option<String> {
     ))
 }
 
-/// Fingerprints git's view of the repository's worktree now.
-pub fn fingerprint(store: &Store) -> Result<Fingerprint, store::Error> {
+/// Which refs a fingerprint covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefScope {
+    /// Every ref outside `refs/hpp/` (a checker may record evidence and attestations).
+    OutsideHpp,
+    /// Every ref, `refs/hpp/` included (a House Session's seat records nothing).
+    Every,
+}
+
+/// Fingerprints git's view of the repository's worktree now, with the refs of `scope`.
+pub fn fingerprint(store: &Store, scope: RefScope) -> Result<Fingerprint, store::Error> {
     let facts = store.worktree_facts()?;
     let status = facts
         .status
@@ -53,7 +63,7 @@ pub fn fingerprint(store: &Store) -> Result<Fingerprint, store::Error> {
     let refs = facts
         .refs
         .into_iter()
-        .filter(|(name, _)| !name.starts_with(refs::PREFIX))
+        .filter(|(name, _)| scope == RefScope::Every || !name.starts_with(refs::PREFIX))
         .collect();
     let config = facts
         .config

@@ -19,6 +19,7 @@ mod cli;
 mod context;
 mod decide;
 mod deliberate;
+mod deliberate_run;
 mod doctor;
 mod durability;
 mod evals;

@@ -1,10 +1,11 @@
-//! `git hpp deliberate plan|validate|tally|stop|record|verify|decide`: House Sessions (CONCEPTS.md
+//! `git hpp deliberate plan|validate|tally|stop|record|run|verify|decide`: House Sessions (CONCEPTS.md
 //! "House Session"). The rules are [`crate::deliberation`]; these files read the inputs, print,
 //! and keep the sealed record at `refs/hpp/deliberations/<id>`.
 
 pub mod decide;
 pub mod plan;
 pub mod record;
+pub mod run;
 pub mod session;
 pub mod verify;
 
@@ -30,6 +31,7 @@ pub enum DeliberateCommand {
     Tally(session::DeliberateTallyArgs),
     Stop(session::DeliberateStopArgs),
     Record(record::DeliberateRecordArgs),
+    Run(run::DeliberateRunArgs),
     Verify(verify::DeliberateVerifyArgs),
     Decide(decide::DeliberateDecideArgs),
 }
@@ -42,6 +44,7 @@ pub fn dispatch(ctx: &Ctx, cmd: DeliberateCommand) -> Result<Outcome, CliError> 
         DeliberateCommand::Tally(args) => session::cmd_deliberate_tally(ctx, &args),
         DeliberateCommand::Stop(args) => session::cmd_deliberate_stop(ctx, &args.session),
         DeliberateCommand::Record(args) => record::cmd_deliberate_record(ctx, &args),
+        DeliberateCommand::Run(args) => run::cmd_deliberate_run(ctx, &args),
         DeliberateCommand::Verify(args) => verify::cmd_deliberate_verify(ctx, &args),
         DeliberateCommand::Decide(args) => decide::cmd_deliberate_decide(ctx, &args),
     }

@@ -121,7 +121,8 @@ pub fn cmd_deliberate_validate(
     }
 }
 
-fn check_schema(document: &Value) -> Result<(), CliError> {
+/// Refuses a document that is not an hpp.panel/v1 with the reference's sentence.
+pub(super) fn check_schema(document: &Value) -> Result<(), CliError> {
     if document.get("schema").and_then(Value::as_str) == Some(PANEL_SCHEMA) {
         return Ok(());
     }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::plan::write_file;
 use super::session::{DeliberateTallyArgs, inputs};
@@ -11,6 +11,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
+use crate::sign::Signing;
 use hpp_core::deliberation::{self, VerdictStatus};
 
 /// Seal a finished House Session and keep it under refs/hpp/deliberations
@@ -38,18 +39,8 @@ pub struct DeliberateRecordArgs {
     /// The judge seat's rationale (hpp.rationale/v1)
     #[arg(long, value_name = "R.json")]
     rationale: Option<PathBuf>,
-    /// Also write the sealed record to this file (pretty, sorted keys)
-    #[arg(long, value_name = "OUT.json")]
-    out: Option<PathBuf>,
-    /// Key to sign record.json with: an OpenSSH private key (ed25519 or ecdsa), or a public key
-    /// whose private half is in ssh-agent [default with --signer: git's user.signingKey when
-    /// gpg.format=ssh]
-    #[arg(long, value_name = "KEY", requires = "signer")]
-    sign_key: Option<PathBuf>,
-    /// Principal the allowed-signers file lists for that key: the judge's seat (its declared
-    /// principal, else its lane or seat id)
-    #[arg(long, value_name = "NAME")]
-    signer: Option<String>,
+    #[command(flatten)]
+    seal: SealArgs,
 }
 
 /// `git hpp deliberate record`.
@@ -66,34 +57,76 @@ pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<O
         .map(|p| read_json(ctx, p, JsonRoot::Object))
         .transpose()?;
     let record = deliberation::build_record(&panel, &turns, judge.as_ref(), rationale.as_ref())?;
-    let signing = match (&args.sign_key, &args.signer) {
-        (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
-        (None, Some(signer)) => Some(ctx.git_signing(signer)?.ok_or_else(|| {
-            CliError::refused(
-                "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
-            )
-        })?),
-        _ => None,
-    };
+    let signing = args.seal.signing(ctx)?;
     let store = ctx.store()?;
-    let stored = crate::deliberation::store_record(store, &record, signing.as_ref())?;
-    if let Some(out) = &args.out {
-        write_file(ctx, out, &record)?;
-    }
-    // The panel reached its judge (0), or stopped without a usable judgement (1).
-    let exit = match VerdictStatus::of(&record) {
-        Some(VerdictStatus::Recommendation | VerdictStatus::Abstention) => Exit::Ok,
-        Some(VerdictStatus::InstrumentFailure | VerdictStatus::Blocked) | None => Exit::Warn,
-    };
-    let document = json!({
-        "status": "recorded",
-        "ref": stored,
-        "record": args.out.as_ref().map(|p| p.display().to_string()),
-        "record_sha256": record["record_sha256"],
-        "stop": record["stop"],
-        "verdict": record["verdict"],
-        "dissent": record["dissent"],
-        "decision": deliberation::as_decision(&record),
-    });
+    let stored = crate::deliberation::store_record(store, &record, &[], signing.as_ref())?;
+    let (document, exit) = args.seal.recorded(ctx, &record, &stored)?;
     Ok(Outcome::json(&document, exit))
+}
+
+/// Where and how a sealed record is kept: `--out`, `--sign-key`, `--signer` (shared by
+/// `deliberate record` and `deliberate run`).
+#[derive(Debug, clap::Args)]
+pub struct SealArgs {
+    /// Also write the sealed record to this file (pretty, sorted keys)
+    #[arg(long, value_name = "OUT.json")]
+    out: Option<PathBuf>,
+    /// Key to sign record.json with: an OpenSSH private key (ed25519 or ecdsa), or a public key
+    /// whose private half is in ssh-agent [default with --signer: git's user.signingKey when
+    /// gpg.format=ssh]
+    #[arg(long, value_name = "KEY", requires = "signer")]
+    sign_key: Option<PathBuf>,
+    /// Principal the allowed-signers file lists for that key: the judge's seat (its declared
+    /// principal, else its lane or seat id)
+    #[arg(long, value_name = "NAME")]
+    signer: Option<String>,
+}
+
+impl SealArgs {
+    /// Returns the signer named, if any.
+    pub(super) fn signer(&self) -> Option<&str> {
+        self.signer.as_deref()
+    }
+
+    /// Resolves the signing key, refusing a --signer without one.
+    pub(super) fn signing(&self, ctx: &Ctx) -> Result<Option<Signing>, CliError> {
+        Ok(match (&self.sign_key, &self.signer) {
+            (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
+            (None, Some(signer)) => Some(ctx.git_signing(signer)?.ok_or_else(|| {
+                CliError::refused(
+                    "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
+                )
+            })?),
+            _ => None,
+        })
+    }
+
+    /// Writes --out and returns what `record` and `run` print once a record is kept at
+    /// `stored`, with the exit code its verdict gives: 0 when the panel reached its judge, 1
+    /// when it stopped without a usable judgement.
+    pub(super) fn recorded(
+        &self,
+        ctx: &Ctx,
+        record: &Value,
+        stored: &str,
+    ) -> Result<(Value, Exit), CliError> {
+        if let Some(out) = &self.out {
+            write_file(ctx, out, record)?;
+        }
+        let exit = match VerdictStatus::of(record) {
+            Some(VerdictStatus::Recommendation | VerdictStatus::Abstention) => Exit::Ok,
+            Some(VerdictStatus::InstrumentFailure | VerdictStatus::Blocked) | None => Exit::Warn,
+        };
+        let document = json!({
+            "status": "recorded",
+            "ref": stored,
+            "record": self.out.as_ref().map(|p| p.display().to_string()),
+            "record_sha256": record["record_sha256"],
+            "stop": record["stop"],
+            "verdict": record["verdict"],
+            "dissent": record["dissent"],
+            "decision": deliberation::as_decision(record),
+        });
+        Ok((document, exit))
+    }
 }

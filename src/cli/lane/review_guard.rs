@@ -6,6 +6,7 @@ use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
+use crate::lanes::review::RefScope;
 use crate::process::{self, Request};
 use hpp_core::review_guard::{self, SCHEMA, Verdict};
 
@@ -34,7 +35,7 @@ pub struct LaneReviewGuardArgs {
 pub fn cmd_lane_review_guard(ctx: &Ctx, args: &LaneReviewGuardArgs) -> Result<Outcome, CliError> {
     let timeout = process::valid_timeout(args.timeout)?;
     let store = ctx.store()?;
-    let before = crate::lanes::review::fingerprint(store)?;
+    let before = crate::lanes::review::fingerprint(store, RefScope::OutsideHpp)?;
     let finished = process::run_bounded(&Request {
         argv: &args.command,
         cwd: ctx.cwd(),
@@ -49,7 +50,7 @@ pub fn cmd_lane_review_guard(ctx: &Ctx, args: &LaneReviewGuardArgs) -> Result<Ou
         )),
         other => CliError::internal("running the checker's command", &other),
     })?;
-    let after = crate::lanes::review::fingerprint(store)?;
+    let after = crate::lanes::review::fingerprint(store, RefScope::OutsideHpp)?;
     let changes = review_guard::compare(&before, &after);
     let verdict = review_guard::verdict(&changes, finished.exit_code, finished.timed_out);
     let stdout = String::from_utf8_lossy(&finished.stdout).into_owned();

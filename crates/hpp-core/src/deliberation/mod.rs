@@ -20,11 +20,13 @@
 //!   [`verify_record`] re-derives every key from the panel, the turns, the judge and the
 //!   rationale the record holds. The seal is not a signature: the store can add one.
 //!
-//! [`panel`], [`session`] and [`record`] hold the rules; the application keeps a sealed record
+//! [`panel`], [`session`] and [`record`] hold the rules, [`seat`] what a seat runner hands
+//! the seats and the judge and takes back from them; the application keeps a sealed record
 //! at `refs/hpp/deliberations/<id>` under the id [`record_id`] gives it.
 
 pub mod panel;
 pub mod record;
+pub mod seat;
 pub mod session;
 #[cfg(test)]
 mod tests;
@@ -398,6 +400,34 @@ pub enum Error {
     /// `validate` got a turn without its panel.
     #[error("validating a turn needs --panel, the panel it belongs to")]
     TurnNeedsPanel,
+    /// The seats file is not an object with `seats` as an object.
+    #[error(
+        "a seats file is an object: {{schema: hpp.seats/v1, seats: {{seat: argv}}, judge: argv}}"
+    )]
+    SeatsShape,
+    /// The seats file's schema is not `hpp.seats/v1`.
+    #[error("seats file schema must be hpp.seats/v1")]
+    SeatsSchema,
+    /// The seats file carries a key the contract does not define.
+    #[error("the seats file carries a key the contract does not define: {0}")]
+    SeatsKey(String),
+    /// The seats file gives the judge seat a participant's command.
+    #[error("seat {0} is the judge: its command is the seats file's judge, not one of its seats")]
+    SeatIsJudge(String),
+    /// The seats file names a seat the panel does not have.
+    #[error("seat {0} is not a participant of this panel")]
+    SeatUnknown(String),
+    /// A participant has no command.
+    #[error("seat {0} has no command in the seats file; every participant needs one")]
+    SeatMissing(String),
+    /// A command that is not a non-empty list of non-empty strings.
+    #[error(
+        "{0}: a command is a non-empty list of non-empty strings (an argv, never a shell line)"
+    )]
+    SeatArgv(String),
+    /// `judge_method` is neither model method.
+    #[error("judge_method must be local-model or external-model")]
+    JudgeMethodDeclared,
     /// An evidence record given to `plan --evidence` does not verify.
     #[error("evidence record {name} does not verify ({status}): it resolves nothing")]
     EvidenceNotValid {

@@ -1,11 +1,14 @@
 //! Sealed House Sessions in the store (CONCEPTS.md "House Session"): a session the core's rules
 //! sealed ([`hpp_core::deliberation`]) is kept at `refs/hpp/deliberations/<id>`, created once
-//! ([`store_record`]), and read back and re-verified ([`resolve`], [`load`]).
+//! ([`store_record`]), and read back and re-verified ([`resolve`], [`load`]). [`run`] drives a
+//! session through the seats' and the judge's declared commands (`git hpp deliberate run`).
+
+pub mod run;
 
 use serde_json::Value;
 
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use hpp_core::deliberation::{record_id, str_of};
+use hpp_core::deliberation::{record_id, seat, str_of};
 use hpp_core::record::canonical_json;
 use hpp_store::refs::DELIBERATIONS_PREFIX;
 use hpp_store::{self as store, Content, Store};
@@ -21,6 +24,14 @@ pub const SIGNER_FILE: &str = "signer";
 pub const HUMAN_DECISION_FILE: &str = "human_decision.json";
 /// The deciding person's signature over the bytes of [`HUMAN_DECISION_FILE`], beside it.
 pub const HUMAN_DECISION_SIGNATURE: &str = "human_decision.sig";
+/// The folder of verbatim texts: `texts/<n>.txt` is the text `turns/<n>.json` hashes. Named by
+/// the turn's number, not its seat: a seat id is free text, a tree path is not.
+pub const TEXTS_DIR: &str = "texts";
+
+/// Returns the path of the verbatim text of turn `n` (from 1) in a record's tree.
+pub fn text_path(n: usize) -> String {
+    format!("{TEXTS_DIR}/{n}.txt")
+}
 
 /// Why keeping or reading a sealed record at a ref failed.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +45,9 @@ pub enum StoreError {
     /// The record would be signed by someone other than its judge's seat.
     #[error("the signer must be the judge's seat: {0}")]
     SignerNotJudge(String),
+    /// The texts handed in are not one verbatim text per turn, each hashing to its turn.
+    #[error("the text of turn {0} is not the text its turn hashes; nothing was kept")]
+    Text(usize),
     /// The id is taken by a different record.
     #[error("{0} already holds a different deliberation record; a record is written once")]
     Taken(String),
@@ -55,19 +69,40 @@ pub enum StoreError {
 
 /// Keeps a sealed record at `refs/hpp/deliberations/<id>`, created once: the commit's tree holds
 /// `panel.json`, `turns/<n>.json`, `judge.json` (when judged), `rationale.json` (when given),
-/// `record.json` and, when signed, `record.sig` and `signer`. Recording the same sealed record
-/// again returns the ref it already has.
+/// `record.json`, when `texts` are given `texts/<n>.txt` (one verbatim text per turn, in the
+/// record's turn order, each checked against its turn's `text_sha256` and `chars`), and, when
+/// signed, `record.sig` and `signer`. Recording the same sealed record again returns the ref it
+/// already has.
 pub fn store_record(
     store: &Store,
     record: &Value,
+    texts: &[String],
     signing: Option<&crate::sign::Signing>,
 ) -> Result<String, StoreError> {
     let name = format!("{DELIBERATIONS_PREFIX}{}", record_id(record));
     let bytes = canonical_json(record);
+    let turns = record
+        .get("turns")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mismatch = |i: &usize| match (turns.get(*i), texts.get(*i)) {
+        (Some(turn), Some(text)) => !seat::text_matches(turn, text.as_bytes()),
+        _ => true,
+    };
+    if !texts.is_empty()
+        && let Some(n) = (0..turns.len().max(texts.len())).find(mismatch)
+    {
+        return Err(StoreError::Text(n + 1));
+    }
     if store.tip(&name)?.is_some() {
         let existing = store.read_file(&name, RECORD_FILE)?;
         let signed = store.read_file(&name, SIGNATURE_FILE)?.is_some();
-        if existing.as_deref() == Some(bytes.as_slice()) && (signing.is_none() || signed) {
+        let has_texts = store.read_file(&name, &text_path(1))?.is_some();
+        if existing.as_deref() == Some(bytes.as_slice())
+            && (signing.is_none() || signed)
+            && (texts.is_empty() || has_texts)
+        {
             return Ok(name);
         }
         return Err(StoreError::Taken(name));
@@ -83,17 +118,14 @@ pub fn store_record(
     let mut entries: Vec<(String, Content)> = Vec::new();
     let part = |key: &str| canonical_json(record.get(key).unwrap_or(&Value::Null));
     entries.push(("panel.json".into(), Content::Bytes(part("panel"))));
-    for (n, turn) in record
-        .get("turns")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (n, turn) in turns.iter().enumerate() {
         entries.push((
             format!("turns/{}.json", n + 1),
             Content::Bytes(canonical_json(turn)),
         ));
+    }
+    for (n, text) in texts.iter().enumerate() {
+        entries.push((text_path(n + 1), Content::Bytes(text.as_bytes().to_vec())));
     }
     if record.get("judge").is_some_and(|j| !j.is_null()) {
         entries.push(("judge.json".into(), Content::Bytes(part("judge"))));
@@ -230,6 +262,7 @@ pub fn load(
         side(&format!("turns/{}.json", n + 1), Some(turn))?;
     }
     side(&format!("turns/{}.json", turns.len() + 1), None)?;
+    problems.extend(text_problems(store, name, &turns)?);
     if let Some(map) = record.as_object()
         && map.contains_key("human_decision")
         && !map["human_decision"].is_null()
@@ -278,4 +311,41 @@ pub fn load(
         decision_signature,
         problems,
     })
+}
+
+/// What is wrong with the verbatim texts a ref keeps beside its turns: none is fine (a session
+/// recorded from files), but when there are texts, every turn has one and each is the text its
+/// turn hashes, and nothing else sits in the folder.
+fn text_problems(store: &Store, name: &str, turns: &[Value]) -> Result<Vec<String>, StoreError> {
+    let Some(tip) = store.tip(name)? else {
+        return Ok(Vec::new());
+    };
+    let tree = store.commit_tree(&tip)?;
+    let prefix = format!("{TEXTS_DIR}/");
+    let kept: Vec<String> = store
+        .changed_paths(&store.empty_tree(), &tree)?
+        .into_iter()
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    if kept.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut problems = Vec::new();
+    let expected: Vec<String> = (1..=turns.len()).map(text_path).collect();
+    for path in kept.iter().filter(|p| !expected.contains(p)) {
+        problems.push(format!("{path} in the ref's tree belongs to no turn"));
+    }
+    for (n, (path, turn)) in expected.iter().zip(turns).enumerate() {
+        match store.read_file(name, path)? {
+            None => problems.push(format!(
+                "{path} is missing: the ref keeps texts, so every turn has one"
+            )),
+            Some(bytes) if !seat::text_matches(turn, &bytes) => problems.push(format!(
+                "{path} in the ref's tree is not the text turns/{}.json hashes",
+                n + 1
+            )),
+            Some(_) => {}
+        }
+    }
+    Ok(problems)
 }

@@ -1,0 +1,265 @@
+//! The seat runner (CONCEPTS.md "House Session"; the reference's `house_session.py seat`): a
+//! session driven round by round through each seat's declared command, then the judge's, with
+//! the rules of [`hpp_core::deliberation`] deciding every turn, every stop and the seal. Seats
+//! are read-only: git's view of the repository (every ref, `refs/hpp/` included) is
+//! fingerprinted before the first command and after each one, and any change ends the run with
+//! nothing sealed. Touches no refs itself; the caller keeps what it returns
+//! ([`super::store_record`]).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::lanes::review::{RefScope, fingerprint};
+use crate::process;
+use hpp_core::deliberation::seat::{self, AnswerFailure, Seats, Spoken};
+use hpp_core::deliberation::{self, build_record, decide_stop, tally};
+use hpp_core::instrument::ascii_json;
+use hpp_core::review_guard::{self, Fingerprint};
+use hpp_store::{self as store, Store};
+
+/// What a session needs to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The normalised panel.
+    pub panel: &'a Value,
+    /// The seats' and the judge's commands.
+    pub seats: &'a Seats,
+    /// Where the commands run.
+    pub cwd: &'a Path,
+    /// How long each command may run.
+    pub timeout: Duration,
+}
+
+/// A seat (or the judge) that gave nothing usable in a round, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Failure {
+    /// The seat id (the judge's seat id for the judge).
+    pub seat: String,
+    /// The round (for the judge, the round the session stopped at).
+    pub round: i64,
+    /// What happened.
+    pub reason: String,
+}
+
+/// How a run ended without a refusal.
+#[derive(Debug, Clone)]
+pub enum Ended {
+    /// The session stopped by rule and is ready to keep: the sealed record, and the verbatim
+    /// text of each of its turns, in its turn order.
+    Sealed {
+        /// The sealed `hpp.deliberation/v2` record.
+        record: Value,
+        /// One text per turn of the record.
+        texts: Vec<String>,
+        /// The seats (and the judge) that gave nothing usable.
+        failures: Vec<Failure>,
+    },
+    /// No seat answered in `round`: a round without a turn is no round, so there is nothing the
+    /// rules can seal.
+    NoTurns {
+        /// The round nobody answered.
+        round: i64,
+        /// Why each seat gave nothing.
+        failures: Vec<Failure>,
+    },
+}
+
+/// Why a run ended with nothing sealed, other than the seats' silence.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A seat or the judge changed git's view of the repository.
+    #[error("{who} changed the repository, so nothing is sealed: {changes}")]
+    Changed {
+        /// `seat <id> (round <n>)` or `the judge (seat <id>)`.
+        who: String,
+        /// Each part that changed, with what changed in it.
+        changes: String,
+    },
+    /// The rules refused what the runner built (a bug, or a panel the rules reject).
+    #[error(transparent)]
+    Rules(#[from] deliberation::Error),
+    /// The repository could not be read.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// One read-only run of a command: its answer (or why none), with the repository checked
+/// against `before`, which becomes the fingerprint after the run.
+fn run_one(
+    store: &Store,
+    req: &Request<'_>,
+    argv: &[String],
+    stdin: &Value,
+    who: impl FnOnce() -> String,
+    instrument: &'static str,
+    before: &mut Fingerprint,
+) -> Result<Result<Value, AnswerFailure>, Error> {
+    let bytes = ascii_json(stdin);
+    let run = process::run_bounded(&process::Request {
+        argv,
+        cwd: req.cwd,
+        timeout: req.timeout,
+        stdin: Some(&bytes),
+        env: &[],
+    })
+    .map_err(|e| e.not_finished());
+    let after = fingerprint(store, RefScope::Every)?;
+    let changes = review_guard::compare(before, &after);
+    if !changes.is_empty() {
+        let changes: Vec<String> = changes
+            .iter()
+            .map(|c| match c.details.as_slice() {
+                [] => c.part.to_owned(),
+                details => format!("{} ({})", c.part, details.join(", ")),
+            })
+            .collect();
+        return Err(Error::Changed {
+            who: who(),
+            changes: changes.join("; "),
+        });
+    }
+    *before = after;
+    Ok(seat::read_run(
+        instrument,
+        run.as_ref(),
+        req.timeout.as_secs_f64(),
+    ))
+}
+
+/// Runs the session: rounds from 1, each participant seat in panel order (round 1 blind, later
+/// rounds shown every turn of earlier rounds), the stop rules after each round, then the judge
+/// unless the session stopped not-judged. A judge that gives nothing usable is kept as the judge
+/// seat's instrument failure.
+///
+/// # Errors
+///
+/// [`Error::Changed`] when a command changed the repository; the others when reading it or the
+/// rules fail.
+pub fn run_session(store: &Store, req: &Request<'_>) -> Result<Ended, Error> {
+    let panel = req.panel;
+    let max_rounds = panel["budget"]["max_rounds"].as_i64().unwrap_or(1);
+    let mut before = fingerprint(store, RefScope::Every)?;
+    let mut spoken: Vec<Spoken> = Vec::new();
+    let mut failures = Vec::new();
+    let mut stop = Value::Null;
+    for round in 1..=max_rounds {
+        let earlier = spoken.clone();
+        let seen: Vec<String> = earlier
+            .iter()
+            .filter_map(|s| s.turn["sha256"].as_str().map(str::to_owned))
+            .collect();
+        let mut answered = 0;
+        for (id, argv) in &req.seats.seats {
+            let stdin = seat::seat_request(panel, id, round, &earlier);
+            let who = || format!("seat {id} (round {round})");
+            let answer = run_one(store, req, argv, &stdin, who, "seat", &mut before)?;
+            match answer.and_then(|a| seat::turn_of_answer(&a, panel, id, round, &seen)) {
+                Ok(turn) => {
+                    spoken.push(turn);
+                    answered += 1;
+                }
+                Err(why) => failures.push(Failure {
+                    seat: id.clone(),
+                    round,
+                    reason: why.to_string(),
+                }),
+            }
+        }
+        if answered == 0 {
+            return Ok(Ended::NoTurns { round, failures });
+        }
+        stop = decide_stop(panel, &turns_of(&spoken))?;
+        if stop["decision"] == "stop" {
+            break;
+        }
+    }
+    let turns = turns_of(&spoken);
+    let record = if stop["reason"] == "not-judged" {
+        build_record(panel, &turns, None, None)?
+    } else {
+        judged(store, req, &spoken, &stop, &mut before, &mut failures)?
+    };
+    let texts = texts_in_record_order(&record, &spoken);
+    Ok(Ended::Sealed {
+        record,
+        texts,
+        failures,
+    })
+}
+
+fn turns_of(spoken: &[Spoken]) -> Value {
+    Value::Array(spoken.iter().map(|s| s.turn.clone()).collect())
+}
+
+/// Asks the judge and seals its ruling, or its instrument failure.
+fn judged(
+    store: &Store,
+    req: &Request<'_>,
+    spoken: &[Spoken],
+    stop: &Value,
+    before: &mut Fingerprint,
+    failures: &mut Vec<Failure>,
+) -> Result<Value, Error> {
+    let panel = req.panel;
+    let turns = turns_of(spoken);
+    let judge = panel["judge"].as_str().unwrap_or_default().to_owned();
+    let stdin = seat::judge_request(panel, spoken, &tally(panel, &turns)?, stop);
+    let who = || format!("the judge (seat {judge})");
+    let answer = run_one(store, req, &req.seats.judge, &stdin, who, "judge", before)?;
+    let ruling = answer.and_then(|a| seat::judge_answer(&a)).map_or_else(
+        |why| Err(why.to_string()),
+        |(decision, rationale)| {
+            build_record(panel, &turns, Some(&decision), rationale.as_ref())
+                .map_err(|e| e.to_string())
+        },
+    );
+    match ruling {
+        Ok(record) => Ok(record),
+        Err(reason) => {
+            let failed = seat::judge_failure(panel, req.seats.judge_method, &reason);
+            failures.push(Failure {
+                seat: judge,
+                round: stop["round"].as_i64().unwrap_or(0),
+                reason,
+            });
+            Ok(build_record(panel, &turns, Some(&failed), None)?)
+        }
+    }
+}
+
+/// The texts of the record's turns, in the record's order (turns are matched by their hash).
+fn texts_in_record_order(record: &Value, spoken: &[Spoken]) -> Vec<String> {
+    record["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|turn| {
+            spoken
+                .iter()
+                .find(|s| s.turn["sha256"] == turn["sha256"])
+                .map(|s| s.text.clone())
+        })
+        .collect()
+}
+
+/// The failures as the lines a person reads on stderr.
+pub fn describe(failures: &[Failure], judge: &str) -> Vec<String> {
+    failures
+        .iter()
+        .map(|f| {
+            if f.seat == judge {
+                format!(
+                    "the judge (seat {}) gave no usable ruling: {}",
+                    f.seat, f.reason
+                )
+            } else {
+                format!(
+                    "seat {} is not judged in round {}: {}",
+                    f.seat, f.round, f.reason
+                )
+            }
+        })
+        .collect()
+}
