@@ -332,7 +332,7 @@ fn reference_mismatches(
             named["status"].as_str().unwrap_or_default(),
             named["value"].as_str(),
         );
-        if !record::recorded_verdict(rec).is_some_and(|v| v.max(panel) == v) {
+        if record::recorded_verdict(rec).is_none_or(|v| v.max(panel) != v) {
             found.push((
                 "deliberation",
                 "its verdict is more lenient than the House Session it names".into(),
