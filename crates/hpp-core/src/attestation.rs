@@ -840,7 +840,7 @@ mod tests {
             (
                 "schema",
                 Box::new(|r, _| {
-                    r.insert("schema".into(), json!("hpp.evidence-attestation/v1"));
+                    r.insert("schema".into(), json!("hpp.evidence-attestation/v9"));
                 }),
             ),
         ];
@@ -848,6 +848,53 @@ mod tests {
             let (mut record, mut observed) = good();
             mutate(&mut record, &mut observed);
             assert_eq!(mismatches(&record, &observed), [name]);
+        }
+    }
+
+    #[test]
+    fn a_reference_record_is_bound_by_its_digests_and_its_base_commit() {
+        let (_, good_observed) = good();
+        let record = json!({
+            "schema": REFERENCE_SCHEMA, "verdict": "approved", "session": "review:001",
+            "actors": {"maker": "maker-a", "checker": "checker-b"},
+            "repo": {"name": "work", "id": "an origin hash of another machine"},
+            "base_commit": "c".repeat(40),
+            "spec": {"path": "SPEC.md", "sha256": "s"},
+        });
+        let record = record.as_object().expect("an object").clone();
+        let observed = Observed {
+            base_commit_present: true,
+            reference_snapshot_ok: true,
+            stored_spec_blob: Some("b".into()),
+            tree_spec_blob: Some("b".into()),
+            ..good_observed
+        };
+        assert_eq!(mismatches(&record, &observed), Vec::<&str>::new());
+        let cases: Vec<(&str, Observed)> = vec![
+            (
+                "repo",
+                Observed {
+                    base_commit_present: false,
+                    ..observed.clone()
+                },
+            ),
+            (
+                "snapshot_digest",
+                Observed {
+                    reference_snapshot_ok: false,
+                    ..observed.clone()
+                },
+            ),
+            (
+                "spec_sha256",
+                Observed {
+                    tree_spec_blob: Some("other".into()),
+                    ..observed.clone()
+                },
+            ),
+        ];
+        for (name, changed) in cases {
+            assert_eq!(mismatches(&record, &changed), [name]);
         }
     }
 
