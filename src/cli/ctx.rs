@@ -127,6 +127,25 @@ impl Ctx {
         Ok(Signing { key, signer })
     }
 
+    /// Returns the signing a command's `--sign-key` and `--signer` ask for: that key as that
+    /// principal; with `--signer` alone, git's signing key ([`Ctx::git_signing`]), refused when
+    /// git has none; nothing when neither is given.
+    pub fn named_signing(
+        &self,
+        key: Option<&std::path::Path>,
+        signer: Option<&str>,
+    ) -> Result<Option<Signing>, CliError> {
+        match (key, signer) {
+            (Some(key), Some(signer)) => Ok(Some(self.signing(key, signer)?)),
+            (None, Some(signer)) => Ok(Some(self.git_signing(signer)?.ok_or_else(|| {
+                CliError::refused(
+                    "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
+                )
+            })?)),
+            _ => Ok(None),
+        }
+    }
+
     /// Returns the key git signs with, when git is set up to sign with SSH (`gpg.format=ssh`
     /// and `user.signingKey`), paired with `signer`; `None` otherwise. Like `git commit -S`, a
     /// `key::` literal or a public key is used through ssh-agent.

@@ -270,23 +270,25 @@ pub struct LoopArg {
     pub name: Option<LoopId>,
 }
 
-/// The trust flags of the commands whose loop gates check signatures: the allowed signers and
-/// whether signatures are required ([`Ctx::signature_policy`], the same rule as `verify`).
+/// The trust flags of every command that checks signatures (`verify`, `attest verify|import`,
+/// and the loop gates of `event append` and `evidence run`): the allowed signers and whether
+/// signatures are required ([`Ctx::signature_policy`], one rule for all of them).
 #[derive(Debug, Clone, clap::Args)]
-pub struct GateTrustArgs {
-    /// Allowed-signers file (git's format) the gates check signatures against [default: git
-    /// config hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
+pub struct TrustArgs {
+    /// Allowed-signers file (git's format) signatures are checked against [default: git config
+    /// hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
     #[arg(long, value_name = "FILE")]
     pub allowed_signers: Option<PathBuf>,
-    /// Require signatures at the gates, even with no allowed-signers file configured
+    /// Require a signature by an allowed signer, even with no allowed-signers file configured
     #[arg(long, conflicts_with = "allow_unsigned")]
     pub require_signed: bool,
-    /// Let the gates pass unsigned records although an allowed-signers file is configured
+    /// Let unsigned records pass although an allowed-signers file is configured (a signature
+    /// that is there is still checked)
     #[arg(long)]
     pub allow_unsigned: bool,
 }
 
-impl GateTrustArgs {
+impl TrustArgs {
     /// Returns the allowed signers in force and whether signatures are required.
     pub fn policy(
         &self,

@@ -1,14 +1,12 @@
 //! `git hpp verify`: verification from a clone.
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
 use crate::attest::{self, VerifyOptions};
-use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
+use crate::cli::{JsonArg, TrustArgs};
 use hpp_core::attestation::Status;
 
 /// Verify commits: each needs an approved attestation of its tree
@@ -27,16 +25,8 @@ pub struct VerifyArgs {
     /// Commit or range (A..B) to verify
     #[arg(default_value = "HEAD", value_name = "COMMIT|RANGE")]
     revision: String,
-    /// Allowed-signers file (git's format) [default: git config hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
-    #[arg(long, value_name = "FILE")]
-    allowed_signers: Option<PathBuf>,
-    /// Require a signature by an allowed signer, even with no allowed-signers file configured
-    #[arg(long, conflicts_with = "allow_unsigned")]
-    require_signed: bool,
-    /// Let unsigned approvals pass although an allowed-signers file is configured (a signature
-    /// that is there is still checked)
-    #[arg(long)]
-    allow_unsigned: bool,
+    #[command(flatten)]
+    trust: TrustArgs,
     #[command(flatten)]
     format: JsonArg,
 }
@@ -44,11 +34,7 @@ pub struct VerifyArgs {
 /// Verifies the commits.
 pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = ctx.signature_policy(
-        args.allowed_signers.as_deref(),
-        args.require_signed,
-        args.allow_unsigned,
-    )?;
+    let (allowed, require_signed) = args.trust.policy(ctx)?;
     let verdicts = attest::verify_commits(
         store,
         &args.revision,

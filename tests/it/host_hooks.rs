@@ -660,6 +660,23 @@ fn control_a_session_id_that_cannot_name_a_ref_writes_nothing_and_warns() {
     assert_eq!(sandbox.hpp_refs(), "");
 }
 
+/// Gives the repository its own manifest: the built-in one whose only probe is harness-doctor's
+/// `probe`.
+fn with_doctor_probe(sandbox: &Sandbox, probe: Value) {
+    let mut manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the manifest"),
+    )
+    .expect("JSON");
+    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
+        monitor.as_object_mut().expect("an object").remove("probe");
+        if monitor["id"] == "harness-doctor" {
+            monitor["probe"] = probe.clone();
+        }
+    }
+    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest.to_string()).expect("writable");
+}
+
 /// The clock now, as `map monitor --now` takes it.
 fn now() -> String {
     std::time::SystemTime::now()
@@ -672,24 +689,7 @@ fn now() -> String {
 #[test]
 fn the_health_probe_hook_records_due_signals_at_session_start() {
     let sandbox = Sandbox::repo();
-    // The repository's own manifest: the built-in one with a probe that passes.
-    let mut manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
-            .expect("the manifest"),
-    )
-    .expect("JSON");
-    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
-        let probe = if monitor["id"] == "harness-doctor" {
-            json!({"command": ["true"]})
-        } else {
-            Value::Null
-        };
-        monitor.as_object_mut().expect("an object").remove("probe");
-        if !probe.is_null() {
-            monitor["probe"] = probe;
-        }
-    }
-    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest.to_string()).expect("writable");
+    with_doctor_probe(&sandbox, json!({"command": ["true"]}));
     let start = json!({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"});
     let run = hook(&sandbox, "health-kit/hooks/health-probe.sh", &start);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
@@ -719,18 +719,7 @@ fn the_health_probe_hook_records_due_signals_at_session_start() {
 #[test]
 fn control_a_failing_health_probe_is_a_signal_not_a_refused_session() {
     let sandbox = Sandbox::repo();
-    let mut manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
-            .expect("the manifest"),
-    )
-    .expect("JSON");
-    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
-        monitor.as_object_mut().expect("an object").remove("probe");
-        if monitor["id"] == "harness-doctor" {
-            monitor["probe"] = json!({"command": ["false"]});
-        }
-    }
-    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest.to_string()).expect("writable");
+    with_doctor_probe(&sandbox, json!({"command": ["false"]}));
     let start = json!({"session_id": "s1", "hook_event_name": "SessionStart"});
     let run = hook(&sandbox, "health-kit/hooks/health-probe.sh", &start);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");

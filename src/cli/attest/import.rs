@@ -6,10 +6,10 @@ use serde_json::json;
 
 use crate::attest::VerifyOptions;
 use crate::attest::import::{self, Error};
-use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
+use crate::cli::{JsonArg, TrustArgs};
 
 /// Bring the Python harness's attestation files (hpp attest create --output) into refs
 ///
@@ -30,16 +30,8 @@ pub struct AttestImportArgs {
     /// The reference's attestation files
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Allowed-signers file (git's format) to check signatures against [default: git config
-    /// hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
-    #[arg(long, value_name = "FILE")]
-    allowed_signers: Option<PathBuf>,
-    /// Require a signature by an allowed signer
-    #[arg(long, conflicts_with = "allow_unsigned")]
-    require_signed: bool,
-    /// Import unsigned records although an allowed-signers file is configured
-    #[arg(long)]
-    allow_unsigned: bool,
+    #[command(flatten)]
+    trust: TrustArgs,
     #[command(flatten)]
     format: JsonArg,
 }
@@ -47,11 +39,7 @@ pub struct AttestImportArgs {
 /// Imports the attestations.
 pub fn cmd_attest_import(ctx: &Ctx, args: &AttestImportArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = ctx.signature_policy(
-        args.allowed_signers.as_deref(),
-        args.require_signed,
-        args.allow_unsigned,
-    )?;
+    let (allowed, require_signed) = args.trust.policy(ctx)?;
     let options = VerifyOptions {
         allowed: allowed.as_ref(),
         require_signed,

@@ -1,12 +1,10 @@
 //! `git hpp attest verify`: does a snapshot have a valid approved attestation?
 
-use std::path::PathBuf;
-
 use crate::attest::{self, VerifyOptions};
-use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
+use crate::cli::{JsonArg, TrustArgs};
 use hpp_core::attestation::Status;
 use hpp_store::TreeId;
 
@@ -27,16 +25,8 @@ pub struct AttestVerifyArgs {
     /// Verify the attestations of this commit's tree
     #[arg(long, value_name = "COMMIT", conflicts_with = "attestation")]
     commit: Option<String>,
-    /// Allowed-signers file (git's format) to check signatures against [default: git config
-    /// hpp.allowedSignersFile, then gpg.ssh.allowedSignersFile]
-    #[arg(long, value_name = "FILE")]
-    allowed_signers: Option<PathBuf>,
-    /// Require a signature by an allowed signer, even with no allowed-signers file configured
-    #[arg(long, conflicts_with = "allow_unsigned")]
-    require_signed: bool,
-    /// Let unsigned approvals pass although an allowed-signers file is configured
-    #[arg(long)]
-    allow_unsigned: bool,
+    #[command(flatten)]
+    trust: TrustArgs,
     #[command(flatten)]
     format: JsonArg,
 }
@@ -44,11 +34,7 @@ pub struct AttestVerifyArgs {
 /// Verifies the snapshot.
 pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = ctx.signature_policy(
-        args.allowed_signers.as_deref(),
-        args.require_signed,
-        args.allow_unsigned,
-    )?;
+    let (allowed, require_signed) = args.trust.policy(ctx)?;
     let (tree, only) = match (&args.attestation, &args.tree, &args.commit) {
         (Some(name), _, _) => {
             let (tree, full) = attest::resolve(store, name)?;

@@ -90,15 +90,7 @@ impl SealArgs {
 
     /// Resolves the signing key, refusing a --signer without one.
     pub(super) fn signing(&self, ctx: &Ctx) -> Result<Option<Signing>, CliError> {
-        Ok(match (&self.sign_key, &self.signer) {
-            (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
-            (None, Some(signer)) => Some(ctx.git_signing(signer)?.ok_or_else(|| {
-                CliError::refused(
-                    "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
-                )
-            })?),
-            _ => None,
-        })
+        ctx.named_signing(self.sign_key.as_deref(), self.signer.as_deref())
     }
 
     /// Writes --out and returns what `record` and `run` print once a record is kept at

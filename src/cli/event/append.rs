@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::cli::{GateTrustArgs, JsonArg, LoopArg};
+use crate::cli::{JsonArg, LoopArg, TrustArgs};
 use crate::events::{self, GateOptions};
 
 /// Append one event to a loop and print where the loop stands
@@ -55,7 +55,7 @@ pub struct EventAppendArgs {
     #[arg(long, conflicts_with = "sign_key")]
     no_sign: bool,
     #[command(flatten)]
-    trust: GateTrustArgs,
+    trust: TrustArgs,
     #[command(flatten)]
     target: LoopArg,
     #[command(flatten)]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::cli::{GateTrustArgs, JsonArg, LoopArg};
+use crate::cli::{JsonArg, LoopArg, TrustArgs};
 use crate::evidence::{self, RunRequest};
 use hpp_core::evidence::{EvidenceId, Verdict};
 use hpp_core::record::to_object;
@@ -48,7 +48,7 @@ pub struct EvidenceRunArgs {
     #[arg(long, value_name = "NAME")]
     signer: Option<String>,
     #[command(flatten)]
-    trust: GateTrustArgs,
+    trust: TrustArgs,
     #[command(flatten)]
     target: LoopArg,
     #[command(flatten)]
@@ -71,15 +71,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
     } else {
         None
     };
-    let signing = match (&args.sign_key, &args.signer) {
-        (Some(key), Some(signer)) => Some(ctx.signing(key, signer)?),
-        (None, Some(signer)) => Some(ctx.git_signing(signer)?.ok_or_else(|| {
-            CliError::refused(
-                "--signer needs a key: --sign-key KEY, or git's user.signingKey with gpg.format=ssh",
-            )
-        })?),
-        _ => None,
-    };
+    let signing = ctx.named_signing(args.sign_key.as_deref(), args.signer.as_deref())?;
     let (allowed, require_signed) = args.trust.policy(ctx)?;
     let outcome = evidence::run(
         store,
