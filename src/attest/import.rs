@@ -171,12 +171,7 @@ pub fn import(
         return Err(Error::NotARecord(shown));
     }
     let root = store.workdir().ok_or(AttestError::Bare)?.to_path_buf();
-    let root_abs = root.canonicalize().unwrap_or_else(|_| root.clone());
-    let own_path = cwd.join(file).canonicalize().ok().and_then(|p| {
-        p.strip_prefix(&root_abs)
-            .ok()
-            .map(|r| r.to_string_lossy().replace('\\', "/"))
-    });
+    let own_path = own_path(&root, cwd, file);
     let tree = store.snapshot()?;
     let files = tree_files(store, &tree)?;
     if let Some(own) = &own_path
@@ -243,6 +238,78 @@ pub fn import(
         mismatches,
         not_carried: NOT_CARRIED.to_vec(),
     })
+}
+
+/// A reference attestation file judged in place, as the reference's `attest verify` judges it.
+#[derive(Debug, Clone, Serialize)]
+pub struct InPlace {
+    /// Always [`record::VERIFICATION_SCHEMA`].
+    pub schema: &'static str,
+    /// `valid` or `blocked`.
+    pub status: record::Status,
+    /// The reference's mismatch names, sorted (`verdict` for anything but an approval).
+    pub mismatches: Vec<&'static str>,
+    /// The first mismatch, in words.
+    pub detail: Option<String>,
+    /// HEAD now.
+    pub base_commit: Option<String>,
+    /// The embedded signature, checked when signers are known.
+    pub signature: SignatureReport,
+}
+
+/// Judges the reference attestation `bytes` (read from `file`) in the workspace now by the
+/// reference's rules, its own path left out of the snapshot as the reference leaves it; nothing
+/// is stored.
+pub fn verify_in_place(
+    store: &Store,
+    cwd: &Path,
+    file: &Path,
+    bytes: &[u8],
+    options: VerifyOptions<'_>,
+) -> Result<InPlace, Error> {
+    let Ok(Value::Object(rec)) = serde_json::from_slice::<Value>(bytes) else {
+        return Err(Error::NotARecord(file.display().to_string()));
+    };
+    if rec.get("schema").and_then(Value::as_str) != Some(REFERENCE_SCHEMA) {
+        return Err(Error::NotARecord(file.display().to_string()));
+    }
+    let root = store.workdir().ok_or(AttestError::Bare)?.to_path_buf();
+    let own = own_path(&root, cwd, file);
+    let mut files = tree_files(store, &store.snapshot()?)?;
+    files.retain(|f| Some(&f.path) != own.as_ref());
+    let (mut mismatches, mut detail) = reference_mismatches(store, &root, &rec, &files, options)?;
+    if record::recorded_verdict(&rec) != Some(Verdict::Approved) && !mismatches.contains(&"verdict")
+    {
+        mismatches.push("verdict");
+        mismatches.sort_unstable();
+        if detail.is_empty() {
+            detail = format!(
+                "the recorded verdict is {}, not approved",
+                rec["verdict"].as_str().unwrap_or("missing")
+            );
+        }
+    }
+    Ok(InPlace {
+        schema: record::VERIFICATION_SCHEMA,
+        status: if mismatches.is_empty() {
+            record::Status::Valid
+        } else {
+            record::Status::Blocked
+        },
+        mismatches,
+        detail: (!detail.is_empty()).then_some(detail),
+        base_commit: store.head_commit()?.map(|c| c.to_string()),
+        signature: check_embedded(&rec, options.allowed),
+    })
+}
+
+/// The attestation file's own path relative to the worktree root, when it is inside it.
+fn own_path(root: &Path, cwd: &Path, file: &Path) -> Option<String> {
+    let root_abs = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let abs = cwd.join(file).canonicalize().ok()?;
+    abs.strip_prefix(&root_abs)
+        .ok()
+        .map(|r| r.to_string_lossy().replace('\\', "/"))
 }
 
 /// The reference's `attest verify` in the workspace now, but for the verdict: the mismatch

@@ -503,3 +503,51 @@ fn control_a_forged_import_bound_to_another_tree_does_not_verify() {
         "{verified}"
     );
 }
+
+#[test]
+fn a_reference_attestation_file_verifies_in_place_by_its_own_rules() {
+    let sandbox = with_reference_attestations();
+    let allowed = format!("{FIXTURES}/{ALLOWED}");
+    let file = format!(".hpp/attestations/{ATTESTED_SIGNED}");
+    let valid = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "attest",
+                "verify",
+                &file,
+                "--allowed-signers",
+                &allowed,
+                "--json",
+            ],
+        )
+        .json(0);
+    assert_eq!(valid["status"], "valid", "{valid}");
+    assert_eq!(valid["signature"]["status"], "verified");
+    assert_eq!(
+        valid["base_commit"],
+        "247f9c2c0fadde1d0b45bc6bece59a4cd550b36c"
+    );
+    assert_eq!(sandbox.hpp_refs(), "", "judged in place, nothing stored");
+}
+
+#[test]
+fn control_a_reference_attestation_file_of_another_workspace_is_blocked_in_place() {
+    let sandbox = with_reference_attestations();
+    let file = format!(".hpp/attestations/{ATTESTED}");
+    std::fs::remove_file(sandbox.root.join("notes.txt")).expect("removable");
+    let blocked = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", &file, "--json"])
+        .json(2);
+    assert_eq!(blocked["status"], "blocked");
+    assert_eq!(
+        blocked["mismatches"],
+        serde_json::json!(["snapshot_digest"])
+    );
+    assert!(
+        blocked["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("notes.txt")),
+        "{blocked}"
+    );
+}
