@@ -350,6 +350,32 @@ fn an_answer_with_a_key_outside_the_contract_leaves_that_seat_not_judged() {
 }
 
 #[test]
+fn a_seat_whose_text_holds_a_secret_is_not_judged_and_the_secret_is_never_kept() {
+    let session = Session::new(None);
+    session.converging();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    session.answer(
+        "p2",
+        1,
+        &json!({"position": "log-per-item", "confidence": null, "claims": [],
+                "text": format!("deploy with GITHUB_TOKEN={token}")}),
+    );
+    let run = session.run(&[]);
+    assert!(
+        run.stderr.contains("seat p2") && run.stderr.contains("a GitHub token"),
+        "{run}"
+    );
+    assert!(
+        !run.stderr.contains(token) && !run.stdout.contains(token),
+        "{run}"
+    );
+    let recorded = run.json(1);
+    assert_eq!(recorded["verdict"]["reason"], "not judged: p2");
+    let kept = session.sandbox.git(["log", "-p", "--all", "--format=%H"]);
+    assert!(!kept.contains(token), "the secret was kept in a record");
+}
+
+#[test]
 fn the_session_stops_at_max_rounds_and_the_judge_rules_over_grounded_dissent() {
     let session = Session::new(Some(1));
     session.converging();

@@ -166,6 +166,12 @@ pub enum AnswerFailure {
     /// The seat's answer has no text.
     #[error("text must be the verbatim text of the turn (a string)")]
     Text,
+    /// The text has the shape of a secret: a sealed text is kept in the record, and records
+    /// are pushed.
+    #[error(
+        "the text looks like it holds {0}; a sealed text is kept in the record and pushed, so this answer is not taken"
+    )]
+    Secret(&'static str),
     /// The text is an `hpp.findings` document that does not pass `findings check`.
     #[error("the text is a findings document that does not check: {0}")]
     Findings(String),
@@ -213,7 +219,9 @@ fn only_keys(map: &serde_json::Map<String, Value>, allowed: &[&str]) -> Result<(
 /// Builds the `hpp.turn/v1` of `seat` in `round` from its answer (only `position`,
 /// `confidence`, `claims`, `text`): `text_sha256` and `chars` come from the text, `seen_turns`
 /// are the hashes the seat was shown, and the turn is checked by the panel's turn rules. A text
-/// that is itself an `hpp.findings/*` document must pass `findings check`.
+/// that is itself an `hpp.findings/*` document must pass `findings check`; a text with the
+/// shape of a secret ([`crate::secrets::shape_in_file`]) is not taken, since the text is sealed
+/// into the record.
 ///
 /// # Errors
 ///
@@ -232,6 +240,9 @@ pub fn turn_of_answer(
         .and_then(Value::as_str)
         .ok_or(AnswerFailure::Text)?
         .to_owned();
+    if let Some(shape) = crate::secrets::shape_in_file(text.as_bytes()) {
+        return Err(AnswerFailure::Secret(shape));
+    }
     if let Ok(document) = serde_json::from_str::<Value>(&text)
         && document
             .get("schema")
@@ -411,6 +422,12 @@ mod tests {
         assert_eq!(
             turn_of_answer(&seeing, &panel, "d", 1, &["a".repeat(64)]),
             Err(AnswerFailure::Turn(Error::NotBlind))
+        );
+        let leaking = json!({"position": "log-per-item",
+            "text": "use GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 here"});
+        assert_eq!(
+            turn_of_answer(&leaking, &panel, "d", 1, &[]),
+            Err(AnswerFailure::Secret("a GitHub token"))
         );
         let findings = json!({"position": "log-per-item",
             "text": "{\"schema\": \"hpp.findings/v1\", \"lens\": \"deletion\"}"});
