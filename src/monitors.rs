@@ -185,8 +185,9 @@ pub fn probe(
             "exit_code": exit_code,
             "duration_s": (duration * 1000.0).round() / 1000.0,
         });
-        if let Probe::Http(url) = &monitor.probe {
-            record["http"] = json!(url);
+        // The status only: the URL is the manifest's, and one with credentials in it must not
+        // be copied into a record that is pushed.
+        if let Probe::Http(_) = &monitor.probe {
             record["http_status"] = json!(http_status);
         }
         let bytes = canonical_json(&record);
