@@ -48,12 +48,7 @@ pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
         leak => CliError::refused(leak),
     })?;
     let report = store.push_records(&args.remote)?;
-    Ok(render(
-        &report,
-        "pushed to",
-        args.format.json,
-        &format!("git hpp fetch {}", args.remote),
-    ))
+    Ok(render_push(&report, args.format.json))
 }
 
 /// Fetches the records.
@@ -99,9 +94,9 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     Ok(Outcome::document(args.format.json, &report, human, exit))
 }
 
-fn render(report: &SyncReport, verb: &str, json: bool, other_side: &str) -> Outcome {
+fn render_push(report: &SyncReport, json: bool) -> Outcome {
     let mut human = format!(
-        "{verb} {}: {} updated, {} up to date",
+        "pushed to {}: {} updated, {} up to date",
         report.remote,
         report.updated.len(),
         report.up_to_date
@@ -112,9 +107,9 @@ fn render(report: &SyncReport, verb: &str, json: bool, other_side: &str) -> Outc
     for r in &report.rejected {
         human.push_str(&format!(
             "\ndiverged: {} ({}). The remote holds records this machine has not taken in; \
-             nothing was overwritten. Next: `{other_side}` (it merges what merges and says what \
-             to do with the rest), then push again.",
-            r.name, r.reason,
+             nothing was overwritten. Next: `git hpp fetch {}` (it merges what merges and says \
+             what to do with the rest), then push again.",
+            r.name, r.reason, report.remote,
         ));
     }
     let exit = if report.rejected.is_empty() {
