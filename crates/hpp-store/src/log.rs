@@ -73,18 +73,7 @@ impl Store {
             return Ok(None);
         }
         commits.reverse();
-        let payloads = self.read_files(&commits, file)?;
-        Ok(Some(
-            commits
-                .into_iter()
-                .zip(payloads)
-                .map(|((id, parents, _), payload)| Link {
-                    commit: id.into(),
-                    parents: parents.into_iter().map(Into::into).collect(),
-                    payload,
-                })
-                .collect(),
-        ))
+        Ok(Some(self.read_links(commits, file)?))
     }
 
     /// A commit of the log `name`: its parents, its tree and its commit time (seconds).
@@ -106,8 +95,27 @@ impl Store {
         Ok((parents, tree, time))
     }
 
+    /// Makes each commit (id, parents, tree) a link holding the blob `file` of its tree, in
+    /// order.
+    pub(crate) fn read_links(
+        &self,
+        commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)>,
+        file: &str,
+    ) -> Result<Vec<Link>, Error> {
+        let payloads = self.read_files(&commits, file)?;
+        Ok(commits
+            .into_iter()
+            .zip(payloads)
+            .map(|((id, parents, _), payload)| Link {
+                commit: id.into(),
+                parents: parents.into_iter().map(Into::into).collect(),
+                payload,
+            })
+            .collect())
+    }
+
     /// Reads the blob `file` of each commit's tree, in order; in parallel when there are many.
-    pub(crate) fn read_files(
+    fn read_files(
         &self,
         commits: &[(ObjectId, Vec<ObjectId>, ObjectId)],
         file: &str,

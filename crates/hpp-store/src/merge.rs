@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::{Chain, CommitId, Error, FALLBACK_EMAIL, FALLBACK_NAME, Link, Store, TreeId, git};
+use super::{Chain, CommitId, Error, FALLBACK_EMAIL, FALLBACK_NAME, Store, TreeId, git};
 
 /// How two tips of one ref stand to each other.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,18 +81,9 @@ impl Store {
             .into_iter()
             .map(|(id, node)| (*id, node.parents.clone(), node.tree))
             .collect();
-        let payloads = self.read_files(&commits, file)?;
         Ok(Chain {
             tip: Some(tip.into()),
-            links: commits
-                .into_iter()
-                .zip(payloads)
-                .map(|((id, parents, _), payload)| Link {
-                    commit: id.into(),
-                    parents: parents.into_iter().map(Into::into).collect(),
-                    payload,
-                })
-                .collect(),
+            links: self.read_links(commits, file)?,
         })
     }
 

@@ -283,23 +283,17 @@ impl Store {
     /// Adds `value` to the multi-valued git config `key` (through git, so its locking and file
     /// format are respected).
     pub fn config_add(&self, key: &str, value: &str) -> Result<(), Error> {
-        let (ok, _, stderr) = self.run_git(&["config", "--add", key, value], "git config")?;
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::GitFailed {
-                what: key.to_owned(),
-                stderr: whole_error(&stderr),
-            })
-        }
+        self.git_config(key, &["config", "--add", key, value])
     }
 
     /// Removes the value `value` (exactly) from the multi-valued git config `key`.
     pub fn config_unset(&self, key: &str, value: &str) -> Result<(), Error> {
-        let (ok, _, stderr) = self.run_git(
-            &["config", "--fixed-value", "--unset", key, value],
-            "git config",
-        )?;
+        self.git_config(key, &["config", "--fixed-value", "--unset", key, value])
+    }
+
+    /// Runs `git config` with `args` (a change to `key`); git's whole error when it fails.
+    fn git_config(&self, key: &str, args: &[&str]) -> Result<(), Error> {
+        let (ok, _, stderr) = self.run_git(args, "git config")?;
         if ok {
             Ok(())
         } else {
