@@ -86,6 +86,33 @@ impl Outcome {
     }
 }
 
+/// The outcome of an import of the Python harness's records (`evidence import`, `attest
+/// import`): per file, `imported` or `already imported` and its `line`, then what the records
+/// cannot carry; `document` as JSON with `--json`.
+pub fn imported<T: Serialize>(
+    json: bool,
+    document: &T,
+    rows: impl IntoIterator<Item = (bool, String)>,
+    not_carried: &[&str],
+) -> Outcome {
+    let mut human = String::new();
+    for (created, line) in rows {
+        let verb = if created {
+            "imported"
+        } else {
+            "already imported"
+        };
+        human.push_str(&format!("{verb} {line}\n"));
+    }
+    if !human.is_empty() {
+        human.push_str("not carried:\n");
+        for what in not_carried {
+            human.push_str(&format!("  {what}\n"));
+        }
+    }
+    Outcome::document(json, document, human, Exit::Ok)
+}
+
 /// Writes an outcome and returns its exit code.
 pub fn emit(result: Result<Outcome, CliError>) -> Exit {
     emit_quietly(result, false)

@@ -28,7 +28,7 @@ pub const IMPORT_FILE: &str = "imported.json";
 pub const IMPORT_SCHEMA: &str = "hpp.evidence-import/v1";
 
 /// What the reference's records cannot bring: said in every import.
-const NOT_CARRIED: [&str; 2] = [
+pub const NOT_CARRIED: [&str; 2] = [
     "snapshot: the reference records no workspace tree, so the fresh-evidence gate does not count this bundle",
     "artifact blob ids: the reference records sha256 and size only",
 ];

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::attest::VerifyOptions;
 use crate::attest::import::{self, Error};
 use crate::cli::ctx::Ctx;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::CliError;
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, TrustArgs};
 
@@ -55,35 +55,24 @@ pub fn cmd_attest_import(ctx: &Ctx, args: &AttestImportArgs) -> Result<Outcome, 
             })?;
         done.push(imported);
     }
-    let mut human = String::new();
-    for i in &done {
+    let rows = done.iter().map(|i| {
         let judged = if i.mismatches.is_empty() {
             "holds".to_owned()
         } else {
             format!("does not count: {}", i.mismatches.join(", "))
         };
-        human.push_str(&format!(
-            "{} {} ({}) → {} ({judged})\n",
-            if i.created {
-                "imported"
-            } else {
-                "already imported"
-            },
-            i.file,
-            i.verdict,
-            i.attestation_ref,
-        ));
-    }
-    if let Some(first) = done.first() {
-        human.push_str("not carried:\n");
-        for what in &first.not_carried {
-            human.push_str(&format!("  {what}\n"));
-        }
-    }
-    Ok(Outcome::document(
+        (
+            i.created,
+            format!(
+                "{} ({}) → {} ({judged})",
+                i.file, i.verdict, i.attestation_ref
+            ),
+        )
+    });
+    Ok(crate::cli::output::imported(
         args.format.json,
         &json!({"imported": done}),
-        human,
-        Exit::Ok,
+        rows,
+        &import::NOT_CARRIED,
     ))
 }

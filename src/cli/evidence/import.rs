@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::cli::JsonArg;
 use crate::cli::ctx::Ctx;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::CliError;
 use crate::cli::output::Outcome;
 use crate::evidence::import;
 
@@ -53,30 +53,16 @@ pub fn cmd_evidence_import(ctx: &Ctx, args: &EvidenceImportArgs) -> Result<Outco
         })?;
         done.push(imported);
     }
-    let mut human = String::new();
-    for i in &done {
-        human.push_str(&format!(
-            "{} {} → {} ({})\n",
-            if i.created {
-                "imported"
-            } else {
-                "already imported"
-            },
-            i.file,
-            i.record_ref,
-            i.status
-        ));
-    }
-    if let Some(first) = done.first() {
-        human.push_str("not carried:\n");
-        for what in &first.not_carried {
-            human.push_str(&format!("  {what}\n"));
-        }
-    }
-    Ok(Outcome::document(
+    let rows = done.iter().map(|i| {
+        (
+            i.created,
+            format!("{} → {} ({})", i.file, i.record_ref, i.status),
+        )
+    });
+    Ok(crate::cli::output::imported(
         args.format.json,
         &json!({"imported": done}),
-        human,
-        Exit::Ok,
+        rows,
+        &import::NOT_CARRIED,
     ))
 }
