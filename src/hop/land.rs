@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use super::{
     CheckId, CommitId, Error, Hop, Kind, Landing, Loaded, Parent, Role, State, StateId, TreeId,
-    Undone, gix_ref_invalid, moved, new_state_id, now_rfc3339, stamp,
+    Undone, accepted_state, gix_ref_invalid, landing_state, moved, new_state_id, now_rfc3339,
+    stamp,
 };
 use hpp_core::hop::{overlap, states};
 use hpp_store::retry::{self, Attempt};
@@ -150,33 +151,19 @@ impl Hop<'_> {
                 }
             };
             let branch_plan = branch.map(|b| self.check_branch(b, &head)).transpose()?;
-            let state = State {
-                id: new_state_id(Kind::Accepted),
-                task: proposal.state.task.clone(),
-                attempt: proposal.state.attempt.clone(),
-                base: None,
-                agent: proposal.state.agent.clone(),
-                tree: composed.to_string(),
-                parents: vec![
-                    Parent {
-                        role: Role::CanonicalParent,
-                        state: head.state.id.clone(),
-                    },
-                    Parent {
-                        role: Role::ProposalParent,
-                        state: proposal_id.clone(),
-                    },
-                ],
-                prompt_digest: None,
-                summary: Some(
+            let state = landing_state(
+                &proposal.state,
+                proposal_id,
+                &head.state.id,
+                composed.to_string(),
+                Some(
                     proposal
                         .state
                         .summary
                         .clone()
                         .unwrap_or_else(|| format!("land {proposal_id}")),
                 ),
-                created_at: now_rfc3339(),
-            };
+            );
             let candidate = self.write(&state, &self.chain_parent(&head)?)?;
             let validation_run = match validation {
                 None => None,
@@ -341,14 +328,9 @@ impl Hop<'_> {
         let head = self.accepted()?;
         let plan = states::undo_plan(&head.state, |id| self.load(id).ok().map(|l| l.state))?;
         let restores = self.load(&plan.restores)?;
-        let state = State {
-            id: new_state_id(Kind::Accepted),
-            task: None,
-            attempt: None,
-            base: None,
-            agent: None,
-            tree: restores.state.tree.clone(),
-            parents: vec![
+        let state = accepted_state(
+            restores.state.tree.clone(),
+            vec![
                 Parent {
                     role: Role::CanonicalParent,
                     state: head.state.id.clone(),
@@ -362,10 +344,8 @@ impl Hop<'_> {
                     state: plan.restores.clone(),
                 },
             ],
-            prompt_digest: None,
-            summary: Some(format!("undo {}", plan.reverts)),
-            created_at: now_rfc3339(),
-        };
+            format!("undo {}", plan.reverts),
+        );
         let loaded = self.write(&state, std::slice::from_ref(&head.commit))?;
         self.store
             .move_ref(refs::HOP_ACCEPTED, &head.commit, &loaded.commit)

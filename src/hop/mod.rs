@@ -218,6 +218,55 @@ fn new_state_id(kind: Kind) -> StateId {
     StateId::new(kind, ms, e)
 }
 
+/// A new accepted state of `tree` that belongs to no task or attempt: the initial state, an
+/// undo, a join of another machine's chain.
+fn accepted_state(tree: String, parents: Vec<Parent>, summary: String) -> State {
+    State {
+        id: new_state_id(Kind::Accepted),
+        task: None,
+        attempt: None,
+        base: None,
+        agent: None,
+        tree,
+        parents,
+        prompt_digest: None,
+        summary: Some(summary),
+        created_at: now_rfc3339(),
+    }
+}
+
+/// A new accepted state that lands `proposal` (whose task, attempt and agent it keeps, from
+/// `landed`) on the accepted state `head`, with the composed `tree`.
+fn landing_state(
+    landed: &State,
+    proposal: &StateId,
+    head: &StateId,
+    tree: String,
+    summary: Option<String>,
+) -> State {
+    State {
+        id: new_state_id(Kind::Accepted),
+        task: landed.task.clone(),
+        attempt: landed.attempt.clone(),
+        base: None,
+        agent: landed.agent.clone(),
+        tree,
+        parents: vec![
+            Parent {
+                role: Role::CanonicalParent,
+                state: head.clone(),
+            },
+            Parent {
+                role: Role::ProposalParent,
+                state: proposal.clone(),
+            },
+        ],
+        prompt_digest: None,
+        summary,
+        created_at: now_rfc3339(),
+    }
+}
+
 /// Refuses an empty prompt, and one shaped like a secret (prompts are stored unencrypted).
 fn refuse_bad_prompt(prompt: &[u8]) -> Result<(), Error> {
     if prompt.is_empty() {
@@ -398,18 +447,11 @@ impl<'a> Hop<'a> {
             Some(commit) => self.store.commit_tree(commit)?,
             None => self.store.empty_tree(),
         };
-        let state = State {
-            id: new_state_id(Kind::Accepted),
-            task: None,
-            attempt: None,
-            base: None,
-            agent: None,
-            tree: tree.to_string(),
-            parents: Vec::new(),
-            prompt_digest: None,
-            summary: Some("initial accepted state".into()),
-            created_at: now_rfc3339(),
-        };
+        let state = accepted_state(
+            tree.to_string(),
+            Vec::new(),
+            "initial accepted state".into(),
+        );
         let loaded = self.write(&state, &head.into_iter().collect::<Vec<_>>())?;
         self.store
             .create_ref(refs::HOP_ACCEPTED, &loaded.commit)

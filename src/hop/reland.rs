@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Error, Hop, Kind, Loaded, Parent, Role, State, StateId, new_state_id, now_rfc3339};
+use super::{Error, Hop, Loaded, Parent, Role, StateId, accepted_state, landing_state};
 use hpp_store::{CommitId, refs};
 
 impl Hop<'_> {
@@ -99,49 +99,26 @@ impl Hop<'_> {
                     )));
                 }
             };
-            let state = State {
-                id: new_state_id(Kind::Accepted),
-                task: landing.state.task.clone(),
-                attempt: landing.state.attempt.clone(),
-                base: None,
-                agent: landing.state.agent.clone(),
-                tree: composed.to_string(),
-                parents: vec![
-                    Parent {
-                        role: Role::CanonicalParent,
-                        state: tip.state.id.clone(),
-                    },
-                    Parent {
-                        role: Role::ProposalParent,
-                        state: proposal.clone(),
-                    },
-                ],
-                prompt_digest: None,
-                summary: landing.state.summary.clone(),
-                created_at: now_rfc3339(),
-            };
+            let state = landing_state(
+                &landing.state,
+                proposal,
+                &tip.state.id,
+                composed.to_string(),
+                landing.state.summary.clone(),
+            );
             tip = self.write(&state, &self.chain_parent(&tip)?)?;
             written.push(tip.clone());
         }
         // The other head joins as a git parent of one last state, so it stays reachable and the
         // other machine fast-forwards. With nothing left to land, a join state of the same tree.
-        let state = State {
-            id: new_state_id(Kind::Accepted),
-            task: None,
-            attempt: None,
-            base: None,
-            agent: None,
-            tree: tip.state.tree.clone(),
-            parents: vec![Parent {
+        let state = accepted_state(
+            tip.state.tree.clone(),
+            vec![Parent {
                 role: Role::CanonicalParent,
                 state: tip.state.id.clone(),
             }],
-            prompt_digest: None,
-            summary: Some(format!(
-                "joined another machine's accepted chain at {other_id}"
-            )),
-            created_at: now_rfc3339(),
-        };
+            format!("joined another machine's accepted chain at {other_id}"),
+        );
         let mut git_parents = self.chain_parent(&tip)?;
         git_parents.push(theirs.clone());
         let joined = self.write(&state, &git_parents)?;
