@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Rounds, Sandbox, Stats, check, describe, nproc, print_header, print_row, run, write};
+use common::{Rounds, Sandbox, Stats, check, describe, print_header, print_row, run, write};
 
 /// The built `hop` binary.
 const HOP: &str = env!("CARGO_BIN_EXE_hop");
@@ -176,10 +176,7 @@ fn main() {
         },
     );
     let sandbox = Sandbox::new();
-    let home = sandbox.home();
-    println!("nproc:  {}", nproc());
-    println!("git:    {}", run(sandbox.git(&home, &["--version"])));
-    println!("binary: {HOP}");
+    sandbox.print_preamble(HOP);
     println!(
         "plan:   {} warm-up + {} samples per series, interleaved{}",
         rounds.warmup,

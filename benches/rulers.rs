@@ -36,7 +36,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{
-    HPP, Rounds, Sandbox, Series, Stats, check, describe, nproc, print_header, print_row, run,
+    HPP, Rounds, Sandbox, Series, Stats, check, describe, print_header, print_row, run,
     run_interleaved, write,
 };
 
@@ -174,10 +174,7 @@ fn main() {
         "work waves should say the same inside and outside a repository"
     );
 
-    println!("nproc:  {}", nproc());
-    println!("git:    {}", run(sandbox.git(&outside, &["--version"])));
-    println!("binary: {HPP}");
-    println!("dir:    {}", sandbox.root().display());
+    sandbox.print_preamble(HPP);
     println!("spec:   {}", spec.display());
     println!("policy: git-hpp {}", describe_args(policy));
     println!("waves:  git-hpp {}", describe_args(waves));

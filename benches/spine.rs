@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{
-    HPP, Rounds, Sandbox, Series, Stats, nproc, rev_parse, run, run_interleaved, run_with_input,
+    HPP, Rounds, Sandbox, Series, Stats, rev_parse, run, run_interleaved, run_with_input,
 };
 
 /// Loops created in the "many loops" repositories.
@@ -631,10 +631,7 @@ fn measure_doctor_memory(sandbox: &Sandbox) -> Option<(f64, f64, Duration)> {
 fn main() {
     let plan = plan();
     let sandbox = Sandbox::new();
-    let home = sandbox.home();
-    println!("nproc: {}", nproc());
-    println!("git:   {}", run(sandbox.git(&home, &["--version"])));
-    println!("binary: {HPP}");
+    sandbox.print_preamble(HPP);
     println!(
         "plan:  {} warm-up + {} samples per series, interleaved{}",
         plan.warmup,

@@ -60,8 +60,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::{
-    HPP, Rounds, Sandbox, Series, Stats, nproc, print_header, print_row, rev_parse, run,
-    run_interleaved, run_with_input,
+    HPP, Rounds, Sandbox, Series, Stats, print_header, print_row, rev_parse, run, run_interleaved,
+    run_with_input,
 };
 use serde_json::Value;
 
@@ -403,11 +403,7 @@ fn peak_rss(
 fn main() {
     let plan = plan();
     let sandbox = Sandbox::new();
-    let home = sandbox.home();
-    println!("nproc:  {}", nproc());
-    println!("git:    {}", run(sandbox.git(&home, &["--version"])));
-    println!("binary: {HPP}");
-    println!("dir:    {}", sandbox.root().display());
+    sandbox.print_preamble(HPP);
     println!(
         "plan:   {} warm-up + {} samples per series, 4 series interleaved, each sample in a fresh \
          copy of its clone{}",

@@ -67,8 +67,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    HPP, Rounds, Sandbox, Series, Stats, nproc, print_header, print_row, rev_parse, run,
-    run_interleaved, run_with_input, timed, write,
+    HPP, Rounds, Sandbox, Series, Stats, print_header, print_row, rev_parse, run, run_interleaved,
+    run_with_input, timed, write,
 };
 use sha2::{Digest, Sha256};
 
@@ -658,11 +658,7 @@ fn measure_gate(sandbox: &Sandbox, plan: Plan) -> (Stats, Stats) {
 fn main() {
     let plan = Plan::from_env();
     let sandbox = Sandbox::new();
-    let home = sandbox.home();
-    println!("nproc:  {}", nproc());
-    println!("git:    {}", run(sandbox.git(&home, &["--version"])));
-    println!("binary: {HPP}");
-    println!("dir:    {}", sandbox.root().display());
+    sandbox.print_preamble(HPP);
     println!(
         "plan:   large tree states {} warm-up + {} samples, other series {} warm-up + {} samples, \
          verify {} warm-up + {} samples per series, interleaved{}",

@@ -71,6 +71,15 @@ impl Sandbox {
         self.root.path()
     }
 
+    /// Prints what a run was measured on: the processing units, git's version, the binary
+    /// under test and the directory everything lives in.
+    pub fn print_preamble(&self, binary: &str) {
+        println!("nproc:  {}", nproc());
+        println!("git:    {}", run(self.git(&self.home(), &["--version"])));
+        println!("binary: {binary}");
+        println!("dir:    {}", self.root().display());
+    }
+
     /// The HOME every spawned process gets.
     pub fn home(&self) -> PathBuf {
         self.root.path().join("home")
