@@ -350,7 +350,7 @@ fn an_answer_with_a_key_outside_the_contract_leaves_that_seat_not_judged() {
 }
 
 #[test]
-fn a_seat_whose_text_holds_a_secret_is_not_judged_and_the_secret_is_never_kept() {
+fn control_a_seat_whose_text_holds_a_secret_is_not_judged_and_the_secret_is_never_kept() {
     let session = Session::new(None);
     session.converging();
     let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";

@@ -604,6 +604,10 @@ fn an_http_probe_passes_on_2xx_and_records_the_status_it_got() {
     assert_eq!(down["probed"][0]["http_status"], 503, "{down}");
     assert_eq!(down["probed"][0]["ok"], false);
     server.join().expect("the server answered both");
+    // The signal keeps the status, never the URL (one may carry credentials).
+    let signal = sandbox.git(["show", "refs/hpp/monitors/harness-doctor:signal.json"]);
+    assert!(signal.contains("\"http_status\":503"), "{signal}");
+    assert!(!signal.contains("/health"), "{signal}");
     // The newest passing signal is the 200 at 1000: fresh at 1300 (freshness 600), stale later.
     let map = |now: &str| {
         sandbox
