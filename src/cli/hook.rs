@@ -1,4 +1,5 @@
-//! `git hpp hook pre-push|pre-receive`: what the installed hooks call.
+//! `git hpp hook pre-push|pre-receive|loop-gate|evidence-gate|secret-guard|turn-checkpoint`: what
+//! the installed git hooks and the modules' agent-host hook scripts call.
 
 use clap::Subcommand;
 
@@ -25,6 +26,15 @@ pub enum HookCommand {
     TurnCheckpoint(TurnCheckpointArgs),
 }
 
+/// The `--host` of an agent-host hook whose answer Claude Code and Codex read alike: taken so
+/// every module script calls its hook the same way, and not needed to answer.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct SameAnswer {
+    /// The host the hook runs under (both read the same answer to this hook)
+    #[arg(long = "host", id = "host", value_name = "HOST", value_enum)]
+    _host: crate::cli::HostArg,
+}
+
 /// An agent host's Stop hook: keep the workspace as it is after this turn
 ///
 /// What continuity-kit's turn-checkpoint.sh runs. Reads the host's Stop JSON on stdin (its
@@ -35,13 +45,8 @@ pub enum HookCommand {
 /// prints nothing, exits 0 (a problem is a warning on stderr).
 #[derive(Debug, clap::Args)]
 pub struct TurnCheckpointArgs {
-    /// The host whose hook protocol to answer in (both read the same answer to this hook)
-    #[arg(long, value_enum)]
-    #[allow(
-        dead_code,
-        reason = "Claude Code and Codex read the same answer to this hook; the flag is taken so every module script calls its hook alike"
-    )]
-    host: crate::cli::HostArg,
+    #[command(flatten)]
+    _host: SameAnswer,
 }
 
 /// An agent host's PreToolUse hook: refuse a write that would put a secret in the workspace
@@ -53,13 +58,8 @@ pub struct TurnCheckpointArgs {
 /// else silently. Exits 0 (the answer is in the JSON).
 #[derive(Debug, clap::Args)]
 pub struct SecretGuardArgs {
-    /// The host whose hook protocol to answer in (both read the same answer to this hook)
-    #[arg(long, value_enum)]
-    #[allow(
-        dead_code,
-        reason = "Claude Code and Codex read the same answer to this hook; the flag is taken so every module script calls its hook alike"
-    )]
-    host: crate::cli::HostArg,
+    #[command(flatten)]
+    _host: SameAnswer,
 }
 
 /// An agent host's Stop hook: block finishing while the loop has started but is not verified
@@ -72,13 +72,8 @@ pub struct SecretGuardArgs {
 /// never keep an agent running forever. Exits 0.
 #[derive(Debug, clap::Args)]
 pub struct LoopGateArgs {
-    /// The host whose hook protocol to answer in (both read the same answer to this hook)
-    #[arg(long, value_enum)]
-    #[allow(
-        dead_code,
-        reason = "Claude Code and Codex read the same answer to this hook; the flag is taken so every module script calls its hook alike"
-    )]
-    host: crate::cli::HostArg,
+    #[command(flatten)]
+    _host: SameAnswer,
 }
 
 /// An agent host's Stop hook: block finishing while a configured criterion does not pass
@@ -91,13 +86,8 @@ pub struct LoopGateArgs {
 /// Exits 0.
 #[derive(Debug, clap::Args)]
 pub struct EvidenceGateArgs {
-    /// The host whose hook protocol to answer in (both read the same answer to this hook)
-    #[arg(long, value_enum)]
-    #[allow(
-        dead_code,
-        reason = "Claude Code and Codex read the same answer to this hook; the flag is taken so every module script calls its hook alike"
-    )]
-    host: crate::cli::HostArg,
+    #[command(flatten)]
+    _host: SameAnswer,
 }
 
 /// Refuse a push of a protected ref whose commits do not pass `git hpp verify`
