@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::modules::files::Origin;
 use crate::modules::{self, CHECKSUMS_FILE};
-use crate::{attest, board, events, evidence, lanes};
+use crate::{attest, board, events, lanes};
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::lane::claim::{self, LaneId, LaneRecord};
 use hpp_core::manifest::Validated;
@@ -333,7 +333,7 @@ pub fn check_store(
                 check.findings.push(f);
             }
         } else if name.starts_with(refs::EVIDENCE_PREFIX) {
-            if let Some(f) = check_record(store, name, tip, evidence::RECORD_FILE) {
+            if let Some(f) = check_record(store, name, tip, hpp_core::evidence::RECORD_FILE) {
                 check.findings.push(f);
             }
         } else if let Some(rest) = name.strip_prefix(refs::ATTESTATIONS_PREFIX) {
@@ -346,7 +346,7 @@ pub fn check_store(
                 ));
                 continue;
             }
-            match read_record_at(store, name, tip, attest::RECORD_FILE) {
+            match read_record_at(store, name, tip, hpp_core::attestation::RECORD_FILE) {
                 Ok(_) => readable.push(position),
                 Err(f) => check.findings.push(f),
             }
@@ -762,7 +762,7 @@ fn backed_lines(
     let whole = verify(attest::verify_tree(store, tree, None, options))?;
     let mut out = Vec::new();
     for name in records {
-        let Ok(record) = read_record(store, name, attest::RECORD_FILE) else {
+        let Ok(record) = read_record(store, name, hpp_core::attestation::RECORD_FILE) else {
             continue;
         };
         let record = &record;
@@ -796,7 +796,7 @@ fn why_unbacked(
     let Some(record) = attested
         .get(tree.as_str())
         .and_then(|records| records.iter().find(|name| **name == named))
-        .and_then(|name| read_record(store, name, attest::RECORD_FILE).ok())
+        .and_then(|name| read_record(store, name, hpp_core::attestation::RECORD_FILE).ok())
     else {
         return Ok(format!(
             "{named} is not an attestation of this commit's tree {tree}"

@@ -11,12 +11,19 @@
 //!   through the store; [`cli`] is the only module that prints and the only one that decides
 //!   exit codes; [`process`] and [`sign`] are the side effects the core takes as values.
 //!
-//! The workflows: [`events`] (a loop's event log), [`gate`] (the pre-push and pre-receive gates), [`evidence`], [`attest`], [`deliberation`]
-//! (sealed House Sessions and the seat runner that drives one), [`lanes`], [`board`], [`continuity`] (handoffs),
-//! [`continuity_checkpoint`] (turn checkpoints), [`gotcha`] (the failure memory), [`hop`],
-//! [`monitors`] (health probes and their signals), [`doctor`], [`reconcile`] (fetched records
-//! taken into `refs/hpp/`), [`init`], [`modules`] (install), [`hooks`] (git hooks), [`atlas`],
-//! [`evals`] (controls and command cases).
+//! The workflows stand in floors, bottom first; each imports only floors below its own
+//! (`tests/it/layers.rs` holds the table):
+//! - the loop log, [`events`], at the bottom of the trust spine, beside what needs nothing of
+//!   the application: [`process`], [`paths`], [`outbound`], [`board`], [`continuity`]
+//!   (handoffs), [`continuity_checkpoint`] (turn checkpoints), [`gotcha`] (the failure memory),
+//!   [`hooks`] (git hooks), [`modules`] (install);
+//! - [`sign`], [`lanes`], [`monitors`] (health probes and their signals);
+//! - the records above the log: [`evidence`], [`deliberation`] (sealed House Sessions and the
+//!   seat runner that drives one); then [`attest`] and [`hop`];
+//! - [`gates`], the top of the trust spine: the loop gates, the gated append, the pre-push and
+//!   pre-receive gates;
+//! - [`evals`] (controls and command cases), [`reconcile`] (fetched records taken into
+//!   `refs/hpp/`), [`doctor`]; then [`atlas`] and [`init`]; then [`cli`].
 
 pub mod atlas;
 pub mod attest;
@@ -29,7 +36,7 @@ pub mod doctor;
 pub mod evals;
 pub mod events;
 pub mod evidence;
-pub mod gate;
+pub mod gates;
 pub mod gotcha;
 pub mod hooks;
 pub mod hop;

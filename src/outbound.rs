@@ -64,9 +64,12 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
                 continue;
             }
             let (kept, base) = if prefix == refs::ATTESTATIONS_PREFIX {
-                (crate::attest::SNAPSHOT_ENTRY, attested_base(store, &name)?)
+                (
+                    hpp_core::attestation::SNAPSHOT_ENTRY,
+                    attested_base(store, &name)?,
+                )
             } else {
-                (crate::evidence::ARTIFACTS_DIR, store.empty_tree())
+                (hpp_core::evidence::ARTIFACTS_DIR, store.empty_tree())
             };
             let Some(tree) = store
                 .entry_id(commit.as_str(), kept)?
@@ -91,7 +94,7 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
 /// empty tree (every file of the snapshot is then read).
 fn attested_base(store: &Store, name: &str) -> Result<TreeId, Error> {
     let base = store
-        .read_file(name, crate::attest::RECORD_FILE)?
+        .read_file(name, hpp_core::attestation::RECORD_FILE)?
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .and_then(|record| {
             record

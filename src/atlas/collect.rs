@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::{Atlas, Section, Table};
-use crate::{attest, board, events, evidence, hop, lanes};
+use crate::{attest, board, events, evidence, gates, hop, lanes};
 use hpp_core::graph::{self, View};
 use hpp_core::manifest::Manifest;
 use hpp_core::maps::{self, LaneClock};
@@ -26,6 +26,9 @@ pub enum Error {
     /// A loop could not be read.
     #[error(transparent)]
     Loops(#[from] events::Error),
+    /// A loop's gates could not be read.
+    #[error(transparent)]
+    Gates(#[from] gates::Error),
     /// The evidence could not be listed.
     #[error(transparent)]
     Evidence(#[from] evidence::Error),
@@ -202,14 +205,14 @@ fn monitor_section(manifest: &Value, now: i64) -> Section {
 fn loops_section(store: &Store, manifest: &Manifest) -> Result<Section, Error> {
     let spec = manifest.loop_spec();
     let loops = events::list(store, spec)?;
-    let tree = events::gates::workspace_tree(store, spec)?;
+    let tree = gates::workspace_tree(store, spec)?;
     let mut rows: Vec<Value> = Vec::with_capacity(loops.len());
     for l in &loops {
         // Each gate as it stands now, and the command that passes the next one.
         let (gates, next_action) = if l.chain.is_broken() {
             (String::new(), String::new())
         } else {
-            let outlook = events::gates::outlook_at(store, spec, l, None, tree.clone())?;
+            let outlook = gates::outlook_at(store, spec, l, None, tree.clone())?;
             let gates = outlook
                 .gates
                 .iter()
@@ -304,7 +307,7 @@ fn attestations_section(
     let mut rows: Vec<Value> = Vec::new();
     for (name, _) in store.list(refs::ATTESTATIONS_PREFIX)? {
         let record = store
-            .read_file(&name, attest::RECORD_FILE)?
+            .read_file(&name, hpp_core::attestation::RECORD_FILE)?
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .unwrap_or(Value::Null);
         rows.push(json!({

@@ -19,9 +19,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
-use super::{Error as AttestError, RECORD_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY, VerifyOptions};
+use super::{Error as AttestError, VerifyOptions};
 use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
 use hpp_core::attestation::{self as record, REFERENCE_SCHEMA, TreeFile, Verdict};
+use hpp_core::attestation::{RECORD_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY};
 use hpp_core::record::{canonical_json, sha256_hex};
 use hpp_store::{Content, FileKind, Store, TreeId, refs};
 
@@ -220,7 +221,7 @@ pub fn import(
             rec["actors"]["maker"].as_str().unwrap_or_default(),
             rec["session"].as_str().unwrap_or_default(),
         );
-        super::mirror_notes(store, store.head_commit()?, &tree, &line)?;
+        super::create::mirror_notes(store, store.head_commit()?, &tree, &line)?;
         true
     };
     let judged = super::verify_tree(store, &tree, Some(&attestation_ref), options)?;

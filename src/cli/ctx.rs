@@ -101,16 +101,15 @@ impl Ctx {
         match self.manifest_file()? {
             None => Ok(Manifest::built_in()),
             Some(path) => {
-                let text = crate::cli::input::read_capped(
-                    &path,
-                    crate::cli::input::JSON_FILE_CAP,
-                    "manifest",
-                )
-                .and_then(|b| {
-                    String::from_utf8(b).map_err(|_| {
-                        CliError::refused(format!("manifest {} is not UTF-8 text", path.display()))
-                    })
-                });
+                let text = super::caps::read_capped(&path, super::caps::JSON_FILE_CAP, "manifest")
+                    .and_then(|b| {
+                        String::from_utf8(b).map_err(|_| {
+                            CliError::refused(format!(
+                                "manifest {} is not UTF-8 text",
+                                path.display()
+                            ))
+                        })
+                    });
                 let text = text?;
                 Ok(Manifest::parse(&text, &path.display().to_string())?)
             }
@@ -243,7 +242,7 @@ impl Ctx {
         if bytes.len() as u64 > cap {
             return Err(CliError::refused(format!(
                 "{what} on stdin is larger than {}, its cap: refused before reading it whole",
-                crate::cli::input::size(cap)
+                super::caps::size(cap)
             )));
         }
         String::from_utf8(bytes)

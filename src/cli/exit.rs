@@ -172,6 +172,7 @@ impl From<crate::atlas::collect::Error> for CliError {
         match e {
             E::Store(inner) => inner.into(),
             E::Loops(inner) => inner.into(),
+            E::Gates(inner) => inner.into(),
             E::Evidence(inner) => inner.into(),
             E::Lanes(inner) => inner.into(),
         }
@@ -203,15 +204,28 @@ impl From<events::Error> for CliError {
     fn from(e: events::Error) -> Self {
         match e {
             events::Error::Store(inner) => inner.into(),
-            events::Error::Gate(refusal) => {
-                let hint = format!("gate {} requires: {}", refusal.gate, refusal.requires);
-                CliError::refused(refusal).hint(hint)
-            }
             events::Error::Broken { ref id, .. } => {
                 let hint = format!("inspect it with `git hpp event verify --loop {id}`");
                 CliError::refused(e).hint(hint)
             }
             other => CliError::refused(other),
+        }
+    }
+}
+
+// The loop gates: a gate that does not hold is refused with what it requires; the log's and the
+// store's errors are theirs.
+impl From<crate::gates::Error> for CliError {
+    fn from(e: crate::gates::Error) -> Self {
+        use crate::gates::Error as E;
+        match e {
+            E::Loop(inner) => inner.into(),
+            E::Store(inner) => inner.into(),
+            E::Gate(refusal) => {
+                let hint = format!("gate {} requires: {}", refusal.gate, refusal.requires);
+                CliError::refused(refusal).hint(hint)
+            }
+            sign @ E::Sign(_) => CliError::refused(sign),
         }
     }
 }
@@ -299,11 +313,11 @@ impl From<crate::continuity::Error> for CliError {
 }
 
 // The gates: bad input is refused; a verification that fails to run is its own error's.
-impl From<crate::gate::Error> for CliError {
-    fn from(e: crate::gate::Error) -> Self {
+impl From<crate::gates::push::Error> for CliError {
+    fn from(e: crate::gates::push::Error) -> Self {
         match e {
-            crate::gate::Error::Store(inner) => inner.into(),
-            crate::gate::Error::Attest(inner) => inner.into(),
+            crate::gates::push::Error::Store(inner) => inner.into(),
+            crate::gates::push::Error::Attest(inner) => inner.into(),
             other => CliError::refused(other),
         }
     }

@@ -7,7 +7,7 @@ use crate::attest::VerifyOptions;
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::CliError;
 use crate::cli::output::Outcome;
-use crate::gate::{self, Refusal};
+use crate::gates::push::{self as gate, Refusal};
 use hpp_core::gate::{Scope, Update};
 use hpp_store::PendingUpdate;
 
@@ -268,12 +268,6 @@ fn cmd_hook_evidence_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
                 artifacts: Vec::new(),
                 timeout_s: 600.0,
                 keep_artifacts: false,
-                record_event: None,
-                gate_options: crate::events::GateOptions {
-                    allowed: None,
-                    require_signed: false,
-                    person: None,
-                },
                 signing: None,
                 echo: None,
             },

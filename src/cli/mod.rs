@@ -7,6 +7,7 @@ pub mod atlas;
 pub mod attest;
 pub mod benchmark;
 pub mod board;
+pub mod caps;
 pub mod checker;
 pub mod cite;
 pub mod context;

@@ -28,7 +28,7 @@ pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let allowed = ctx.allowed_signers(None)?;
-    let outlook = events::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;
+    let outlook = crate::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;
     let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count,
                        "next_action": outlook.next_action, "gates": outlook.gates});
     Ok(Outcome::json(&value, Exit::Ok))

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::attest::{self, CreateRequest, VerifyOptions};
 use crate::events;
+use crate::gates;
 use hpp_core::context;
 use hpp_core::evals::CaseRun;
 use hpp_core::manifest::Manifest;
@@ -197,10 +198,10 @@ fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
     let gated = manifest.loop_spec();
     // The order of events, apart from what each gate measures (tested on its own).
     let spec = &gated.ungated();
-    let options = events::GateOptions::default();
+    let options = gates::GateOptions::default();
     let bare = loop_id("control-bare")?;
-    match events::append(&store, gated, &bare, walk[0], Map::new(), &options) {
-        Err(events::Error::Gate(_)) => {}
+    match gates::append(&store, gated, &bare, walk[0], Map::new(), &options) {
+        Err(gates::Error::Gate(_)) => {}
         Err(e) => {
             return Err(format!(
                 "a bare {} was refused for the wrong reason: {e}",
@@ -212,7 +213,7 @@ fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
     let good = loop_id("control-good")?;
     let mut state = None;
     for kind in walk {
-        let appended = events::append(&store, spec, &good, kind, Map::new(), &options)
+        let appended = gates::append(&store, spec, &good, kind, Map::new(), &options)
             .map_err(|e| format!("the valid sequence was refused at {kind}: {e}"))?;
         state = Some(appended.projection.state);
     }
@@ -223,12 +224,12 @@ fn event_gate_directions(walk: &[&str], premature: &str) -> Result<(), String> {
         ));
     }
     let bad = loop_id("control-bad")?;
-    let refused = events::append(&store, spec, &bad, premature, Map::new(), &options);
+    let refused = gates::append(&store, spec, &bad, premature, Map::new(), &options);
     let created = store
         .tip(&refs::loop_log(&bad))
         .map_err(|e| format!("cannot read the throwaway repository: {e}"))?;
     match (refused, created) {
-        (Err(events::Error::Transition(_)), None) => Ok(()),
+        (Err(gates::Error::Loop(events::Error::Transition(_))), None) => Ok(()),
         (Err(_), Some(_)) => Err(format!(
             "{premature} as the first event was refused but its log was created"
         )),

@@ -25,19 +25,15 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use hpp_core::event_log::{ChainReport, ChainStatus, LoggedEvent};
-use hpp_core::event_loop::{LoopSpec, Projection, TipState};
+use hpp_core::event_loop::{LoopSpec, Projection};
 use hpp_core::record::sha256_hex;
 use hpp_store::refs::{self, LoopId};
 use hpp_store::{CommitId, Store};
 
-use super::{Error, LoopState};
+use super::{Error, LoopState, chain};
 
 /// Loops shorter than this are read whole every time: reading them costs less than the cache.
 pub const MIN_EVENTS: usize = 64;
-
-/// How far back from the tip a remembered commit is looked for before a loop is read whole:
-/// beyond this, one whole verification costs about what the walk back would.
-pub const EXTEND_LIMIT: usize = 4096;
 
 #[derive(Serialize, Deserialize)]
 struct Standing {
@@ -64,7 +60,7 @@ struct Mark {
 pub fn read_standing(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<LoopState, Error> {
     let ref_name = refs::loop_log(id);
     let Some(tip) = store.tip(&ref_name)? else {
-        return super::read(store, spec, id);
+        return chain::read(store, spec, id);
     };
     if let Some(standing) =
         read_json::<Standing>(&standing_path(store, id)).filter(|s| s.machine == machine(spec))
@@ -74,7 +70,7 @@ pub fn read_standing(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Loop
             if matches_tip_state(store, spec, &before) {
                 return Ok(before);
             }
-        } else if let Some(state) = super::extend(store, spec, &before)? {
+        } else if let Some(state) = chain::extend(store, spec, &before)? {
             // A few new events are cheaper to read again than the whole standing (its history
             // grows with the loop) is to write at every read.
             if state.chain.events - before.chain.events >= MIN_EVENTS {
@@ -83,7 +79,7 @@ pub fn read_standing(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Loop
             return Ok(state);
         }
     }
-    let state = super::read(store, spec, id)?;
+    let state = chain::read(store, spec, id)?;
     if !state.chain.is_broken() && state.events.len() >= MIN_EVENTS {
         write_standing(store, spec, &state);
     }
@@ -97,17 +93,17 @@ pub fn read_standing(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Loop
 pub fn read_tip(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<LoopState, Error> {
     let ref_name = refs::loop_log(id);
     let Some(tip) = store.tip(&ref_name)? else {
-        return super::read(store, spec, id);
+        return chain::read(store, spec, id);
     };
     if let Some(mark) =
         read_json::<Mark>(&mark_path(store, id)).filter(|m| m.machine == machine(spec))
         && let Some(remembered) = store.commit_id(&mark.tip)
-        && let Some(state) = super::at_tip(store, spec, id, &remembered)?
+        && let Some(state) = chain::at_tip(store, spec, id, &remembered)?
     {
         if remembered == tip {
             return Ok(state);
         }
-        if let Some(extended) = super::extend(store, spec, &state)? {
+        if let Some(extended) = chain::extend(store, spec, &state)? {
             if let Some(head) = &extended.head {
                 self::mark(store, spec, id, head);
             }
@@ -170,18 +166,18 @@ fn matches_tip_state(store: &Store, spec: &LoopSpec, state: &LoopState) -> bool 
     let (Some(tip), Some(projection)) = (&state.head, &state.projection) else {
         return false;
     };
-    match super::recorded_state(store, spec, tip) {
-        Ok(super::Recorded::Usable(recorded)) => {
+    match chain::recorded_state(store, spec, tip) {
+        Ok(chain::Recorded::Usable(recorded)) => {
             recorded.seq == state.chain.events
                 && recorded.state == projection.state
                 && recorded.evidence_count == projection.evidence_count
                 && Some(&recorded.head_sha256) == state.chain.head_sha256.as_ref()
                 && projection.history.len() == state.chain.events
         }
-        Ok(super::Recorded::Nothing | super::Recorded::Other) => {
+        Ok(chain::Recorded::Nothing | chain::Recorded::Other) => {
             projection.history.len() == state.chain.events
         }
-        Ok(super::Recorded::Unreadable) | Err(_) => false,
+        Ok(chain::Recorded::Unreadable) | Err(_) => false,
     }
 }
 
@@ -190,7 +186,7 @@ fn write_standing(store: &Store, spec: &LoopSpec, state: &LoopState) {
     let (Some(tip), Some(projection)) = (&state.head, &state.projection) else {
         return;
     };
-    let kept = super::kept(&state.events)
+    let kept = chain::kept(&state.events)
         .into_iter()
         .map(|i| (state.events[i].clone(), state.commits[i].to_string()))
         .collect();
@@ -247,10 +243,4 @@ fn mark_path(store: &Store, id: &LoopId) -> PathBuf {
 /// What identifies the loop machine (with its gates and next steps) an entry was read under.
 fn machine(spec: &LoopSpec) -> String {
     sha256_hex(format!("{spec:?}").as_bytes())
-}
-
-/// A [`TipState`] is used only when it names this machine.
-pub(super) fn usable(spec: &LoopSpec, recorded: &TipState) -> bool {
-    recorded.schema == hpp_core::event_loop::TIP_STATE_SCHEMA
-        && recorded.machine == spec.machine_id()
 }

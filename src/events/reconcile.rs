@@ -11,21 +11,19 @@
 //!
 //! Because the join contains both tips, the local loop moves forward, and so does the remote's
 //! on the next `git hpp push`: no ref is ever forced. Reading a loop skips joins
-//! ([`without_joins`]): the kept events are the loop's, the next event is appended on the join.
+//! ([`super::chain`] skips them): the kept events are the loop's, the next event is appended on the join.
 
 use serde::Serialize;
 
+use hpp_core::event_log::JOIN_FILE;
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::record::canonical_json;
 use hpp_store::refs::{self, LoopId};
-use hpp_store::{self as store, Chain, CommitId, Relation, Store};
+use hpp_store::{self as store, CommitId, Relation, Store};
 
 use super::Error as LoopError;
 
-/// The blob a join adds beside the kept event.
-pub const FILE: &str = "reconcile.json";
-
-/// The schema of [`FILE`].
+/// The schema of the blob a join adds beside the kept event ([`JOIN_FILE`]).
 pub const SCHEMA: &str = "hpp.loop-reconcile/v1";
 
 /// Which side becomes the loop.
@@ -164,9 +162,9 @@ pub fn reconcile(
         Relation::Diverged(_) => {}
     }
     let (kept_state, side) = match keep {
-        Keep::Ours => (super::read(store, spec, id)?, "ours"),
+        Keep::Ours => (super::chain::read(store, spec, id)?, "ours"),
         Keep::Theirs => (
-            super::read_with_chain_at(store, spec, id, staged)?.0,
+            super::chain::read_with_chain_at(store, spec, id, staged)?.0,
             "theirs",
         ),
     };
@@ -201,7 +199,14 @@ pub fn reconcile(
         &kept.as_str()[..12],
         &other.as_str()[..12]
     );
-    let commit = match store.join_record(&name, &ours, &kept, &other, &[(FILE, &bytes)], &message) {
+    let commit = match store.join_record(
+        &name,
+        &ours,
+        &kept,
+        &other,
+        &[(JOIN_FILE, &bytes)],
+        &message,
+    ) {
         Ok(commit) => commit,
         Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {
             return Err(Error::Moved { id: id.clone() });
@@ -212,30 +217,5 @@ pub fn reconcile(
         commit,
         record,
         events: kept_state.chain.events,
-    })
-}
-
-/// Drops the joins from a loop's first-parent chain: a commit with two parents whose first
-/// parent is the link before it, whose event is that link's event byte for byte, and which
-/// carries a [`FILE`]. Anything else with two parents stays, and the chain check calls it
-/// broken.
-pub(crate) fn without_joins(store: &Store, chain: Chain) -> Result<Chain, store::Error> {
-    if chain.links.iter().all(|l| l.parents.len() < 2) {
-        return Ok(chain);
-    }
-    let mut links: Vec<store::Link> = Vec::with_capacity(chain.links.len());
-    for link in chain.links {
-        let join = link.parents.len() == 2
-            && links.last().is_some_and(|previous| {
-                previous.commit == link.parents[0] && previous.payload == link.payload
-            })
-            && store.read_commit_file(&link.commit, FILE)?.is_some();
-        if !join {
-            links.push(link);
-        }
-    }
-    Ok(Chain {
-        tip: chain.tip,
-        links,
     })
 }

@@ -19,7 +19,7 @@ use hpp_core::evidence::{self as bundle, Verdict};
 use hpp_core::record::{canonical_json, sha256_hex};
 use hpp_store::{Content, Store, refs};
 
-use super::{RECORD_FILE, SCHEMA};
+use hpp_core::evidence::{RECORD_FILE, SCHEMA};
 
 /// The blob beside an imported record that says where it came from.
 pub const IMPORT_FILE: &str = "imported.json";

@@ -16,28 +16,19 @@ pub mod mutate;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
-use crate::events::{self, Appended};
 use crate::process;
 use crate::sign::{self, AllowedSigners, SignatureReport, Signing};
-use hpp_core::event_loop::LoopSpec;
 use hpp_core::evidence::{
-    self as bundle, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured, SCHEMA, Status,
-    Verdict,
+    self as bundle, ARTIFACTS_DIR, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured,
+    RECORD_FILE, SCHEMA, SIGNATURE_FILE, Status, Verdict,
 };
 use hpp_core::record::sha256_hex;
 use hpp_core::secrets;
-use hpp_store::refs::{self, LoopId};
+use hpp_store::refs;
 use hpp_store::{self as store, Content, Store};
-
-/// The record blob in an evidence commit's tree.
-pub const RECORD_FILE: &str = "record.json";
-/// The signature blob beside it.
-pub const SIGNATURE_FILE: &str = "record.sig";
-/// Where kept artifact bytes live in the tree.
-pub const ARTIFACTS_DIR: &str = "artifacts";
 
 /// Why an evidence operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +78,7 @@ pub enum Error {
 }
 
 /// A request to run a criterion command and record it.
-pub struct RunRequest<'a> {
+pub struct RunRequest {
     /// The bundle's id.
     pub id: EvidenceId,
     /// The command, as an argv.
@@ -98,10 +89,6 @@ pub struct RunRequest<'a> {
     pub timeout_s: f64,
     /// Store the artifacts' bytes in the record.
     pub keep_artifacts: bool,
-    /// Append `evidence_recorded` to this loop when the run passed.
-    pub record_event: Option<(&'a LoopSpec, LoopId)>,
-    /// How strictly that event's gate checks.
-    pub gate_options: events::GateOptions<'a>,
     /// Sign the record.
     pub signing: Option<Signing>,
     /// Where the criterion's output is shown as it runs (nothing when `None`).
@@ -115,10 +102,6 @@ pub struct RunOutcome {
     pub record: Bundle,
     /// The ref it was stored at.
     pub record_ref: String,
-    /// The appended event, when one was asked for and the run passed.
-    pub event: Option<Appended>,
-    /// Why the event could not be appended, if it could not.
-    pub event_error: Option<String>,
 }
 
 /// The record's `started_at` and the stamp its ref name carries.
@@ -131,7 +114,7 @@ fn utc_stamp(now: OffsetDateTime) -> (String, String) {
 
 /// Runs the criterion command and records the bundle. Everything that can be refused is refused
 /// before the command starts.
-pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> {
+pub fn run(store: &Store, request: RunRequest) -> Result<RunOutcome, Error> {
     let (timeout, patterns) = check(&request)?;
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     artifacts::check_resolved(&root, &patterns)?;
@@ -197,38 +180,13 @@ pub fn run(store: &Store, request: RunRequest<'_>) -> Result<RunOutcome, Error> 
         record,
         &kept,
     )?;
-    let mut outcome = RunOutcome {
-        record,
-        record_ref,
-        event: None,
-        event_error: None,
-    };
-    if let (Some((spec, loop_id)), Verdict::Passed) =
-        (&request.record_event, outcome.record.verdict)
-    {
-        let data = json!({"evidence": [outcome.record_ref], "id": request.id});
-        let data = data.as_object().cloned().expect("a JSON object literal");
-        match events::append(
-            store,
-            spec,
-            loop_id,
-            "evidence_recorded",
-            data,
-            &request.gate_options,
-        ) {
-            Ok(appended) => outcome.event = Some(appended),
-            Err(e) => outcome.event_error = Some(e.to_string()),
-        }
-    }
-    Ok(outcome)
+    Ok(RunOutcome { record, record_ref })
 }
 
 /// Refuses a request before anything runs: an empty or secret-shaped command, a bad timeout, a
 /// bad artifact pattern, an event asked for without an artifact. Returns the timeout and the
 /// patterns.
-fn check(
-    request: &RunRequest<'_>,
-) -> Result<(std::time::Duration, Vec<artifacts::Pattern>), Error> {
+fn check(request: &RunRequest) -> Result<(std::time::Duration, Vec<artifacts::Pattern>), Error> {
     if request.command.is_empty() || request.command[0].is_empty() {
         return Err(Error::EmptyCommand);
     }
@@ -248,7 +206,7 @@ fn collect_artifacts(
     root: &Path,
     patterns: &[artifacts::Pattern],
     before: &std::collections::BTreeMap<String, artifacts::Stamp>,
-    request: &RunRequest<'_>,
+    request: &RunRequest,
 ) -> (Vec<ArtifactGroup>, Vec<(String, Vec<u8>)>) {
     let mut groups = Vec::new();
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();

@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::RECORD_FILE;
 use super::bundle::EvidenceId;
 use crate::process;
+use hpp_core::evidence::RECORD_FILE;
 use hpp_core::mutation::{
     self, Applied, CleanRun, Header, Mutant, MutantResult, MutationRecord, Outcome, RunVerdict,
 };

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::{
     CheckId, CommitId, Error, Hop, Kind, Landing, Loaded, Parent, Role, State, StateId, TreeId,
-    Undone, accepted_state, gix_ref_invalid, landing_state, moved, new_state_id, now_rfc3339,
+    Undone, accepted_state, invalid_ref_name, landing_state, moved, new_state_id, now_rfc3339,
     stamp,
 };
 use hpp_core::hop::{overlap, states};
@@ -29,7 +29,7 @@ impl Hop<'_> {
     /// files and index with it, as `git merge --ff-only` would.
     fn check_branch(&self, branch: &str, head: &Loaded) -> Result<BranchPlan, Error> {
         let name = format!("refs/heads/{branch}");
-        if branch.is_empty() || branch.starts_with('-') || gix_ref_invalid(branch) {
+        if branch.is_empty() || branch.starts_with('-') || invalid_ref_name(branch) {
             return Err(Error::InvalidBranch(branch.to_owned()));
         }
         let mut checked_out = None;

@@ -759,6 +759,6 @@ fn refs_states() -> &'static str {
     store::refs::HOP_STATES_PREFIX
 }
 
-fn gix_ref_invalid(name: &str) -> bool {
+fn invalid_ref_name(name: &str) -> bool {
     name.parse::<store::refs::LoopId>().is_err()
 }

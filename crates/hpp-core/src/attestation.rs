@@ -37,6 +37,17 @@ pub const REFERENCE_SCHEMA: &str = "hpp.evidence-attestation/v1";
 /// The schema name of a verification report.
 pub const VERIFICATION_SCHEMA: &str = "hpp.attestation-verification/v1";
 
+/// The record blob in an attestation commit's tree.
+pub const RECORD_FILE: &str = "attestation.json";
+/// The signature blob beside it (SSHSIG, namespace `hpp`, over the record's bytes).
+pub const SIGNATURE_FILE: &str = "attestation.sig";
+/// The spec blob kept in the record's tree.
+pub const SPEC_ENTRY: &str = "spec";
+/// The snapshot tree kept in the record's tree.
+pub const SNAPSHOT_ENTRY: &str = "snapshot";
+/// The sealed release-gate session kept in the record's tree, when one raised the verdict.
+pub const DELIBERATION_ENTRY: &str = "deliberation.json";
+
 /// The three verdicts a checker may record, as the record spells them.
 pub const VERDICTS: [&str; 3] = [
     Verdict::Approved.as_str(),

@@ -17,6 +17,18 @@ use crate::record::{GENESIS_SHA256, canonical_json, is_sha256_hex, sha256_hex};
 /// The schema name of a chain report.
 pub const CHAIN_SCHEMA: &str = "hpp.event-chain/v1";
 
+/// The blob that holds an event in its commit's tree: the exact bytes of one line of the
+/// reference's `events.jsonl`.
+pub const EVENT_FILE: &str = "event.json";
+
+/// The blob beside [`EVENT_FILE`] that holds a person's signature (SSHSIG) over the event's bytes.
+pub const SIGNATURE_FILE: &str = "event.sig";
+
+/// The blob a *join* adds beside the kept event when a person reconciles a loop two machines
+/// appended to (`hpp.loop-reconcile/v1`): a commit with two parents that carries it is skipped
+/// when the loop is read.
+pub const JOIN_FILE: &str = "reconcile.json";
+
 /// Returns the id of the event at 1-based position `seq`: `event:<seq>`.
 pub fn event_id(seq: usize) -> String {
     format!("event:{seq}")

@@ -12,6 +12,13 @@ use crate::run::Finished;
 /// The schema name.
 pub const SCHEMA: &str = "hpp.evidence/v1";
 
+/// The record blob in an evidence commit's tree.
+pub const RECORD_FILE: &str = "record.json";
+/// The signature blob beside it (SSHSIG, namespace `hpp`, over the record's bytes).
+pub const SIGNATURE_FILE: &str = "record.sig";
+/// Where kept artifact bytes live in the record's tree (`artifacts/<path>`).
+pub const ARTIFACTS_DIR: &str = "artifacts";
+
 /// Fields left out of the self-hash (they are added after, or live beside the record).
 pub const UNHASHED: &[&str] = &["record_sha256", "event", "event_error", "signature"];
 

@@ -166,7 +166,7 @@ fn declared_evidence(
                 .map_or(ArtifactCheck::RecordOnly, ArtifactCheck::Workspace);
             let report = evidence::verify(store, &found, None, check)?;
             let bytes = store
-                .read_file(&found, evidence::RECORD_FILE)?
+                .read_file(&found, hpp_core::evidence::RECORD_FILE)?
                 .unwrap_or_default();
             let record = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             (report.status, record)

@@ -8,7 +8,8 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg, TrustArgs};
-use crate::events::{self, GateOptions};
+use crate::events;
+use crate::gates::{self, GateOptions};
 
 /// Append one event to a loop and print where the loop stands
 ///
@@ -103,11 +104,11 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
         person: person.as_ref(),
     };
     let spec = manifest.loop_spec();
-    let appended = match events::append(store, spec, &id, &args.kind, data, &options) {
+    let appended = match gates::append(store, spec, &id, &args.kind, data, &options) {
         Ok(appended) => appended,
-        Err(events::Error::Transition(
+        Err(gates::Error::Loop(events::Error::Transition(
             e @ hpp_core::event_loop::Error::InvalidTransition { .. },
-        )) => return Err(transition_refused(spec, e)),
+        ))) => return Err(transition_refused(spec, e)),
         Err(e) => return Err(e.into()),
     };
     let mut p = appended.projection.clone();

@@ -8,7 +8,8 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
-use crate::events::{self, gates};
+use crate::events;
+use crate::gates;
 
 /// Check a loop's chain, and re-check the records each event's gate checked
 ///

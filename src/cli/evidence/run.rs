@@ -8,7 +8,8 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg, TrustArgs};
-use crate::evidence::{self, RunRequest};
+use crate::evidence::RunRequest;
+use crate::gates::{self, GateOptions};
 use hpp_core::evidence::{EvidenceId, Verdict};
 use hpp_core::record::to_object;
 
@@ -73,7 +74,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
     };
     let signing = ctx.named_signing(args.sign_key.as_deref(), args.signer.as_deref())?;
     let (allowed, require_signed) = args.trust.policy(ctx)?;
-    let outcome = evidence::run(
+    let recorded = gates::record_evidence(
         store,
         RunRequest {
             id,
@@ -81,27 +82,28 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
             artifacts: args.artifacts.clone(),
             timeout_s: args.timeout,
             keep_artifacts: args.keep_artifacts,
-            record_event,
-            gate_options: crate::events::GateOptions {
-                allowed: allowed.as_ref(),
-                require_signed,
-                person: None,
-            },
             signing,
             echo: (!ctx.quiet()).then(crate::cli::output::echo_to_stderr),
         },
+        record_event,
+        &GateOptions {
+            allowed: allowed.as_ref(),
+            require_signed,
+            person: None,
+        },
     )
     .map_err(CliError::from)?;
+    let outcome = &recorded.run;
     let mut printed = Value::Object(to_object(&outcome.record));
-    printed["event"] = outcome.event.as_ref().map_or(
+    printed["event"] = recorded.event.as_ref().map_or(
         Value::Null,
         |e| json!({"type": "evidence_recorded", "loop": e.id, "commit": e.commit}),
     );
-    if let Some(error) = &outcome.event_error {
+    if let Some(error) = &recorded.event_error {
         printed["event_error"] = json!(error);
     }
     let verdict = outcome.record.verdict;
-    let exit = match (verdict, &outcome.event_error) {
+    let exit = match (verdict, &recorded.event_error) {
         (_, Some(_)) => Exit::Block,
         (Verdict::Passed, None) => Exit::Ok,
         (
@@ -116,7 +118,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
     for missing in printed["missing"].as_array().into_iter().flatten() {
         human.push_str(&format!("\nno new or changed file for {missing}"));
     }
-    if let Some(event) = &outcome.event {
+    if let Some(event) = &recorded.event {
         human.push_str(&format!(
             "\nappended {} evidence_recorded to loop {}",
             event.event, event.id
@@ -138,7 +140,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
         }
     }
     let mut result = Outcome::document(args.format.json, &printed, human, exit);
-    if let Some(error) = &outcome.event_error {
+    if let Some(error) = &recorded.event_error {
         result = result.warn(format!("the event was not appended: {error}"));
     }
     Ok(result)

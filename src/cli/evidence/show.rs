@@ -20,8 +20,13 @@ pub fn cmd_evidence_show(ctx: &Ctx, args: &EvidenceShowArgs) -> Result<Outcome, 
     let store = ctx.store()?;
     let name = evidence::resolve(store, &args.bundle)?;
     let bytes = store
-        .read_file(&name, evidence::RECORD_FILE)?
-        .ok_or_else(|| CliError::refused(format!("{name} holds no {}", evidence::RECORD_FILE)))?;
+        .read_file(&name, hpp_core::evidence::RECORD_FILE)?
+        .ok_or_else(|| {
+            CliError::refused(format!(
+                "{name} holds no {}",
+                hpp_core::evidence::RECORD_FILE
+            ))
+        })?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| CliError::refused(format!("{name}: the record is not JSON: {e}")))?;
     Ok(Outcome::json(&value, Exit::Ok))

@@ -331,6 +331,10 @@ impl LoopSpec {
 /// Schema of [`TipState`].
 pub const TIP_STATE_SCHEMA: &str = "hpp.loop-state/v1";
 
+/// The blob beside an event that records where its loop stands after it (a [`TipState`]): what
+/// an append on this tip checks the next event against, without reading the history.
+pub const STATE_FILE: &str = "state.json";
+
 /// Where a loop stands after one of its events, recorded beside the event (`state.json` in the
 /// event commit's tree) so an append can check the next event against the tip alone, without
 /// reading the history. Constant in size whatever the loop's length. It is a claim like any

@@ -1,0 +1,81 @@
+//! The gates: the top of the trust spine, where the log meets the records that justify it.
+//!
+//! CONCEPTS.md "gate", "maker and checker", "evidence" and "attestation". The loop log below
+//! ([`crate::events`]) knows transitions; the records beside it ([`crate::evidence`],
+//! [`crate::attest`]) know whether they still verify. This floor joins them and is the only
+//! place that does:
+//!
+//! - [`admit`]: the loop gates, one function per gate condition, asked by every append attempt
+//!   (it implements [`crate::events::Admission`]);
+//! - [`append`] (the module): the gated append, and evidence recorded into a loop;
+//! - [`standing`]: how each event's gate stands now, every record it names re-checked (what
+//!   `event verify` reports), and [`outlook`]: where a loop's gates stand against the workspace
+//!   (what `status` and `resume` show);
+//! - [`push`]: the pre-push and pre-receive gates (which commits of a push must verify);
+//! - [`records`]: the record checks the loop gates share (a bundle that still holds for a tree,
+//!   an approval by a checker who is not the maker).
+//!
+//! A gated event records what it passed in its data (`"gate": {"name", "tree"}`, the refs it
+//! checked), so a reviewer re-checks the same records from a clone.
+
+pub mod admit;
+pub mod append;
+pub mod outlook;
+pub mod push;
+pub mod records;
+pub mod standing;
+
+use hpp_core::event_loop::gates::Refusal;
+use hpp_store as store;
+
+use crate::events;
+use crate::sign::{self, AllowedSigners, Signing};
+
+pub use self::append::{EvidenceRecorded, append, record_evidence};
+pub use self::outlook::{GateNow, Outlook, outlook, outlook_at, workspace_tree};
+pub use self::standing::{EventGate, report, standing};
+
+/// How strictly the gates check: the signers known, whether signatures are required, and the
+/// key a person signs their approval with.
+#[derive(Clone, Copy, Default)]
+pub struct GateOptions<'a> {
+    /// The allowed-signers file in force, if any.
+    pub allowed: Option<&'a AllowedSigners>,
+    /// Whether signatures are required (the trust policy of `verify`).
+    pub require_signed: bool,
+    /// The key the person named by `--by` signs with.
+    pub person: Option<&'a Signing>,
+}
+
+/// Why a gated operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The loop log refused the event or could not be read (a transition the loop does not
+    /// take, a broken chain, a secret's shape).
+    #[error(transparent)]
+    Loop(#[from] events::Error),
+    /// A gate's condition does not hold: the gate, what it requires, the record it looked at.
+    #[error(transparent)]
+    Gate(#[from] Refusal),
+    /// The person's key could not sign the approval.
+    #[error(transparent)]
+    Sign(#[from] sign::Error),
+    /// The store failed or refused.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// A gate's refusal: `gate` requires `requires`; `record` is what it looked at.
+fn refuse(gate: &str, requires: &str, record: Option<String>, reason: String) -> Error {
+    Error::Gate(Refusal {
+        gate: gate.to_owned(),
+        requires: requires.to_owned(),
+        record,
+        reason,
+    })
+}
+
+/// The first 12 hex digits of an object id.
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
