@@ -135,8 +135,9 @@ pub enum Error {
     Cycle(Vec<String>),
 }
 
-/// A model tier a unit asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// The model tier a unit asks for (CONCEPTS.md "WorkGraph": a unit has a tier), ordered from
+/// cheapest to strongest. Routing ([`crate::routing`]) moves work between the same tiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The cheapest tier.
@@ -148,7 +149,29 @@ pub enum Tier {
 }
 
 impl Tier {
-    fn parse(text: &str) -> Option<Self> {
+    /// Every tier, cheapest first.
+    pub const ALL: [Tier; 3] = [Tier::Economy, Tier::Balanced, Tier::Frontier];
+
+    /// Returns one line that describes the tier.
+    pub fn about(self) -> &'static str {
+        match self {
+            Self::Economy => "The cheapest tier",
+            Self::Balanced => "The middle tier",
+            Self::Frontier => "The strongest tier",
+        }
+    }
+
+    /// Returns the tier's name as a spec or a provider writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Economy => "economy",
+            Self::Balanced => "balanced",
+            Self::Frontier => "frontier",
+        }
+    }
+
+    /// Returns the tier a name names (`economy`, `balanced`, `frontier`), if any.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         match text {
             "economy" => Some(Self::Economy),
             "balanced" => Some(Self::Balanced),
@@ -156,14 +179,11 @@ impl Tier {
             _ => None,
         }
     }
+}
 
-    /// Returns the tier's name as the spec writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Economy => "economy",
-            Self::Balanced => "balanced",
-            Self::Frontier => "frontier",
-        }
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
