@@ -30,6 +30,8 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::pyrepr;
+
 /// The schema of a compiled WorkGraph.
 pub const SCHEMA: &str = "hpp.workgraph/v1";
 /// The schema of the waves document.
@@ -425,7 +427,7 @@ fn items(raw: Option<&Value>, done_gate: &[String]) -> Result<Vec<Unit>, Error> 
         }
         .ok_or_else(|| Error::InvalidTier {
             work: id.clone(),
-            tier: python_str(object.get("tier")),
+            tier: pyrepr::display(object.get("tier")),
         })?;
         let gate = match object.get("gate") {
             Some(raw) => gate(&format!("work {id}"), raw)?,
@@ -652,17 +654,6 @@ fn layer(units: &[Unit]) -> Vec<Wave> {
         .into_iter()
         .map(|(index, work)| Wave { index, work })
         .collect()
-}
-
-/// Renders a JSON value the way the reference's `str()` printed it in a refusal.
-fn python_str(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => "None".to_owned(),
-        Some(Value::Bool(true)) => "True".to_owned(),
-        Some(Value::Bool(false)) => "False".to_owned(),
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-    }
 }
 
 #[cfg(test)]
