@@ -48,6 +48,7 @@ mod process;
 mod race;
 mod reference;
 mod repos;
+mod repr;
 mod retrieval;
 mod review_guard;
 mod route;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::record::{canonical_json, canonical_record, is_sha256_hex, sha256_hex, to_object};
+use crate::record::{is_sha256_hex, sha256_hex};
 use crate::run::Finished;
 
 /// The schema name.
@@ -19,8 +19,9 @@ pub const SIGNATURE_FILE: &str = "record.sig";
 /// Where kept artifact bytes live in the record's tree (`artifacts/<path>`).
 pub const ARTIFACTS_DIR: &str = "artifacts";
 
-/// Fields left out of the self-hash (they are added after, or live beside the record).
-pub const UNHASHED: &[&str] = &["record_sha256", "event", "event_error", "signature"];
+/// The self-hash a bundle is sealed with, and the fields it leaves out: the rule every
+/// self-hashed record shares, kept in [`crate::record`].
+pub use crate::record::{UNHASHED, self_hash};
 
 /// A validated evidence id: `^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -433,20 +434,10 @@ impl Bundle {
     /// Names the ref the record is stored at, computes its self-hash over that, and returns the
     /// canonical bytes to store.
     pub fn seal(&mut self, record_ref: String) -> Vec<u8> {
-        self.record_ref = Some(record_ref);
-        self.record_sha256 = None;
-        self.record_sha256 = Some(self_hash(&to_object(self)));
-        canonical_record(self)
+        crate::record::seal(self, record_ref, |bundle| {
+            (&mut bundle.record_ref, &mut bundle.record_sha256)
+        })
     }
-}
-
-/// Returns the self-hash of a record: sha256 of its canonical JSON without [`UNHASHED`].
-pub fn self_hash(record: &Map<String, Value>) -> String {
-    let mut hashed = record.clone();
-    for key in UNHASHED {
-        hashed.remove(*key);
-    }
-    sha256_hex(&canonical_json(&Value::Object(hashed)))
 }
 
 /// Returns the `{bytes, sha256}` digest of a captured stream, as JSON ([`StreamDigest::of`]).
@@ -545,6 +536,7 @@ pub fn is_inside(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{canonical_json, to_object};
     use serde_json::json;
 
     #[test]

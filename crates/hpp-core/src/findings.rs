@@ -22,7 +22,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::citations::py_repr_str;
+use crate::pyrepr;
 use crate::record::sha256_hex;
 
 /// The schema name of a findings document.
@@ -189,7 +189,7 @@ pub fn check(document: &Value, subject: Option<&[u8]>) -> Result<Report, Error> 
     }
     let lens = match object.get("lens") {
         Some(Value::String(s)) if LENS.is_match(s) => s.clone(),
-        other => return Err(Error::BadLens(py_repr(other))),
+        other => return Err(Error::BadLens(pyrepr::optional(other))),
     };
     let named = match object.get("subject_sha256") {
         Some(Value::String(s)) if crate::record::is_sha256_hex(s) => s.clone(),
@@ -272,7 +272,7 @@ fn finding(raw: &Value, index: usize) -> Result<Finding, Error> {
                 ": ",
                 format!(
                     "code must be a stable UPPER_SNAKE identifier, got {}",
-                    py_repr(other)
+                    pyrepr::optional(other)
                 ),
             ));
         }
@@ -352,26 +352,15 @@ fn texts(value: Option<&Value>) -> Option<Vec<String>> {
 
 /// The keys outside `allowed`, sorted, as the reference prints a Python list: `['a', 'b']`.
 fn extra_keys(object: &Map<String, Value>, allowed: &[&str]) -> String {
-    let extra: Vec<String> = object
+    let extra: Vec<&str> = object
         .keys()
-        .filter(|key| !allowed.contains(&key.as_str()))
-        .map(|key| py_repr_str(key))
+        .map(String::as_str)
+        .filter(|key| !allowed.contains(key))
         .collect();
     if extra.is_empty() {
         String::new()
     } else {
-        format!("[{}]", extra.join(", "))
-    }
-}
-
-/// A JSON value as Python's `repr` would show it in a refusal.
-fn py_repr(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => "None".into(),
-        Some(Value::Bool(true)) => "True".into(),
-        Some(Value::Bool(false)) => "False".into(),
-        Some(Value::String(s)) => py_repr_str(s),
-        Some(other) => other.to_string(),
+        pyrepr::list(&extra)
     }
 }
 

@@ -190,46 +190,6 @@ pub fn format_g(value: f64) -> String {
     trim(&format!("{value:.decimals$}"))
 }
 
-/// Quotes a JSON value as Python's `repr` would (`'a'`, `None`, `True`), so refusals name a bad
-/// value the way the reference's do.
-///
-/// ```
-/// use hpp_core::instrument::py_repr;
-/// assert_eq!(py_repr(&serde_json::json!("it's")), r#""it's""#);
-/// assert_eq!(py_repr(&serde_json::json!(null)), "None");
-/// ```
-pub fn py_repr(value: &Value) -> String {
-    match value {
-        Value::Null => "None".to_owned(),
-        Value::Bool(true) => "True".to_owned(),
-        Value::Bool(false) => "False".to_owned(),
-        Value::String(text) => {
-            let quote = if text.contains('\'') && !text.contains('"') {
-                '"'
-            } else {
-                '\''
-            };
-            let mut out = String::from(quote);
-            for c in text.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    c if c == quote => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push(quote);
-            out
-        }
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@
 //!
 //! - **Records**: [`record`] (canonical JSON, ids, hashes), [`evidence`] (the evidence bundle),
 //!   [`attestation`], [`secrets`] (the secret-shape detector), [`run`] (a finished command),
-//!   [`timestamp`] (RFC 3339 in UTC).
+//!   [`timestamp`] (RFC 3339 in UTC), [`pyrepr`] (Python's `repr` of the values refusals quote).
 //! - **The loop**: [`event_loop`] (states, transitions, gates), [`event_log`] (the hash-chained
 //!   log), [`gate`] (the pre-push gate's rule), [`manifest`] (the protocol manifest).
 //! - **The rulers**: [`policy`], [`workgraph`] (waves), [`coverage`], [`context`], [`citations`],
@@ -49,6 +49,7 @@ pub mod maps;
 pub mod mutation;
 pub mod pattern;
 pub mod policy;
+pub mod pyrepr;
 pub mod record;
 pub mod retrieval;
 pub mod review_guard;

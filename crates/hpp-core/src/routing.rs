@@ -63,55 +63,8 @@ pub enum Error {
     BelowFloor(Tier),
 }
 
-/// A work tier, ordered from cheapest to strongest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tier {
-    /// The cheapest tier.
-    Economy,
-    /// The middle tier.
-    Balanced,
-    /// The strongest tier.
-    Frontier,
-}
-
-impl Tier {
-    /// Every tier, cheapest first.
-    pub const ALL: [Tier; 3] = [Tier::Economy, Tier::Balanced, Tier::Frontier];
-
-    /// Returns one line that describes the tier.
-    pub fn about(self) -> &'static str {
-        match self {
-            Tier::Economy => "The cheapest tier",
-            Tier::Balanced => "The middle tier",
-            Tier::Frontier => "The strongest tier",
-        }
-    }
-
-    /// Returns the tier's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Economy => "economy",
-            Tier::Balanced => "balanced",
-            Tier::Frontier => "frontier",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        match text {
-            "economy" => Some(Tier::Economy),
-            "balanced" => Some(Tier::Balanced),
-            "frontier" => Some(Tier::Frontier),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Tier {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The tiers a route moves between are the WorkGraph's: the tier a unit asks for.
+pub use crate::workgraph::Tier;
 
 /// A level of risk or complexity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -30,6 +30,8 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::pyrepr;
+
 /// The schema of a compiled WorkGraph.
 pub const SCHEMA: &str = "hpp.workgraph/v1";
 /// The schema of the waves document.
@@ -135,8 +137,9 @@ pub enum Error {
     Cycle(Vec<String>),
 }
 
-/// A model tier a unit asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// The model tier a unit asks for (CONCEPTS.md "WorkGraph": a unit has a tier), ordered from
+/// cheapest to strongest. Routing ([`crate::routing`]) moves work between the same tiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The cheapest tier.
@@ -148,7 +151,29 @@ pub enum Tier {
 }
 
 impl Tier {
-    fn parse(text: &str) -> Option<Self> {
+    /// Every tier, cheapest first.
+    pub const ALL: [Tier; 3] = [Tier::Economy, Tier::Balanced, Tier::Frontier];
+
+    /// Returns one line that describes the tier.
+    pub fn about(self) -> &'static str {
+        match self {
+            Self::Economy => "The cheapest tier",
+            Self::Balanced => "The middle tier",
+            Self::Frontier => "The strongest tier",
+        }
+    }
+
+    /// Returns the tier's name as a spec or a provider writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Economy => "economy",
+            Self::Balanced => "balanced",
+            Self::Frontier => "frontier",
+        }
+    }
+
+    /// Returns the tier a name names (`economy`, `balanced`, `frontier`), if any.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         match text {
             "economy" => Some(Self::Economy),
             "balanced" => Some(Self::Balanced),
@@ -156,14 +181,11 @@ impl Tier {
             _ => None,
         }
     }
+}
 
-    /// Returns the tier's name as the spec writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Economy => "economy",
-            Self::Balanced => "balanced",
-            Self::Frontier => "frontier",
-        }
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -405,7 +427,7 @@ fn items(raw: Option<&Value>, done_gate: &[String]) -> Result<Vec<Unit>, Error> 
         }
         .ok_or_else(|| Error::InvalidTier {
             work: id.clone(),
-            tier: python_str(object.get("tier")),
+            tier: pyrepr::display(object.get("tier")),
         })?;
         let gate = match object.get("gate") {
             Some(raw) => gate(&format!("work {id}"), raw)?,
@@ -632,17 +654,6 @@ fn layer(units: &[Unit]) -> Vec<Wave> {
         .into_iter()
         .map(|(index, work)| Wave { index, work })
         .collect()
-}
-
-/// Renders a JSON value the way the reference's `str()` printed it in a refusal.
-fn python_str(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => "None".to_owned(),
-        Some(Value::Bool(true)) => "True".to_owned(),
-        Some(Value::Bool(false)) => "False".to_owned(),
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -127,7 +127,7 @@ pub(super) fn check_schema(document: &Value) -> Result<(), CliError> {
         return Ok(());
     }
     Err(CliError::from(Error::ExpectedSchema(
-        hpp_core::instrument::py_repr(document.get("schema").unwrap_or(&Value::Null)),
+        hpp_core::pyrepr::optional(document.get("schema")),
     )))
 }
 

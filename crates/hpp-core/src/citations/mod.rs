@@ -37,6 +37,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::pyrepr;
 use crate::record::{canonical_json, sha256_hex};
 use crate::secrets::looks_secret;
 
@@ -313,7 +314,7 @@ pub fn context_ids(context: &Value) -> Result<Vec<String>, Error> {
             return Err(Error::ContextIdWhitespace(index));
         }
         if !seen.insert(ident.as_str()) {
-            return Err(Error::ContextDuplicate(py_repr_str(ident)));
+            return Err(Error::ContextDuplicate(pyrepr::string(ident)));
         }
         ids.push(ident.clone());
     }
@@ -404,11 +405,11 @@ pub fn check(
                 Code::EmptyMarker => "marker has no id".to_owned(),
                 Code::Range => format!(
                     "marker cites {} as a range or a list; write one id per marker",
-                    py_repr_str(&excerpt(ident))
+                    pyrepr::string(&excerpt(ident))
                 ),
                 _ => format!(
                     "marker cites {}, which is not in the context",
-                    py_repr_str(&excerpt(ident))
+                    pyrepr::string(&excerpt(ident))
                 ),
             };
             findings.push(Finding {
@@ -439,7 +440,7 @@ pub fn check(
         if own.is_empty() {
             let message = format!(
                 "quantitative claim {} carries no citation",
-                py_repr_str(&token)
+                pyrepr::string(&token)
             );
             findings.push(Finding {
                 token: Some(token),
@@ -560,33 +561,6 @@ fn excerpt(value: &str) -> String {
     }
     let cut: String = flat.chars().take(EXCERPT_CHARS - 3).collect();
     format!("{}...", cut.trim_end_matches(py_space))
-}
-
-/// A string as Python's `repr` shows it in a message: `'abc'`, or `"it's"`.
-pub(crate) fn py_repr_str(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::{ABSTAIN, Error, Question, Record, Status, digest, normalise_question, unit, validate};
-use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
+use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, read_answer};
+use crate::pyrepr;
 use crate::record::sha256_hex;
 use crate::run::{self, Finished, NotFinished};
 use crate::secrets::looks_secret;
@@ -113,7 +114,7 @@ impl Suite {
                 Some(Value::String(e)) if e == ABSTAIN || question.options.contains(e) => e.clone(),
                 other => {
                     return Err(Error::CaseExpected {
-                        expected: py_repr(other.unwrap_or(&Value::Null)),
+                        expected: pyrepr::optional(other),
                         id,
                     });
                 }

@@ -27,7 +27,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::instrument::py_repr;
+use crate::pyrepr;
 use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
 use crate::secrets::looks_secret;
 
@@ -529,7 +529,7 @@ pub fn validate(value: &Value) -> Result<Record, Error> {
         None | Some(Value::Null) => None,
         Some(_) if direction != Direction::RaiseOnly => return Err(Error::DeclaredDirection),
         Some(Value::String(d)) if question.options.contains(d) => Some(d.clone()),
-        Some(other) => return Err(Error::DeclaredNotOption(py_repr(other))),
+        Some(other) => return Err(Error::DeclaredNotOption(pyrepr::value(other))),
     };
     let usage = record.get("usage").and_then(Value::as_object).map(|usage| {
         usage
@@ -570,7 +570,7 @@ fn parse_outcome(
         (Status::Recommendation, Value::String(v)) if question.options.contains(v) => {
             Some(v.clone())
         }
-        (Status::Recommendation, other) => return Err(Error::ValueNotOption(py_repr(other))),
+        (Status::Recommendation, other) => return Err(Error::ValueNotOption(pyrepr::value(other))),
         (_, Value::Null) => None,
         (Status::Abstention, _) => return Err(Error::CarriesValue("abstention")),
         (Status::InstrumentFailure, _) => return Err(Error::CarriesValue("an instrument failure")),

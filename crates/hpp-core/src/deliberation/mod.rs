@@ -34,7 +34,6 @@ mod tests;
 use serde_json::Value;
 
 use crate::decision;
-use crate::instrument::py_repr;
 use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
 
 pub use self::panel::normalise_panel;
@@ -467,19 +466,9 @@ pub(crate) fn int(value: Option<&Value>) -> Option<i64> {
     }
 }
 
-/// Quotes a value as Python's `repr` would; `None` for an absent value.
-pub(crate) fn repr(value: Option<&Value>) -> String {
-    py_repr(value.unwrap_or(&Value::Null))
-}
-
-/// Renders a list of strings as Python's `repr` of a list.
-pub(crate) fn repr_list<S: AsRef<str>>(items: &[S]) -> String {
-    let inner: Vec<String> = items
-        .iter()
-        .map(|s| py_repr(&Value::String(s.as_ref().to_owned())))
-        .collect();
-    format!("[{}]", inner.join(", "))
-}
+/// Python's `repr` of a value (`None` when absent) and of a list of strings, as the
+/// refusals quote them.
+pub(crate) use crate::pyrepr::{list as repr_list, optional as repr};
 
 /// Returns the string behind a key, or `""`.
 pub fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {

@@ -31,8 +31,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::evidence::self_hash;
-use crate::record::{canonical_record, to_object};
+use crate::record::to_object;
 
 pub mod generate;
 
@@ -697,7 +696,7 @@ pub struct MutationRecord {
     /// The ref the record is stored at (hashed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_ref: Option<String>,
-    /// The self-hash ([`crate::evidence::self_hash`]).
+    /// The self-hash ([`crate::record::self_hash`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_sha256: Option<String>,
 }
@@ -741,10 +740,9 @@ impl MutationRecord {
     /// Names the ref the record is stored at, computes its self-hash over that (as an evidence
     /// bundle's), and returns the canonical bytes to store.
     pub fn seal(&mut self, record_ref: String) -> Vec<u8> {
-        self.record_ref = Some(record_ref);
-        self.record_sha256 = None;
-        self.record_sha256 = Some(self_hash(&to_object(self)));
-        canonical_record(self)
+        crate::record::seal(self, record_ref, |record| {
+            (&mut record.record_ref, &mut record.record_sha256)
+        })
     }
 }
 
@@ -762,6 +760,7 @@ pub fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::self_hash;
     use proptest::prelude::*;
     use serde_json::json;
 

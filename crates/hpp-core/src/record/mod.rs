@@ -189,6 +189,48 @@ pub fn canonical_record<T: Serialize + ?Sized>(record: &T) -> Vec<u8> {
     canonical_json(&Value::Object(to_object(record)))
 }
 
+/// Fields a self-hashed record leaves out of its self-hash: the hash itself, and what is added
+/// after sealing or lives beside the record.
+pub const UNHASHED: &[&str] = &["record_sha256", "event", "event_error", "signature"];
+
+/// Returns the self-hash of a record: sha256 of its canonical JSON without [`UNHASHED`].
+pub fn self_hash(record: &Map<String, Value>) -> String {
+    let mut hashed = record.clone();
+    for key in UNHASHED {
+        hashed.remove(*key);
+    }
+    sha256_hex(&canonical_json(&Value::Object(hashed)))
+}
+
+/// Seals a self-hashed record (an evidence bundle, a mutation record) and returns the canonical
+/// bytes to store: names the ref it is stored at, then computes its [`self_hash`] over that, so
+/// the hash also covers where the record is kept. `fields` returns the record's `record_ref`
+/// and `record_sha256`; the old hash is cleared first, so sealing again never hashes a stale one.
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Record { verdict: &'static str, record_ref: Option<String>, record_sha256: Option<String> }
+/// let mut record = Record { verdict: "passed", record_ref: None, record_sha256: None };
+/// let bytes = hpp_core::record::seal(&mut record, "refs/hpp/evidence/a".into(), |r| {
+///     (&mut r.record_ref, &mut r.record_sha256)
+/// });
+/// let stored: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+/// let object = stored.as_object().unwrap();
+/// assert_eq!(object["record_sha256"], hpp_core::record::self_hash(object));
+/// ```
+pub fn seal<T: Serialize>(
+    record: &mut T,
+    record_ref: String,
+    fields: impl Fn(&mut T) -> (&mut Option<String>, &mut Option<String>),
+) -> Vec<u8> {
+    let (at, hash) = fields(record);
+    *at = Some(record_ref);
+    *hash = None;
+    let sealed = self_hash(&to_object(record));
+    *fields(record).1 = Some(sealed);
+    canonical_record(record)
+}
+
 /// Returns the lowercase hex sha256 of `bytes`.
 ///
 /// ```

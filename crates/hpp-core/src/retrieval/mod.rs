@@ -22,7 +22,8 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, py_repr, read_answer};
+use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, read_answer};
+use crate::pyrepr;
 use crate::record::sha256_hex;
 use crate::run::{self, Finished, NotFinished};
 use crate::secrets::looks_secret;
@@ -379,9 +380,7 @@ pub fn ranked_ids(answer: &Value) -> Result<Vec<String>, Failure> {
     let mut seen = HashSet::new();
     let repeated: BTreeSet<&String> = ids.iter().filter(|id| !seen.insert(*id)).collect();
     if let Some(first) = repeated.first() {
-        return Err(Failure::Duplicate(py_repr(&Value::String(
-            (*first).clone(),
-        ))));
+        return Err(Failure::Duplicate(pyrepr::string(first)));
     }
     Ok(ids)
 }
