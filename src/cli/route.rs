@@ -7,7 +7,7 @@ use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use hpp_core::deliberation;
+use hpp_core::deliberation::{self, Grounding, Record, SessionType};
 use hpp_core::routing::{self, Tier};
 
 /// Choose a tier and provider for a request: a risk floor, fallback only upward
@@ -79,16 +79,16 @@ pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
             .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
         let (record, _) = read_sealed(ctx, name)?;
         let verdict = deliberation::panel_verdict(
-            &record,
-            "plan",
+            &Record::from_sealed(&record)?,
+            SessionType::Plan,
             &["low", "medium", "high"],
             family,
-            false,
+            Grounding::Any,
         )?;
         applied = Some(routing::raise_risk(
             &mut request,
             &verdict.record_sha256,
-            &verdict.status,
+            verdict.status.as_str(),
             verdict.value.as_deref(),
         ));
     }

@@ -8,8 +8,8 @@ pub mod run;
 use serde_json::Value;
 
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use hpp_core::deliberation::{record_id, seat, str_of};
-use hpp_core::record::canonical_json;
+use hpp_core::deliberation::{Record, seat};
+use hpp_core::record::{canonical_json, canonical_record};
 use hpp_store::refs::DELIBERATIONS_PREFIX;
 use hpp_store::{self as store, Content, Store};
 
@@ -75,17 +75,13 @@ pub enum StoreError {
 /// already has.
 pub fn store_record(
     store: &Store,
-    record: &Value,
+    record: &Record,
     texts: &[String],
     signing: Option<&crate::sign::Signing>,
 ) -> Result<String, StoreError> {
-    let name = format!("{DELIBERATIONS_PREFIX}{}", record_id(record));
-    let bytes = canonical_json(record);
-    let turns = record
-        .get("turns")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let name = format!("{DELIBERATIONS_PREFIX}{}", record.id());
+    let bytes = canonical_record(record);
+    let turns = &record.turns;
     let mismatch = |i: &usize| match (turns.get(*i), texts.get(*i)) {
         (Some(turn), Some(text)) => !seat::text_matches(turn, text.as_bytes()),
         _ => true,
@@ -108,30 +104,32 @@ pub fn store_record(
         return Err(StoreError::Taken(name));
     }
     if let Some(signing) = signing
-        && let Some(problem) = hpp_core::deliberation::panel::signer_problem(
-            record.get("panel").unwrap_or(&Value::Null),
-            signing.signer.as_str(),
-        )
+        && let Some(problem) = record.panel.signer_problem(signing.signer.as_str())
     {
         return Err(StoreError::SignerNotJudge(problem));
     }
     let mut entries: Vec<(String, Content)> = Vec::new();
-    let part = |key: &str| canonical_json(record.get(key).unwrap_or(&Value::Null));
-    entries.push(("panel.json".into(), Content::Bytes(part("panel"))));
+    entries.push((
+        "panel.json".into(),
+        Content::Bytes(canonical_record(&record.panel)),
+    ));
     for (n, turn) in turns.iter().enumerate() {
         entries.push((
             format!("turns/{}.json", n + 1),
-            Content::Bytes(canonical_json(turn)),
+            Content::Bytes(canonical_record(turn)),
         ));
     }
     for (n, text) in texts.iter().enumerate() {
         entries.push((text_path(n + 1), Content::Bytes(text.as_bytes().to_vec())));
     }
-    if record.get("judge").is_some_and(|j| !j.is_null()) {
-        entries.push(("judge.json".into(), Content::Bytes(part("judge"))));
+    if let Some(judge) = &record.judge {
+        entries.push(("judge.json".into(), Content::Bytes(canonical_record(judge))));
     }
-    if record.get("rationale").is_some_and(|r| !r.is_null()) {
-        entries.push(("rationale.json".into(), Content::Bytes(part("rationale"))));
+    if let Some(rationale) = record.rationale() {
+        entries.push((
+            "rationale.json".into(),
+            Content::Bytes(canonical_record(rationale)),
+        ));
     }
     entries.push((RECORD_FILE.into(), Content::Bytes(bytes.clone())));
     if let Some(signing) = signing {
@@ -146,12 +144,11 @@ pub fn store_record(
         .iter()
         .map(|(p, c)| (p.as_str(), c.clone()))
         .collect();
-    let verdict = record.get("verdict").cloned().unwrap_or(Value::Null);
     let message = format!(
         "hpp deliberation {}: {} {}",
-        record_id(record),
-        str_of(&verdict, "status"),
-        verdict.get("value").and_then(Value::as_str).unwrap_or("-")
+        record.id(),
+        record.verdict.status,
+        record.verdict.value.as_deref().unwrap_or("-")
     );
     store.create_record(&name, &borrowed, &message)?;
     Ok(name)
@@ -340,10 +337,14 @@ fn text_problems(store: &Store, name: &str, turns: &[Value]) -> Result<Vec<Strin
             None => problems.push(format!(
                 "{path} is missing: the ref keeps texts, so every turn has one"
             )),
-            Some(bytes) if !seat::text_matches(turn, &bytes) => problems.push(format!(
-                "{path} in the ref's tree is not the text turns/{}.json hashes",
-                n + 1
-            )),
+            Some(bytes)
+                if !seat::text_is(turn["text_sha256"].as_str(), turn["chars"].as_i64(), &bytes) =>
+            {
+                problems.push(format!(
+                    "{path} in the ref's tree is not the text turns/{}.json hashes",
+                    n + 1
+                ));
+            }
             Some(_) => {}
         }
     }

@@ -9,7 +9,7 @@ use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
 use hpp_core::attestation::Verdict;
-use hpp_core::deliberation;
+use hpp_core::deliberation::{self, Grounding, Record, SessionType};
 
 /// Record a checker's verdict on the current workspace snapshot
 ///
@@ -80,11 +80,11 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
                 .ok_or(deliberation::Error::NeedsMakerFamily)?;
             let (record, record_ref) = read_sealed(ctx, name)?;
             let verdict = deliberation::panel_verdict(
-                &record,
-                "release-gate",
+                &Record::from_sealed(&record)?,
+                SessionType::ReleaseGate,
                 &hpp_core::attestation::VERDICTS,
                 family,
-                true,
+                Grounding::EvidenceRecordsOnly,
             )?;
             Some(Deliberation {
                 verdict,
