@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use super::ctx::Ctx;
-use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use hpp_core::deliberation::{self, Grounding, Record, SessionType};
+use crate::deliberation::read_sealed;
+use hpp_core::deliberation::{self, Grounding, SessionType};
 use hpp_core::routing::{self, Tier};
 
 /// Choose a tier and provider for a request: a risk floor, fallback only upward
@@ -77,9 +77,14 @@ pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
             .maker_family
             .as_deref()
             .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
-        let (record, _) = read_sealed(ctx, name)?;
+        let sealed = read_sealed(
+            ctx.cwd(),
+            name,
+            |path| read_json(ctx, path, JsonRoot::Object),
+            || ctx.store(),
+        )?;
         let verdict = deliberation::panel_verdict(
-            &Record::from_sealed(&record)?,
+            &sealed.record,
             SessionType::Plan,
             &["low", "medium", "high"],
             family,

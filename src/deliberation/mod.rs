@@ -1,14 +1,19 @@
 //! Sealed House Sessions in the store (CONCEPTS.md "House Session"): a session the core's rules
 //! sealed ([`hpp_core::deliberation`]) is kept at `refs/hpp/deliberations/<id>`, created once
-//! ([`store_record`]), and read back and re-verified ([`resolve`], [`load`]). [`run`] drives a
-//! session through the seats' and the judge's declared commands (`git hpp deliberate run`).
+//! ([`store_record`]), read back and re-verified ([`resolve`], [`load`]), and read for a command
+//! that acts on it, from a file or a ref ([`read_sealed`]). [`decide`] adds a person's decision
+//! beside the seal; [`run`] drives a session through the seats' and the judge's declared
+//! commands (`git hpp deliberate run`).
 
+pub mod decide;
 pub mod run;
+
+use std::path::Path;
 
 use serde_json::Value;
 
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use hpp_core::deliberation::{Record, seat};
+use hpp_core::deliberation::{self as rules, Record, seat};
 use hpp_core::record::{canonical_json, canonical_record};
 use hpp_store::refs::DELIBERATIONS_PREFIX;
 use hpp_store::{self as store, Content, Store};
@@ -59,6 +64,9 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// The record does not verify (its tree or its seal), or the rules refuse it.
+    #[error(transparent)]
+    Rules(#[from] rules::Error),
     /// Signing failed.
     #[error(transparent)]
     Sign(#[from] sign::Error),
@@ -185,6 +193,52 @@ pub fn resolve(store: &Store, name: &str) -> Result<String, StoreError> {
         [] => Err(StoreError::NotFound(name.to_owned())),
         _ => Err(StoreError::Ambiguous(name.to_owned())),
     }
+}
+
+/// A sealed record a command acts on, read and verified.
+#[derive(Debug, Clone)]
+pub struct Sealed {
+    /// The record, verified.
+    pub record: Record,
+    /// The ref it was read from; `None` when it was read from a file.
+    pub reference: Option<String>,
+}
+
+/// Reads the sealed record a command names (`route`, `board select`, `attest create`): a file
+/// (an existing file wins), else `refs/hpp/deliberations/<id>`, `<id>` or a panel id naming one
+/// record, whose tree must hold the sealed parts. The record must verify. The command lends what
+/// it reads with: `read_file` reads a JSON object file (with its refusal sentences) and
+/// `open_store` opens the repository, only when the name is not a file.
+///
+/// # Errors
+///
+/// What the lent readers refuse; a name that resolves to no record or to several; a record
+/// whose tree or seal does not hold ([`rules::Error::NotIntact`]).
+pub fn read_sealed<'s, E: From<StoreError>>(
+    cwd: &Path,
+    name: &str,
+    read_file: impl FnOnce(&Path) -> Result<Value, E>,
+    open_store: impl FnOnce() -> Result<&'s Store, E>,
+) -> Result<Sealed, E> {
+    if cwd.join(name).is_file() {
+        let document = read_file(Path::new(name))?;
+        let record = Record::from_sealed(&document).map_err(StoreError::from)?;
+        return Ok(Sealed {
+            record,
+            reference: None,
+        });
+    }
+    let store = open_store()?;
+    let full = resolve(store, name)?;
+    let loaded = load(store, &full, None)?;
+    if let Some(problem) = loaded.problems.first() {
+        return Err(StoreError::from(rules::Error::NotIntact(problem.clone())).into());
+    }
+    let record = Record::from_sealed(&loaded.record).map_err(StoreError::from)?;
+    Ok(Sealed {
+        record,
+        reference: Some(full),
+    })
 }
 
 /// A sealed record read from its ref, with what the ref's tree says beside it.

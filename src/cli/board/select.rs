@@ -2,10 +2,10 @@
 
 use super::Writer;
 use crate::cli::ctx::Ctx;
-use crate::cli::deliberate::read_sealed;
 use crate::cli::exit::CliError;
+use crate::cli::input::{JsonRoot, read_json};
+use crate::deliberation::read_sealed;
 use hpp_core::board::{Actor, Choice, Deliberated, DeliberationRef, Request, VerdictBy};
-use hpp_core::deliberation::Record;
 
 /// Decide a competition
 #[derive(Debug, clap::Args)]
@@ -98,8 +98,13 @@ pub fn request(ctx: &Ctx, args: SelectArgs) -> Result<Request, CliError> {
 /// Reads a sealed House Session (a file, a ref or an id), refuses it unless it verifies, and
 /// takes what `select` needs from it.
 fn deliberated(ctx: &Ctx, name: &str) -> Result<Deliberated, CliError> {
-    let (record, reference) = read_sealed(ctx, name)?;
-    let record = Record::from_sealed(&record)?;
+    let sealed = read_sealed(
+        ctx.cwd(),
+        name,
+        |path| read_json(ctx, path, JsonRoot::Object),
+        || ctx.store(),
+    )?;
+    let record = &sealed.record;
     let judge = record.panel.judge_seat();
     Ok(Deliberated {
         session_type: record.panel.session_type,
@@ -113,7 +118,7 @@ fn deliberated(ctx: &Ctx, name: &str) -> Result<Deliberated, CliError> {
         record: DeliberationRef {
             id: record.id(),
             record_sha256: record.record_sha256.clone(),
-            reference,
+            reference: sealed.reference,
         },
     })
 }
