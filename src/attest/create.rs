@@ -43,7 +43,7 @@ impl Deliberation {
     fn panel_ref(&self) -> PanelRef {
         PanelRef {
             record_sha256: self.verdict.record_sha256.clone(),
-            status: self.verdict.status.clone(),
+            status: self.verdict.status.to_string(),
             value: self.verdict.value.clone(),
             judge_family: self.verdict.judge_family.clone(),
             deliberation_ref: self.record_ref.clone(),

@@ -188,6 +188,17 @@ impl From<crate::deliberation::StoreError> for CliError {
     }
 }
 
+impl From<crate::deliberation::decide::Error> for CliError {
+    fn from(e: crate::deliberation::decide::Error) -> Self {
+        use crate::deliberation::decide::Error as E;
+        match e {
+            E::Store(inner) => inner.into(),
+            E::Sign(inner) => inner.into(),
+            other => CliError::refused(other),
+        }
+    }
+}
+
 // A seat that changed the repository voids the session: refused, nothing sealed.
 impl From<crate::deliberation::run::Error> for CliError {
     fn from(e: crate::deliberation::run::Error) -> Self {

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use super::ctx::Ctx;
-use super::deliberate::read_sealed;
 use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
-use hpp_core::deliberation;
+use crate::deliberation::read_sealed;
+use hpp_core::deliberation::{self, Grounding, SessionType};
 use hpp_core::routing::{self, Tier};
 
 /// Choose a tier and provider for a request: a risk floor, fallback only upward
@@ -77,18 +77,23 @@ pub fn cmd_route(ctx: &Ctx, args: &RouteArgs) -> Result<Outcome, CliError> {
             .maker_family
             .as_deref()
             .ok_or_else(|| CliError::refused(deliberation::Error::NeedsMakerFamily))?;
-        let (record, _) = read_sealed(ctx, name)?;
+        let sealed = read_sealed(
+            ctx.cwd(),
+            name,
+            |path| read_json(ctx, path, JsonRoot::Object),
+            || ctx.store(),
+        )?;
         let verdict = deliberation::panel_verdict(
-            &record,
-            "plan",
+            &sealed.record,
+            SessionType::Plan,
             &["low", "medium", "high"],
             family,
-            false,
+            Grounding::Any,
         )?;
         applied = Some(routing::raise_risk(
             &mut request,
             &verdict.record_sha256,
-            &verdict.status,
+            verdict.status.as_str(),
             verdict.value.as_deref(),
         ));
     }

@@ -1,24 +1,24 @@
 //! Sealed House Sessions in the store (CONCEPTS.md "House Session"): a session the core's rules
 //! sealed ([`hpp_core::deliberation`]) is kept at `refs/hpp/deliberations/<id>`, created once
-//! ([`store_record`]), and read back and re-verified ([`resolve`], [`load`]). [`run`] drives a
-//! session through the seats' and the judge's declared commands (`git hpp deliberate run`).
+//! ([`store_record`]), read back and re-verified ([`resolve`], [`load`]), and read for a command
+//! that acts on it, from a file or a ref ([`read_sealed`]). [`decide`] adds a person's decision
+//! beside the seal; [`run`] drives a session through the seats' and the judge's declared
+//! commands (`git hpp deliberate run`).
 
+pub mod decide;
 pub mod run;
+
+use std::path::Path;
 
 use serde_json::Value;
 
 use crate::sign::{self, AllowedSigners, SignatureReport};
-use hpp_core::deliberation::{record_id, seat, str_of};
-use hpp_core::record::canonical_json;
+use hpp_core::deliberation::{self as rules, Record, seat};
+use hpp_core::record::{canonical_json, canonical_record};
 use hpp_store::refs::DELIBERATIONS_PREFIX;
 use hpp_store::{self as store, Content, Store};
 
-/// The sealed record blob in a deliberation commit's tree.
-pub const RECORD_FILE: &str = "record.json";
-/// The signature blob beside it (SSHSIG, namespace `hpp`, over the bytes of [`RECORD_FILE`]).
-pub const SIGNATURE_FILE: &str = "record.sig";
-/// The principal that signed, beside the signature (the record's own keys are fixed by its schema).
-pub const SIGNER_FILE: &str = "signer";
+pub use hpp_core::deliberation::{RECORD_FILE, SIGNATURE_FILE, SIGNER_FILE};
 /// The person's decision, outside the seal: added by `deliberate decide` in a child commit of
 /// the sealed record, `{"value": an option, "by": who, "note"?: text}`.
 pub const HUMAN_DECISION_FILE: &str = "human_decision.json";
@@ -59,6 +59,9 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// The record does not verify (its tree or its seal), or the rules refuse it.
+    #[error(transparent)]
+    Rules(#[from] rules::Error),
     /// Signing failed.
     #[error(transparent)]
     Sign(#[from] sign::Error),
@@ -75,17 +78,13 @@ pub enum StoreError {
 /// already has.
 pub fn store_record(
     store: &Store,
-    record: &Value,
+    record: &Record,
     texts: &[String],
     signing: Option<&crate::sign::Signing>,
 ) -> Result<String, StoreError> {
-    let name = format!("{DELIBERATIONS_PREFIX}{}", record_id(record));
-    let bytes = canonical_json(record);
-    let turns = record
-        .get("turns")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let name = format!("{DELIBERATIONS_PREFIX}{}", record.id());
+    let bytes = canonical_record(record);
+    let turns = &record.turns;
     let mismatch = |i: &usize| match (turns.get(*i), texts.get(*i)) {
         (Some(turn), Some(text)) => !seat::text_matches(turn, text.as_bytes()),
         _ => true,
@@ -108,30 +107,32 @@ pub fn store_record(
         return Err(StoreError::Taken(name));
     }
     if let Some(signing) = signing
-        && let Some(problem) = hpp_core::deliberation::panel::signer_problem(
-            record.get("panel").unwrap_or(&Value::Null),
-            signing.signer.as_str(),
-        )
+        && let Some(problem) = record.panel.signer_problem(signing.signer.as_str())
     {
         return Err(StoreError::SignerNotJudge(problem));
     }
     let mut entries: Vec<(String, Content)> = Vec::new();
-    let part = |key: &str| canonical_json(record.get(key).unwrap_or(&Value::Null));
-    entries.push(("panel.json".into(), Content::Bytes(part("panel"))));
+    entries.push((
+        "panel.json".into(),
+        Content::Bytes(canonical_record(&record.panel)),
+    ));
     for (n, turn) in turns.iter().enumerate() {
         entries.push((
             format!("turns/{}.json", n + 1),
-            Content::Bytes(canonical_json(turn)),
+            Content::Bytes(canonical_record(turn)),
         ));
     }
     for (n, text) in texts.iter().enumerate() {
         entries.push((text_path(n + 1), Content::Bytes(text.as_bytes().to_vec())));
     }
-    if record.get("judge").is_some_and(|j| !j.is_null()) {
-        entries.push(("judge.json".into(), Content::Bytes(part("judge"))));
+    if let Some(judge) = &record.judge {
+        entries.push(("judge.json".into(), Content::Bytes(canonical_record(judge))));
     }
-    if record.get("rationale").is_some_and(|r| !r.is_null()) {
-        entries.push(("rationale.json".into(), Content::Bytes(part("rationale"))));
+    if let Some(rationale) = record.rationale() {
+        entries.push((
+            "rationale.json".into(),
+            Content::Bytes(canonical_record(rationale)),
+        ));
     }
     entries.push((RECORD_FILE.into(), Content::Bytes(bytes.clone())));
     if let Some(signing) = signing {
@@ -146,12 +147,11 @@ pub fn store_record(
         .iter()
         .map(|(p, c)| (p.as_str(), c.clone()))
         .collect();
-    let verdict = record.get("verdict").cloned().unwrap_or(Value::Null);
     let message = format!(
         "hpp deliberation {}: {} {}",
-        record_id(record),
-        str_of(&verdict, "status"),
-        verdict.get("value").and_then(Value::as_str).unwrap_or("-")
+        record.id(),
+        record.verdict.status,
+        record.verdict.value.as_deref().unwrap_or("-")
     );
     store.create_record(&name, &borrowed, &message)?;
     Ok(name)
@@ -188,6 +188,52 @@ pub fn resolve(store: &Store, name: &str) -> Result<String, StoreError> {
         [] => Err(StoreError::NotFound(name.to_owned())),
         _ => Err(StoreError::Ambiguous(name.to_owned())),
     }
+}
+
+/// A sealed record a command acts on, read and verified.
+#[derive(Debug, Clone)]
+pub struct Sealed {
+    /// The record, verified.
+    pub record: Record,
+    /// The ref it was read from; `None` when it was read from a file.
+    pub reference: Option<String>,
+}
+
+/// Reads the sealed record a command names (`route`, `board select`, `attest create`): a file
+/// (an existing file wins), else `refs/hpp/deliberations/<id>`, `<id>` or a panel id naming one
+/// record, whose tree must hold the sealed parts. The record must verify. The command lends what
+/// it reads with: `read_file` reads a JSON object file (with its refusal sentences) and
+/// `open_store` opens the repository, only when the name is not a file.
+///
+/// # Errors
+///
+/// What the lent readers refuse; a name that resolves to no record or to several; a record
+/// whose tree or seal does not hold ([`rules::Error::NotIntact`]).
+pub fn read_sealed<'s, E: From<StoreError>>(
+    cwd: &Path,
+    name: &str,
+    read_file: impl FnOnce(&Path) -> Result<Value, E>,
+    open_store: impl FnOnce() -> Result<&'s Store, E>,
+) -> Result<Sealed, E> {
+    if cwd.join(name).is_file() {
+        let document = read_file(Path::new(name))?;
+        let record = Record::from_sealed(&document).map_err(StoreError::from)?;
+        return Ok(Sealed {
+            record,
+            reference: None,
+        });
+    }
+    let store = open_store()?;
+    let full = resolve(store, name)?;
+    let loaded = load(store, &full, None)?;
+    if let Some(problem) = loaded.problems.first() {
+        return Err(StoreError::from(rules::Error::NotIntact(problem.clone())).into());
+    }
+    let record = Record::from_sealed(&loaded.record).map_err(StoreError::from)?;
+    Ok(Sealed {
+        record,
+        reference: Some(full),
+    })
 }
 
 /// A sealed record read from its ref, with what the ref's tree says beside it.
@@ -340,10 +386,14 @@ fn text_problems(store: &Store, name: &str, turns: &[Value]) -> Result<Vec<Strin
             None => problems.push(format!(
                 "{path} is missing: the ref keeps texts, so every turn has one"
             )),
-            Some(bytes) if !seat::text_matches(turn, &bytes) => problems.push(format!(
-                "{path} in the ref's tree is not the text turns/{}.json hashes",
-                n + 1
-            )),
+            Some(bytes)
+                if !seat::text_is(turn["text_sha256"].as_str(), turn["chars"].as_i64(), &bytes) =>
+            {
+                problems.push(format!(
+                    "{path} in the ref's tree is not the text turns/{}.json hashes",
+                    n + 1
+                ));
+            }
             Some(_) => {}
         }
     }

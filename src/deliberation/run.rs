@@ -9,12 +9,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::lanes::review::{RefScope, fingerprint};
 use crate::process;
 use hpp_core::deliberation::seat::{self, AnswerFailure, Seats, Spoken};
-use hpp_core::deliberation::{self, build_record, decide_stop, tally};
+use hpp_core::deliberation::{self, Panel, Record, Session, Stop, StopReason, Stopped};
 use hpp_core::instrument::ascii_json;
 use hpp_core::review_guard::{self, Fingerprint};
 use hpp_store::{self as store, Store};
@@ -23,7 +24,7 @@ use hpp_store::{self as store, Store};
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     /// The normalised panel.
-    pub panel: &'a Value,
+    pub panel: &'a Panel,
     /// The seats' and the judge's commands.
     pub seats: &'a Seats,
     /// Where the commands run.
@@ -50,7 +51,7 @@ pub enum Ended {
     /// text of each of its turns, in its turn order.
     Sealed {
         /// The sealed `hpp.deliberation/v2` record.
-        record: Value,
+        record: Box<Record>,
         /// One text per turn of the record.
         texts: Vec<String>,
         /// The seats (and the judge) that gave nothing usable.
@@ -91,12 +92,14 @@ fn run_one(
     store: &Store,
     req: &Request<'_>,
     argv: &[String],
-    stdin: &Value,
+    stdin: &impl Serialize,
     who: impl FnOnce() -> String,
     instrument: &'static str,
     before: &mut Fingerprint,
 ) -> Result<Result<Value, AnswerFailure>, Error> {
-    let bytes = ascii_json(stdin);
+    let bytes = ascii_json(
+        &serde_json::to_value(stdin).expect("what a seat reads serialises: its keys are strings"),
+    );
     let run = process::run_bounded(&process::Request {
         argv,
         cwd: req.cwd,
@@ -139,17 +142,13 @@ fn run_one(
 /// rules fail.
 pub fn run_session(store: &Store, req: &Request<'_>) -> Result<Ended, Error> {
     let panel = req.panel;
-    let max_rounds = panel["budget"]["max_rounds"].as_i64().unwrap_or(1);
     let mut before = fingerprint(store, RefScope::Every)?;
     let mut spoken: Vec<Spoken> = Vec::new();
     let mut failures = Vec::new();
-    let mut stop = Value::Null;
-    for round in 1..=max_rounds {
+    let mut session = session_of(panel, &spoken)?;
+    for round in 1..=panel.budget.max_rounds {
         let earlier = spoken.clone();
-        let seen: Vec<String> = earlier
-            .iter()
-            .filter_map(|s| s.turn["sha256"].as_str().map(str::to_owned))
-            .collect();
+        let seen: Vec<String> = earlier.iter().map(|s| s.turn.sha256.clone()).collect();
         let mut answered = 0;
         for (id, argv) in &req.seats.seats {
             let stdin = seat::seat_request(panel, id, round, &earlier);
@@ -170,48 +169,63 @@ pub fn run_session(store: &Store, req: &Request<'_>) -> Result<Ended, Error> {
         if answered == 0 {
             return Ok(Ended::NoTurns { round, failures });
         }
-        stop = decide_stop(panel, &turns_of(&spoken))?;
-        if stop["decision"] == "stop" {
+        session = session_of(panel, &spoken)?;
+        if matches!(session.stop(), Stop::Stop(_)) {
             break;
         }
     }
-    let turns = turns_of(&spoken);
-    let record = if stop["reason"] == "not-judged" {
-        build_record(panel, &turns, None, None)?
-    } else {
-        judged(store, req, &spoken, &stop, &mut before, &mut failures)?
+    let record = match session.stop() {
+        Stop::Stop(stopped) if stopped.reason == StopReason::NotJudged => {
+            session.record(None, None)?
+        }
+        Stop::Stop(stopped) => judged(
+            store,
+            req,
+            &session,
+            &spoken,
+            &stopped,
+            &mut before,
+            &mut failures,
+        )?,
+        // The last round of the budget always stops the session; sealing says so if not.
+        Stop::Continue { .. } => session.record(None, None)?,
     };
     let texts = texts_in_record_order(&record, &spoken);
     Ok(Ended::Sealed {
-        record,
+        record: Box::new(record),
         texts,
         failures,
     })
 }
 
-fn turns_of(spoken: &[Spoken]) -> Value {
-    Value::Array(spoken.iter().map(|s| s.turn.clone()).collect())
+/// The session the turns spoken so far make.
+fn session_of(panel: &Panel, spoken: &[Spoken]) -> Result<Session, deliberation::Error> {
+    Session::new(
+        panel.clone(),
+        spoken.iter().map(|s| s.turn.clone()).collect(),
+    )
 }
 
 /// Asks the judge and seals its ruling, or its instrument failure.
 fn judged(
     store: &Store,
     req: &Request<'_>,
+    session: &Session,
     spoken: &[Spoken],
-    stop: &Value,
+    stop: &Stopped,
     before: &mut Fingerprint,
     failures: &mut Vec<Failure>,
-) -> Result<Value, Error> {
+) -> Result<Record, Error> {
     let panel = req.panel;
-    let turns = turns_of(spoken);
-    let judge = panel["judge"].as_str().unwrap_or_default().to_owned();
-    let stdin = seat::judge_request(panel, spoken, &tally(panel, &turns)?, stop);
+    let judge = panel.judge.clone();
+    let stdin = seat::judge_request(panel, spoken, &session.tally, stop);
     let who = || format!("the judge (seat {judge})");
     let answer = run_one(store, req, &req.seats.judge, &stdin, who, "judge", before)?;
     let ruling = answer.and_then(|a| seat::judge_answer(&a)).map_or_else(
         |why| Err(why.to_string()),
         |(decision, rationale)| {
-            build_record(panel, &turns, Some(&decision), rationale.as_ref())
+            session
+                .record(Some(&decision), rationale.as_ref())
                 .map_err(|e| e.to_string())
         },
     );
@@ -221,24 +235,23 @@ fn judged(
             let failed = seat::judge_failure(panel, req.seats.judge_method, &reason);
             failures.push(Failure {
                 seat: judge,
-                round: stop["round"].as_i64().unwrap_or(0),
+                round: stop.round,
                 reason,
             });
-            Ok(build_record(panel, &turns, Some(&failed), None)?)
+            Ok(session.record(Some(&failed), None)?)
         }
     }
 }
 
 /// The texts of the record's turns, in the record's order (turns are matched by their hash).
-fn texts_in_record_order(record: &Value, spoken: &[Spoken]) -> Vec<String> {
-    record["turns"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn texts_in_record_order(record: &Record, spoken: &[Spoken]) -> Vec<String> {
+    record
+        .turns
+        .iter()
         .filter_map(|turn| {
             spoken
                 .iter()
-                .find(|s| s.turn["sha256"] == turn["sha256"])
+                .find(|s| s.turn.sha256 == turn.sha256)
                 .map(|s| s.text.clone())
         })
         .collect()

@@ -285,6 +285,57 @@ fn control_an_edited_record_file_is_broken_and_exits_2() {
 }
 
 #[test]
+fn records_sealed_before_the_records_were_typed_verify_from_their_files() {
+    let sandbox = Sandbox::repo();
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/deliberation-sealed"
+    );
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("the fixtures are readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let sealed = read(&path);
+        let report = sandbox.hpp(["deliberate", "verify", text(&path)]).json(0);
+        assert_eq!(report["status"], "intact", "{}", path.display());
+        assert_eq!(report["record_sha256"], sealed["record_sha256"]);
+        assert_eq!(report["verdict"], sealed["verdict"]);
+        seen += 1;
+    }
+    assert_eq!(seen, 8, "every fixture was read");
+    // A command that acts on a session reads it typed: the release gate is no plan.
+    std::fs::write(
+        sandbox.root.join("request.json"),
+        r#"{"stage": "build", "risk": "low", "complexity": "low", "context": 1000}"#,
+    )
+    .expect("writable");
+    std::fs::write(
+        sandbox.root.join("providers.json"),
+        r#"[{"id": "p", "tiers": ["economy", "balanced", "frontier"], "stages": ["build"], "max_context": 100000}]"#,
+    )
+    .expect("writable");
+    let gate = format!("{dir}/release-gate.json");
+    let refused = sandbox.hpp([
+        "route",
+        "--request",
+        "request.json",
+        "--providers",
+        "providers.json",
+        "--deliberation",
+        &gate,
+        "--maker-family",
+        "gpt",
+    ]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(
+        refused.stderr.trim(),
+        "hpp: a plan session is needed here, this record is a release-gate session"
+    );
+}
+
+#[test]
 fn the_design_example_converges_on_grounded_evidence() {
     let sandbox = Sandbox::repo();
     let (panel, turns, judge) = (

@@ -4,12 +4,13 @@ use std::path::PathBuf;
 
 use crate::attest::{self, CreateRequest, Deliberation};
 use crate::cli::ctx::Ctx;
-use crate::cli::deliberate::read_sealed;
 use crate::cli::exit::{CliError, Exit};
+use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
 use crate::cli::{JsonArg, LoopArg};
+use crate::deliberation::read_sealed;
 use hpp_core::attestation::Verdict;
-use hpp_core::deliberation;
+use hpp_core::deliberation::{self, Grounding, SessionType};
 
 /// Record a checker's verdict on the current workspace snapshot
 ///
@@ -78,18 +79,25 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
                 .maker_family
                 .as_deref()
                 .ok_or(deliberation::Error::NeedsMakerFamily)?;
-            let (record, record_ref) = read_sealed(ctx, name)?;
+            let sealed = read_sealed(
+                ctx.cwd(),
+                name,
+                |path| read_json(ctx, path, JsonRoot::Object),
+                || ctx.store(),
+            )?;
             let verdict = deliberation::panel_verdict(
-                &record,
-                "release-gate",
+                &sealed.record,
+                SessionType::ReleaseGate,
                 &hpp_core::attestation::VERDICTS,
                 family,
-                true,
+                Grounding::EvidenceRecordsOnly,
             )?;
             Some(Deliberation {
                 verdict,
-                record,
-                record_ref,
+                // A verified record serialises to the bytes it was read from.
+                record: serde_json::to_value(&sealed.record)
+                    .expect("a sealed record serialises: its keys are strings"),
+                record_ref: sealed.reference,
             })
         }
         None => None,

@@ -1,13 +1,11 @@
 //! `git hpp board select`: decide a competition, by a lane or by a sealed design House Session.
 
-use serde_json::Value;
-
 use super::Writer;
 use crate::cli::ctx::Ctx;
-use crate::cli::deliberate::read_sealed;
 use crate::cli::exit::CliError;
+use crate::cli::input::{JsonRoot, read_json};
+use crate::deliberation::read_sealed;
 use hpp_core::board::{Actor, Choice, Deliberated, DeliberationRef, Request, VerdictBy};
-use hpp_core::deliberation;
 
 /// Decide a competition
 #[derive(Debug, clap::Args)]
@@ -100,29 +98,27 @@ pub fn request(ctx: &Ctx, args: SelectArgs) -> Result<Request, CliError> {
 /// Reads a sealed House Session (a file, a ref or an id), refuses it unless it verifies, and
 /// takes what `select` needs from it.
 fn deliberated(ctx: &Ctx, name: &str) -> Result<Deliberated, CliError> {
-    let (record, reference) = read_sealed(ctx, name)?;
-    if let deliberation::Verification::Broken { reason, .. } = deliberation::verify_record(&record)
-    {
-        return Err(CliError::refused(format!(
-            "the deliberation record does not verify: {reason}"
-        )));
-    }
-    let panel = &record["panel"];
-    let judge = deliberation::panel::judge_seat(panel);
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let sealed = read_sealed(
+        ctx.cwd(),
+        name,
+        |path| read_json(ctx, path, JsonRoot::Object),
+        || ctx.store(),
+    )?;
+    let record = &sealed.record;
+    let judge = record.panel.judge_seat();
     Ok(Deliberated {
-        session_type: text(&panel["session_type"]),
-        options: deliberation::panel::options(panel),
-        status: text(&record["verdict"]["status"]),
-        value: record["verdict"]["value"].as_str().map(str::to_owned),
+        session_type: record.panel.session_type,
+        options: record.panel.options().to_vec(),
+        status: record.verdict.status.to_string(),
+        value: record.verdict.value.clone(),
         judge: VerdictBy {
-            lane: text(&judge["lane"]),
-            model: text(&judge["model_served"]),
+            lane: judge.lane.clone(),
+            model: judge.model_served.clone(),
         },
         record: DeliberationRef {
-            id: deliberation::record_id(&record),
-            record_sha256: text(&record["record_sha256"]),
-            reference,
+            id: record.id(),
+            record_sha256: record.record_sha256.clone(),
+            reference: sealed.reference,
         },
     })
 }

@@ -1,14 +1,10 @@
 //! `git hpp deliberate decide`: a person's decision on a sealed House Session kept in a ref.
 
-use serde_json::{Map, Value, json};
-
 use crate::cli::ctx::Ctx;
 use crate::cli::exit::{CliError, Exit};
 use crate::cli::output::Outcome;
-use crate::deliberation::{HUMAN_DECISION_FILE, HUMAN_DECISION_SIGNATURE};
-use hpp_core::deliberation;
-use hpp_core::record::canonical_json;
-use hpp_core::secrets;
+use crate::deliberation::decide;
+use hpp_core::deliberation::HumanDecision;
 
 /// Record a person's decision on a sealed House Session kept in a ref
 ///
@@ -48,61 +44,14 @@ pub struct DeliberateDecideArgs {
 
 /// `git hpp deliberate decide`.
 pub fn cmd_deliberate_decide(ctx: &Ctx, args: &DeliberateDecideArgs) -> Result<Outcome, CliError> {
-    for text in [Some(&args.by), args.note.as_ref()].into_iter().flatten() {
-        if secrets::looks_secret(text) {
-            return Err(CliError::refused(
-                "the decision carries text shaped like a secret; it would be pushed with the record",
-            ));
-        }
-    }
+    let decision = HumanDecision::new(args.value.clone(), args.by.clone(), args.note.clone());
+    decide::refuse_secrets(&decision)?;
     let store = ctx.store()?;
     let signing = match (&args.sign_key, args.no_sign) {
         (Some(key), _) => Some(ctx.signing(key, &args.by)?),
         (None, false) => ctx.git_signing(&args.by)?,
         (None, true) => None,
     };
-    let name = crate::deliberation::resolve(store, &args.record)?;
-    let tip = store
-        .tip(&name)?
-        .ok_or_else(|| CliError::refused(format!("no deliberation record named {name}")))?;
-    let loaded = crate::deliberation::load(store, &name, None)?;
-    if let Some(problem) = loaded.problems.first() {
-        return Err(CliError::refused(format!("{name}: {problem}")));
-    }
-    if let Some(decided) = loaded.record.get("human_decision").filter(|h| !h.is_null()) {
-        return Err(CliError::refused(format!(
-            "{name} is already decided by {}: a decision is recorded once",
-            decided.get("by").and_then(Value::as_str).unwrap_or("?")
-        )));
-    }
-    let mut decision = Map::new();
-    decision.insert("value".into(), json!(args.value));
-    decision.insert("by".into(), json!(args.by));
-    if let Some(note) = &args.note {
-        decision.insert("note".into(), json!(note));
-    }
-    let decision = Value::Object(decision);
-    let mut decided = loaded.record.clone();
-    decided["human_decision"] = decision.clone();
-    if let deliberation::Verification::Broken { reason, .. } = deliberation::verify_record(&decided)
-    {
-        return Err(CliError::refused(format!("{name}: {reason}")));
-    }
-    let bytes = canonical_json(&decision);
-    let armored = signing.as_ref().map(|s| s.sign(&bytes)).transpose()?;
-    let mut files: Vec<(&str, &[u8])> = vec![(HUMAN_DECISION_FILE, &bytes)];
-    if let Some(armored) = &armored {
-        files.push((HUMAN_DECISION_SIGNATURE, armored.as_bytes()));
-    }
-    store.extend_record(
-        &name,
-        &tip,
-        &files,
-        &format!("hpp: human decision on {name}"),
-    )?;
-    Ok(Outcome::json(
-        &json!({"status": "decided", "ref": name, "human_decision": decision,
-                "signed": armored.is_some()}),
-        Exit::Ok,
-    ))
+    let decided = decide::decide(store, &args.record, decision, signing.as_ref())?;
+    Ok(Outcome::json(&decided, Exit::Ok))
 }

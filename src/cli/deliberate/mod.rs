@@ -9,14 +9,10 @@ pub mod run;
 pub mod session;
 pub mod verify;
 
-use std::path::Path;
-
 use clap::Subcommand;
-use serde_json::Value;
 
 use super::ctx::Ctx;
 use super::exit::CliError;
-use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 
 /// The verbs of `git hpp deliberate`.
@@ -48,21 +44,4 @@ pub fn dispatch(ctx: &Ctx, cmd: DeliberateCommand) -> Result<Outcome, CliError> 
         DeliberateCommand::Verify(args) => verify::cmd_deliberate_verify(ctx, &args),
         DeliberateCommand::Decide(args) => decide::cmd_deliberate_decide(ctx, &args),
     }
-}
-
-/// Reads a sealed record named by a file path, a `refs/hpp/deliberations/<id>` ref or an id:
-/// an existing file wins. Returns the record and, when it came from a ref, the ref's name.
-pub fn read_sealed(ctx: &Ctx, name: &str) -> Result<(Value, Option<String>), CliError> {
-    if ctx.cwd().join(name).is_file() {
-        return Ok((read_json(ctx, Path::new(name), JsonRoot::Object)?, None));
-    }
-    let store = ctx.store()?;
-    let full = crate::deliberation::resolve(store, name)?;
-    let loaded = crate::deliberation::load(store, &full, None)?;
-    if let Some(problem) = loaded.problems.first() {
-        return Err(CliError::refused(format!(
-            "the deliberation record does not verify: {problem}"
-        )));
-    }
-    Ok((loaded.record, Some(full)))
 }

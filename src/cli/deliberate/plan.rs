@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::verify;
@@ -132,13 +133,14 @@ pub(super) fn check_schema(document: &Value) -> Result<(), CliError> {
 }
 
 /// Writes `value` as pretty sorted-key JSON, creating parent directories.
-pub(super) fn write_file(ctx: &Ctx, path: &Path, value: &Value) -> Result<(), CliError> {
+pub(super) fn write_file(ctx: &Ctx, path: &Path, value: &impl Serialize) -> Result<(), CliError> {
     let full = ctx.cwd().join(path);
     if let Some(parent) = full.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| CliError::refused(format!("cannot write {}: {e}", path.display())))?;
     }
-    std::fs::write(&full, pretty_json(value))
+    let value = serde_json::to_value(value).expect("a record serialises: its keys are strings");
+    std::fs::write(&full, pretty_json(&value))
         .map_err(|e| CliError::refused(format!("cannot write {}: {e}", path.display())))
 }
 

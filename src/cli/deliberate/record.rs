@@ -12,7 +12,7 @@ use crate::cli::exit::{CliError, Exit};
 use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
 use crate::sign::Signing;
-use hpp_core::deliberation::{self, VerdictStatus};
+use hpp_core::deliberation::{self, Record};
 
 /// Seal a finished House Session and keep it under refs/hpp/deliberations
 ///
@@ -99,24 +99,25 @@ impl SealArgs {
     pub(super) fn recorded(
         &self,
         ctx: &Ctx,
-        record: &Value,
+        record: &Record,
         stored: &str,
     ) -> Result<(Value, Exit), CliError> {
         if let Some(out) = &self.out {
             write_file(ctx, out, record)?;
         }
-        let exit = match VerdictStatus::of(record) {
-            Some(VerdictStatus::Recommendation | VerdictStatus::Abstention) => Exit::Ok,
-            Some(VerdictStatus::InstrumentFailure | VerdictStatus::Blocked) | None => Exit::Warn,
+        let exit = if record.verdict.status.reached_judge() {
+            Exit::Ok
+        } else {
+            Exit::Warn
         };
         let document = json!({
             "status": "recorded",
             "ref": stored,
             "record": self.out.as_ref().map(|p| p.display().to_string()),
-            "record_sha256": record["record_sha256"],
-            "stop": record["stop"],
-            "verdict": record["verdict"],
-            "dissent": record["dissent"],
+            "record_sha256": record.record_sha256,
+            "stop": record.stop,
+            "verdict": record.verdict,
+            "dissent": record.dissent,
             "decision": deliberation::as_decision(record),
         });
         Ok((document, exit))

@@ -13,7 +13,7 @@ use crate::cli::input::{JsonRoot, read_json};
 use crate::cli::output::Outcome;
 use crate::deliberation::run::{self, Ended, Request};
 use crate::process;
-use hpp_core::deliberation::{normalise_panel, panel, seat};
+use hpp_core::deliberation::{normalise_panel, seat};
 
 /// Run a House Session through the seats' commands and seal it
 ///
@@ -80,11 +80,7 @@ pub fn cmd_deliberate_run(ctx: &Ctx, args: &DeliberateRunArgs) -> Result<Outcome
     let panel = normalise_panel(&document)?;
     let seats = seat::parse_seats(&read_json(ctx, &args.seats, JsonRoot::Object)?, &panel)?;
     // Refuse a signer the seal would refuse before any seat spends a round.
-    if let Some(problem) = args
-        .seal
-        .signer()
-        .and_then(|s| panel::signer_problem(&panel, s))
-    {
+    if let Some(problem) = args.seal.signer().and_then(|s| panel.signer_problem(s)) {
         return Err(CliError::refused(format!(
             "the signer must be the judge's seat: {problem}"
         )));
@@ -97,7 +93,7 @@ pub fn cmd_deliberate_run(ctx: &Ctx, args: &DeliberateRunArgs) -> Result<Outcome
         cwd: ctx.cwd(),
         timeout,
     };
-    let judge = panel["judge"].as_str().unwrap_or_default();
+    let judge = panel.judge.as_str();
     let (record, texts, failures) = match run::run_session(store, &request)? {
         Ended::Sealed {
             record,
@@ -114,7 +110,7 @@ pub fn cmd_deliberate_run(ctx: &Ctx, args: &DeliberateRunArgs) -> Result<Outcome
     };
     let stored = crate::deliberation::store_record(store, &record, &texts, signing.as_ref())?;
     let (mut document, exit) = args.seal.recorded(ctx, &record, &stored)?;
-    document["rounds"] = record["usage"]["rounds"].clone();
+    document["rounds"] = json!(record.usage.rounds);
     document["failures"] = json!(failures);
     Ok(run::describe(&failures, judge)
         .into_iter()

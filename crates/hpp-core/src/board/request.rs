@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Actor, EvidenceCheck, LaneRegistry, State, VerdictBy};
+use crate::deliberation::SessionType;
 
 /// How `select` ends a competition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +22,7 @@ pub enum Choice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deliberated {
     /// The panel's session type (`design` is the only one select takes).
-    pub session_type: String,
+    pub session_type: SessionType,
     /// The options the panel weighed.
     pub options: Vec<String>,
     /// The verdict's status (`recommendation` is the only one select takes).

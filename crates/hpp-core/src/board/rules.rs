@@ -6,6 +6,7 @@ use super::{
     Actor, Choice, Compared, CompetitionEvent, CompetitionState, Deliberated, Error, Event,
     ItemEvent, LaneRegistry, Request, SetRequest, State, VerdictBy,
 };
+use crate::deliberation::SessionType;
 use crate::family::model_family;
 
 /// Decides one request against every event written so far, at time `ts` (UTC ISO-8601).
@@ -134,8 +135,8 @@ fn deliberated(
     actor: &Actor,
     active: &[&str],
 ) -> Result<String, Error> {
-    if d.session_type != "design" {
-        return Err(Error::DeliberationType(d.session_type.clone()));
+    if d.session_type != SessionType::Design {
+        return Err(Error::DeliberationType(d.session_type.to_string()));
     }
     if d.status != "recommendation" {
         return Err(Error::DeliberationVerdict(d.status.clone()));
@@ -1262,7 +1263,7 @@ mod tests {
 
     fn session(options: &[&str], status: &str, model: &str) -> Deliberated {
         Deliberated {
-            session_type: "design".into(),
+            session_type: SessionType::Design,
             options: options.iter().map(|s| (*s).to_owned()).collect(),
             status: status.into(),
             value: Some("A".into()),
@@ -1317,7 +1318,7 @@ mod tests {
         let p = Play::competition();
         let refuse = |d: Deliberated| p.try_do(select_by(d)).expect_err("refused");
         let mut review = session(&["A", "B"], "recommendation", "qwen3-32b");
-        review.session_type = "review".into();
+        review.session_type = SessionType::Review;
         assert_eq!(refuse(review), Error::DeliberationType("review".into()));
         assert_eq!(
             refuse(session(&["A", "B"], "abstention", "qwen3-32b")),

@@ -20,10 +20,19 @@
 //!   [`verify_record`] re-derives every key from the panel, the turns, the judge and the
 //!   rationale the record holds. The seal is not a signature: the store can add one.
 //!
-//! [`panel`], [`session`] and [`record`] hold the rules, [`seat`] what a seat runner hands
-//! the seats and the judge and takes back from them; the application keeps a sealed record
-//! at `refs/hpp/deliberations/<id>` under the id [`record_id`] gives it.
+//! Every record is a typed value: a [`Panel`], its [`Turn`]s, a [`Session`] with its
+//! [`Tally`] and [`Stop`], and the sealed [`Record`] with its [`Verdict`] and [`Rationale`].
+//! Documents from outside (files, a seat's or the judge's answer, a ref's `record.json`) are
+//! read into them at the edge ([`normalise_panel`], [`normalise_turn`], [`Session::parse`],
+//! [`Record::from_sealed`]), which keeps the reference's refusal sentences. Serialised, a
+//! record is its canonical JSON byte for byte, so its seal stays what it was.
+//!
+//! [`panel`], [`session`] and [`record`] hold the rules, [`consumer`] what route, attest and
+//! the board may take from a sealed session, [`seat`] what a seat runner hands the seats and
+//! the judge and takes back from them; the application keeps a sealed record at
+//! `refs/hpp/deliberations/<id>` under the id [`Record::id`] gives it.
 
+pub mod consumer;
 pub mod panel;
 pub mod record;
 pub mod seat;
@@ -31,17 +40,21 @@ pub mod session;
 #[cfg(test)]
 mod tests;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::decision;
-use crate::record::{canonical_json, is_sha256_hex, sha256_hex};
+use crate::record::{canonical_json, is_sha256_hex, sha256_hex, to_object};
 
-pub use self::panel::normalise_panel;
+pub use self::consumer::{Grounding, PanelVerdict, as_decision, panel_verdict};
+pub use self::panel::{Panel, Role, SessionType, normalise_panel};
 pub use self::record::{
-    PanelVerdict, VerdictStatus, Verification, as_decision, build_record, panel_verdict,
-    record_exit_is_ok, verify_record,
+    EvidenceGate, HumanDecision, Rationale, Record, Verdict, VerdictStatus, Verification,
+    build_record, record_exit_is_ok, verify_record,
 };
-pub use self::session::{decide_stop, normalise_turn, tally};
+pub use self::session::{
+    Session, Stop, StopReason, Stopped, Tally, Turn, decide_stop, normalise_turn, tally,
+};
 
 /// Schema of a panel.
 pub const PANEL_SCHEMA: &str = "hpp.panel/v1";
@@ -49,6 +62,13 @@ pub const PANEL_SCHEMA: &str = "hpp.panel/v1";
 pub const TURN_SCHEMA: &str = "hpp.turn/v1";
 /// Schema of a sealed session (current).
 pub const SCHEMA: &str = "hpp.deliberation/v2";
+/// The sealed record blob in a deliberation commit's tree (`refs/hpp/deliberations/<id>`).
+pub const RECORD_FILE: &str = "record.json";
+/// The signature blob beside it (SSHSIG, namespace `hpp`, over the bytes of [`RECORD_FILE`]).
+pub const SIGNATURE_FILE: &str = "record.sig";
+/// The principal that signed, beside the signature (the record's own keys are fixed by its
+/// schema).
+pub const SIGNER_FILE: &str = "signer";
 /// Schema of a session sealed before the evidence gate and the rationale.
 pub const SCHEMA_V1: &str = "hpp.deliberation/v1";
 /// Schema of the judge seat's rationale.
@@ -132,7 +152,7 @@ pub enum Error {
     #[error("a {session_type} session needs one proponent per option ({needed}), found {present}")]
     ProponentPerOption {
         /// The session type.
-        session_type: String,
+        session_type: SessionType,
         /// Proponents needed.
         needed: usize,
         /// Proponents present.
@@ -142,11 +162,11 @@ pub enum Error {
     #[error("a {session_type} session needs at least {needed} {role} seat(s), found {present}")]
     RoleMinimum {
         /// The session type.
-        session_type: String,
+        session_type: SessionType,
         /// Seats needed.
         needed: usize,
         /// The role.
-        role: String,
+        role: Role,
         /// Seats present.
         present: usize,
     },
@@ -160,7 +180,7 @@ pub enum Error {
     #[error("an {session_type} session allows at most {ceiling} rounds (one reply)")]
     RoundCeiling {
         /// The session type.
-        session_type: String,
+        session_type: SessionType,
         /// Its ceiling.
         ceiling: i64,
     },
@@ -262,7 +282,7 @@ pub enum Error {
         /// The round where a rule first held.
         round: i64,
         /// The rule.
-        reason: String,
+        reason: StopReason,
     },
     /// The session has not stopped yet.
     #[error("the session has not stopped (next round {0}); run it or stop it first")]
@@ -365,9 +385,9 @@ pub enum Error {
     #[error("a {needed} session is needed here, this record is a {got} session")]
     SessionNeeded {
         /// The type the consumer needs.
-        needed: String,
+        needed: SessionType,
         /// The record's type.
-        got: String,
+        got: SessionType,
     },
     /// The panel asked options the consumer does not understand.
     #[error("the panel's options {asked} are not all among {allowed}")]
@@ -442,6 +462,16 @@ pub(crate) fn hash(value: &Value) -> String {
     sha256_hex(&canonical_json(value))
 }
 
+/// Returns the sha256 of the canonical JSON of a typed record without `keys`: what its own
+/// hash field covers.
+pub(crate) fn hash_without<T: Serialize + ?Sized>(record: &T, keys: &[&str]) -> String {
+    let mut object = to_object(record);
+    for key in keys {
+        object.remove(*key);
+    }
+    hash(&Value::Object(object))
+}
+
 /// Returns `value` as a lowercase sha256, or refuses with `label`.
 pub(crate) fn hex(value: Option<&Value>, label: &str) -> Result<String, Error> {
     match value {
@@ -475,15 +505,19 @@ pub fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Returns the id a sealed record is kept under: `<panel id>-<first 12 of record_sha256>` when
-/// the panel id is a portable name, else `session-<first 12>`.
+/// Returns the id a sealed record document is kept under: `<panel id>-<first 12 of
+/// record_sha256>` when the panel id is a portable name, else `session-<first 12>`.
 pub fn record_id(record: &Value) -> String {
-    let sha = str_of(record, "record_sha256");
-    let short = &sha[..sha.len().min(12)];
     let panel_id = record
         .get("panel")
         .map(|p| str_of(p, "id"))
         .unwrap_or_default();
+    id_of(panel_id, str_of(record, "record_sha256"))
+}
+
+/// The id of a record of panel `panel_id` sealed as `sha`.
+pub(crate) fn id_of(panel_id: &str, sha: &str) -> String {
+    let short = &sha[..sha.len().min(12)];
     let portable = !panel_id.is_empty()
         && panel_id.len() <= 80
         && panel_id

@@ -1,18 +1,143 @@
 //! The panel, `hpp.panel/v1`: seats, roles per session type, the budget and the declared
-//! evidence. Pure.
+//! evidence, as the typed [`Panel`] a foreign panel document normalises into. Pure.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
+use std::str::FromStr;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 
-use super::{Error, MAX_ROUNDS, PANEL_SCHEMA, hash, hex, int, repr, text};
-use crate::decision::{is_alias, normalise_question};
+use super::{Error, MAX_ROUNDS, PANEL_SCHEMA, hash_without, hex, int, repr, text};
+use crate::decision::{Question, is_alias, normalise_question};
 
-/// The seat roles.
-pub const ROLES: [&str; 4] = ["proponent", "dissent", "examiner", "judge"];
+/// The kind of a House Session: it sets the roles a panel must seat and the rounds it may take.
+/// Spelt as the reference spells it (`release-gate`, kebab-case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionType {
+    /// Weighs the risk of a plan (the router reads it).
+    Plan,
+    /// Reviews a change.
+    Review,
+    /// Decides whether a change may ship, on evidence bundles (an attestation reads it).
+    ReleaseGate,
+    /// Diagnoses an incident.
+    Incident,
+    /// Chooses between designs (the board's competitions read it).
+    Design,
+}
 
-/// The session types, in the reference's order.
-pub const SESSION_TYPES: [&str; 5] = ["plan", "review", "release-gate", "incident", "design"];
+impl SessionType {
+    /// Every session type, in the reference's order.
+    pub const ALL: [Self; 5] = [
+        Self::Plan,
+        Self::Review,
+        Self::ReleaseGate,
+        Self::Incident,
+        Self::Design,
+    ];
+
+    /// Returns the type as records spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Review => "review",
+            Self::ReleaseGate => "release-gate",
+            Self::Incident => "incident",
+            Self::Design => "design",
+        }
+    }
+
+    /// Returns the role minimums of the session type, in the order they are checked.
+    pub fn minimums(self) -> Vec<(Role, Minimum)> {
+        use Minimum::{PerOption, Seats};
+        match self {
+            Self::Plan => vec![
+                (Role::Proponent, Seats(2)),
+                (Role::Dissent, Seats(1)),
+                (Role::Examiner, Seats(1)),
+            ],
+            Self::Review => vec![(Role::Examiner, Seats(2)), (Role::Dissent, Seats(1))],
+            Self::ReleaseGate => vec![(Role::Examiner, Seats(1)), (Role::Dissent, Seats(1))],
+            Self::Incident => vec![(Role::Proponent, Seats(2))],
+            Self::Design => vec![(Role::Proponent, PerOption), (Role::Dissent, Seats(1))],
+        }
+    }
+
+    /// Returns the most rounds the session type allows, when it caps them below [`MAX_ROUNDS`].
+    pub fn round_ceiling(self) -> Option<i64> {
+        // Two blind diagnoses already agree or disagree independently; a second reply rarely
+        // adds evidence the first did not.
+        (self == Self::Incident).then_some(2)
+    }
+}
+
+impl fmt::Display for SessionType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SessionType {
+    type Err = Error;
+
+    /// Reads a session type as records spell it.
+    ///
+    /// ```
+    /// use hpp_core::deliberation::SessionType;
+    /// assert_eq!("release-gate".parse(), Ok(SessionType::ReleaseGate));
+    /// assert_eq!(
+    ///     "chat".parse::<SessionType>().unwrap_err().to_string(),
+    ///     "session_type must be one of plan, review, release-gate, incident, design"
+    /// );
+    /// ```
+    fn from_str(text: &str) -> Result<Self, Error> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == text)
+            .ok_or(Error::SessionType)
+    }
+}
+
+/// A seat's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Argues for an option.
+    Proponent,
+    /// Argues against the leading option.
+    Dissent,
+    /// Examines the evidence.
+    Examiner,
+    /// Rules once the session stops; takes no turns.
+    Judge,
+}
+
+impl Role {
+    /// Every role, as the panel rules list them.
+    pub const ALL: [Self; 4] = [Self::Proponent, Self::Dissent, Self::Examiner, Self::Judge];
+
+    /// Returns the role as records spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Proponent => "proponent",
+            Self::Dissent => "dissent",
+            Self::Examiner => "examiner",
+            Self::Judge => "judge",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// How many seats of a role a session type needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,33 +148,172 @@ pub enum Minimum {
     PerOption,
 }
 
-/// The role minimums of a session type, and its round ceiling if it has one.
-pub fn rules(session_type: &str) -> (Vec<(&'static str, Minimum)>, Option<i64>) {
-    use Minimum::{PerOption, Seats};
-    match session_type {
-        "plan" => (
-            vec![
-                ("proponent", Seats(2)),
-                ("dissent", Seats(1)),
-                ("examiner", Seats(1)),
-            ],
-            None,
-        ),
-        "review" => (vec![("examiner", Seats(2)), ("dissent", Seats(1))], None),
-        "release-gate" => (vec![("examiner", Seats(1)), ("dissent", Seats(1))], None),
-        // Two blind diagnoses already agree or disagree independently; a second reply rarely
-        // adds evidence the first did not.
-        "incident" => (vec![("proponent", Seats(2))], Some(2)),
-        _ => (vec![("proponent", PerOption), ("dissent", Seats(1))], None),
+/// A seat of a normalised panel: who answers, from which pinned model, family and lane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Seat {
+    /// The seat id.
+    pub id: String,
+    /// Its role.
+    pub role: Role,
+    /// The provider it answers through.
+    pub provider: String,
+    /// The pinned model it answers from (never a moving alias).
+    pub model_served: String,
+    /// The model family it declares.
+    pub family: String,
+    /// The lane it answers from.
+    pub lane: String,
+}
+
+/// A panel's budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Budget {
+    /// The most rounds, 1 to [`MAX_ROUNDS`].
+    pub max_rounds: i64,
+    /// The most characters all turns together may use.
+    pub max_chars: i64,
+}
+
+/// Where a declared evidence id comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// A context file the seats were given.
+    Context,
+    /// An `hpp.evidence/v1` bundle that verified when it was declared.
+    EvidenceRecord,
+}
+
+/// One source of declared evidence ids, by hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// What the source is.
+    pub kind: SourceKind,
+    /// The sha256 of the source (a context's canonical JSON, an evidence record's seal).
+    pub sha256: String,
+    /// The source's own id, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// The evidence a panel declares: the ids a seat's facts must cite to be grounded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// The citable ids, sorted.
+    pub ids: BTreeSet<String>,
+    /// Where they come from, when the panel says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<Source>>,
+}
+
+/// Whether the judge's family is also a participant's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Independence {
+    /// The judge's family argues in no seat.
+    Full,
+    /// A participant shares the judge's family.
+    Partial,
+}
+
+/// A normalised panel (`hpp.panel/v1`) with its `sha256` and what is derived from it: the judge
+/// seat's id, the participants' families and the judge's independence. It is made only by
+/// [`normalise_panel`] (deserialising one normalises it), so every rule holds for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Panel {
+    /// Always [`PANEL_SCHEMA`].
+    pub schema: &'static str,
+    /// The panel id.
+    pub id: String,
+    /// The session type.
+    pub session_type: SessionType,
+    /// The question the seats answer, normalised.
+    pub question: Question,
+    /// The sha256 of the state judged.
+    pub state_sha256: String,
+    /// The seats, in the panel's order.
+    pub seats: Vec<Seat>,
+    /// The budget.
+    pub budget: Budget,
+    /// The declared evidence; absent from the record (and its hash) when none is declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// The sha256 of the canonical JSON of every field above.
+    pub sha256: String,
+    /// The judge seat's id.
+    pub judge: String,
+    /// The participants' families, sorted.
+    pub families: BTreeSet<String>,
+    /// Whether the judge's family argues in a seat.
+    pub judge_independence: Independence,
+}
+
+/// The keys a panel's `sha256` does not cover: itself and what is derived from the rest.
+const DERIVED: [&str; 4] = ["sha256", "judge", "families", "judge_independence"];
+
+impl<'de> Deserialize<'de> for Panel {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        normalise_panel(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
     }
 }
 
-fn seat(raw: &Value) -> Result<Value, Error> {
+impl Panel {
+    /// Returns the participant seats (every seat but the judge), in seat order.
+    pub fn participants(&self) -> impl Iterator<Item = &Seat> {
+        self.seats.iter().filter(|s| s.role != Role::Judge)
+    }
+
+    /// Returns the participant seat ids, in seat order.
+    pub fn participant_ids(&self) -> Vec<&str> {
+        self.participants().map(|s| s.id.as_str()).collect()
+    }
+
+    /// Returns the judge seat.
+    pub fn judge_seat(&self) -> &Seat {
+        self.seats
+            .iter()
+            .find(|s| s.id == self.judge)
+            .expect("a normalised panel seats its judge, because normalise_panel names it")
+    }
+
+    /// Returns the question's options.
+    pub fn options(&self) -> &[String] {
+        &self.question.options
+    }
+
+    /// Returns the ids a reference must name to resolve, or `None` when the panel declared no
+    /// evidence (then any reference resolves).
+    pub fn known_ids(&self) -> Option<&BTreeSet<String>> {
+        self.evidence.as_ref().map(|e| &e.ids)
+    }
+
+    /// Returns the principals that may sign a session of this panel: the judge seat's lane and
+    /// its id (a normalised seat declares no other principal).
+    pub fn judge_principals(&self) -> Vec<String> {
+        let seat = self.judge_seat();
+        [&seat.lane, &seat.id]
+            .into_iter()
+            .filter(|v| !v.is_empty())
+            .cloned()
+            .collect()
+    }
+
+    /// Returns why `signer` may not sign a session of this panel, or `None` when it may.
+    pub fn signer_problem(&self, signer: &str) -> Option<String> {
+        principal_problem(&self.judge_principals(), signer)
+    }
+}
+
+fn seat(raw: &Value) -> Result<Seat, Error> {
     let raw = raw.as_object().ok_or(Error::SeatNotObject)?;
     let id = text(raw.get("id"), "seat id")?;
-    let role = match raw.get("role").and_then(Value::as_str) {
-        Some(role) if ROLES.contains(&role) => role.to_owned(),
-        _ => return Err(Error::Role(id)),
+    let Some(role) = raw
+        .get("role")
+        .and_then(Value::as_str)
+        .and_then(Role::parse)
+    else {
+        return Err(Error::Role(id));
     };
     let model = text(raw.get("model_served"), &format!("seat {id}: model_served"))?;
     if is_alias(&model) {
@@ -61,13 +325,17 @@ fn seat(raw: &Value) -> Result<Value, Error> {
     let provider = text(raw.get("provider"), &format!("seat {id}: provider"))?;
     let family = text(raw.get("family"), &format!("seat {id}: family"))?;
     let lane = text(raw.get("lane"), &format!("seat {id}: lane"))?;
-    Ok(
-        json!({"id": id, "role": role, "provider": provider, "model_served": model,
-        "family": family, "lane": lane}),
-    )
+    Ok(Seat {
+        id,
+        role,
+        provider,
+        model_served: model,
+        family,
+        lane,
+    })
 }
 
-fn evidence(raw: &Value) -> Result<Value, Error> {
+fn evidence(raw: &Value) -> Result<Evidence, Error> {
     let raw = raw.as_object().ok_or(Error::Evidence)?;
     if raw.keys().any(|k| k != "ids" && k != "sources") {
         return Err(Error::Evidence);
@@ -82,109 +350,107 @@ fn evidence(raw: &Value) -> Result<Value, Error> {
             .collect::<Result<Vec<_>, _>>()?,
         _ => return Err(Error::EvidenceIds),
     };
-    let unique: BTreeSet<&String> = ids.iter().collect();
+    let unique: BTreeSet<String> = ids.iter().cloned().collect();
     if unique.len() != ids.len() {
         return Err(Error::EvidenceIds);
     }
-    let mut out = Map::new();
-    out.insert("ids".into(), json!(unique));
-    if let Some(sources) = raw.get("sources") {
-        let sources = sources.as_array().ok_or(Error::EvidenceSources)?;
-        let mut normalised = Vec::new();
-        for source in sources {
-            let source = source.as_object().ok_or(Error::EvidenceSource)?;
-            let kind = source.get("kind").and_then(Value::as_str);
-            if !matches!(kind, Some("context" | "evidence-record"))
-                || source
-                    .keys()
-                    .any(|k| !matches!(k.as_str(), "kind" | "sha256" | "id"))
-            {
-                return Err(Error::EvidenceSource);
-            }
-            let mut item = Map::new();
-            item.insert("kind".into(), json!(kind));
-            item.insert(
-                "sha256".into(),
-                json!(hex(source.get("sha256"), "evidence.sources sha256")?),
-            );
-            if source.contains_key("id") {
-                item.insert(
-                    "id".into(),
-                    json!(text(source.get("id"), "evidence.sources id")?),
-                );
-            }
-            normalised.push(Value::Object(item));
+    let sources = match raw.get("sources") {
+        None => None,
+        Some(sources) => {
+            let sources = sources.as_array().ok_or(Error::EvidenceSources)?;
+            Some(sources.iter().map(source).collect::<Result<Vec<_>, _>>()?)
         }
-        out.insert("sources".into(), Value::Array(normalised));
-    }
-    Ok(Value::Object(out))
+    };
+    Ok(Evidence {
+        ids: unique,
+        sources,
+    })
 }
 
-/// Validates a panel and returns it normalised with its `sha256`, the judge seat's id, the
-/// sorted participant families and `judge_independence` (`partial` when the judge's family is a
-/// participant's, else `full`). A `sha256` the panel carries must match.
+fn source(raw: &Value) -> Result<Source, Error> {
+    let source = raw.as_object().ok_or(Error::EvidenceSource)?;
+    let kind = match source.get("kind").and_then(Value::as_str) {
+        Some("context") => SourceKind::Context,
+        Some("evidence-record") => SourceKind::EvidenceRecord,
+        _ => return Err(Error::EvidenceSource),
+    };
+    if source
+        .keys()
+        .any(|k| !matches!(k.as_str(), "kind" | "sha256" | "id"))
+    {
+        return Err(Error::EvidenceSource);
+    }
+    let sha256 = hex(source.get("sha256"), "evidence.sources sha256")?;
+    let id = if source.contains_key("id") {
+        Some(text(source.get("id"), "evidence.sources id")?)
+    } else {
+        None
+    };
+    Ok(Source { kind, sha256, id })
+}
+
+/// Validates a panel document and returns it normalised with its `sha256`, the judge seat's id,
+/// the sorted participant families and `judge_independence` (`partial` when the judge's family
+/// is a participant's, else `full`). A `sha256` the panel carries must match.
 ///
 /// # Errors
 ///
 /// The first broken rule, as [`Error`].
-pub fn normalise_panel(panel: &Value) -> Result<Value, Error> {
+pub fn normalise_panel(panel: &Value) -> Result<Panel, Error> {
     let map = panel.as_object().ok_or(Error::PanelNotObject)?;
     if map.get("schema").and_then(Value::as_str) != Some(PANEL_SCHEMA) {
         return Err(Error::PanelSchema);
     }
     let id = text(map.get("id"), "panel id")?;
-    let session_type = match map.get("session_type").and_then(Value::as_str) {
-        Some(t) if SESSION_TYPES.contains(&t) => t.to_owned(),
-        _ => return Err(Error::SessionType),
-    };
+    let session_type: SessionType = map
+        .get("session_type")
+        .and_then(Value::as_str)
+        .ok_or(Error::SessionType)?
+        .parse()?;
     let question =
         normalise_question(map.get("question").unwrap_or(&Value::Null)).map_err(Error::Question)?;
-    let state = hex(map.get("state_sha256"), "state_sha256")?;
+    let state_sha256 = hex(map.get("state_sha256"), "state_sha256")?;
     let raw_seats = match map.get("seats") {
         Some(Value::Array(items)) if !items.is_empty() => items,
         _ => return Err(Error::NoSeats),
     };
     let seats = raw_seats.iter().map(seat).collect::<Result<Vec<_>, _>>()?;
-    let field = |seat: &Value, key: &str| seat[key].as_str().unwrap_or_default().to_owned();
-    let ids: HashSet<String> = seats.iter().map(|s| field(s, "id")).collect();
+    let ids: HashSet<&str> = seats.iter().map(|s| s.id.as_str()).collect();
     if ids.len() != seats.len() {
         return Err(Error::SeatIds);
     }
-    let mut families_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut families_of: BTreeMap<&str, &str> = BTreeMap::new();
     for seat in &seats {
-        let (model, family) = (field(seat, "model_served"), field(seat, "family"));
-        let known = families_of.entry(model.clone()).or_insert(family.clone());
-        if *known != family {
+        let known = families_of
+            .entry(&seat.model_served)
+            .or_insert(&seat.family);
+        if *known != seat.family {
+            let quoted = |text: &str| repr(Some(&Value::String(text.to_owned())));
             return Err(Error::ModelFamilies {
-                model: repr(Some(&json!(model))),
-                known: repr(Some(&json!(known))),
-                family: repr(Some(&json!(family))),
+                model: quoted(&seat.model_served),
+                known: quoted(known),
+                family: quoted(&seat.family),
             });
         }
     }
-    let judges: Vec<&Value> = seats
-        .iter()
-        .filter(|s| s["role"] == "judge")
-        .collect::<Vec<_>>();
-    if judges.len() != 1 {
+    let judges: Vec<&Seat> = seats.iter().filter(|s| s.role == Role::Judge).collect();
+    let [judge] = judges.as_slice() else {
         return Err(Error::JudgeCount(judges.len()));
-    }
-    let judge = judges[0];
-    let participants: Vec<&Value> = seats.iter().filter(|s| s["role"] != "judge").collect();
-    let lanes: Vec<String> = participants.iter().map(|s| field(s, "lane")).collect();
+    };
+    let participants: Vec<&Seat> = seats.iter().filter(|s| s.role != Role::Judge).collect();
+    let lanes: Vec<&str> = participants.iter().map(|s| s.lane.as_str()).collect();
     if lanes.iter().collect::<HashSet<_>>().len() != lanes.len() {
         return Err(Error::SharedLane);
     }
-    if lanes.contains(&field(judge, "lane")) {
+    if lanes.contains(&judge.lane.as_str()) {
         return Err(Error::JudgeLane);
     }
-    let families: BTreeSet<String> = participants.iter().map(|s| field(s, "family")).collect();
+    let families: BTreeSet<String> = participants.iter().map(|s| s.family.clone()).collect();
     if families.len() < 2 {
         return Err(Error::OneFamily);
     }
-    let (minimums, ceiling) = rules(&session_type);
-    for (role, minimum) in minimums {
-        let present = participants.iter().filter(|s| s["role"] == role).count();
+    for (role, minimum) in session_type.minimums() {
+        let present = participants.iter().filter(|s| s.role == role).count();
         let needed = match minimum {
             Minimum::Seats(n) => n,
             Minimum::PerOption => question.options.len(),
@@ -199,7 +465,7 @@ pub fn normalise_panel(panel: &Value) -> Result<Value, Error> {
                 Minimum::Seats(_) => Error::RoleMinimum {
                     session_type,
                     needed,
-                    role: role.to_owned(),
+                    role,
                     present,
                 },
             });
@@ -212,7 +478,7 @@ pub fn normalise_panel(panel: &Value) -> Result<Value, Error> {
     let max_rounds = int(budget.get("max_rounds"))
         .filter(|n| (1..=MAX_ROUNDS).contains(n))
         .ok_or(Error::MaxRounds)?;
-    if let Some(ceiling) = ceiling
+    if let Some(ceiling) = session_type.round_ceiling()
         && max_rounds > ceiling
     {
         return Err(Error::RoundCeiling {
@@ -223,64 +489,44 @@ pub fn normalise_panel(panel: &Value) -> Result<Value, Error> {
     let max_chars = int(budget.get("max_chars"))
         .filter(|n| *n >= 1)
         .ok_or(Error::MaxChars)?;
-    let mut body = Map::new();
-    body.insert("schema".into(), json!(PANEL_SCHEMA));
-    body.insert("id".into(), json!(id));
-    body.insert("session_type".into(), json!(session_type));
-    body.insert(
-        "question".into(),
-        serde_json::to_value(&question).expect("a question serialises"),
-    );
-    body.insert("state_sha256".into(), json!(state));
-    body.insert("seats".into(), Value::Array(seats.clone()));
-    body.insert(
-        "budget".into(),
-        json!({"max_rounds": max_rounds, "max_chars": max_chars}),
-    );
     // Only a panel that declares evidence carries the key, so an older panel keeps its hash.
-    if let Some(raw) = map.get("evidence") {
-        body.insert("evidence".into(), evidence(raw)?);
-    }
-    let computed = hash(&Value::Object(body.clone()));
+    let evidence = map.get("evidence").map(evidence).transpose()?;
+    let judge_independence = if families.contains(&judge.family) {
+        Independence::Partial
+    } else {
+        Independence::Full
+    };
+    let judge = judge.id.clone();
+    let mut normalised = Panel {
+        schema: PANEL_SCHEMA,
+        id,
+        session_type,
+        question,
+        state_sha256,
+        seats,
+        budget: Budget {
+            max_rounds,
+            max_chars,
+        },
+        evidence,
+        sha256: String::new(),
+        judge,
+        families,
+        judge_independence,
+    };
+    let computed = hash_without(&normalised, &DERIVED);
     if let Some(given) = map.get("sha256")
         && given.as_str() != Some(computed.as_str())
     {
         return Err(Error::PanelHash);
     }
-    let independence = if families.contains(&field(judge, "family")) {
-        "partial"
-    } else {
-        "full"
-    };
-    body.insert("sha256".into(), json!(computed));
-    body.insert("judge".into(), json!(field(judge, "id")));
-    body.insert("families".into(), json!(families));
-    body.insert("judge_independence".into(), json!(independence));
-    Ok(Value::Object(body))
+    normalised.sha256 = computed;
+    Ok(normalised)
 }
 
-/// Returns the participant seat ids of a normalised panel, in seat order.
-pub fn participants(panel: &Value) -> Vec<String> {
-    panel["seats"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|s| s["role"] != "judge")
-        .filter_map(|s| s["id"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// Returns the judge seat of a normalised panel.
-pub fn judge_seat(panel: &Value) -> &Value {
-    let judge = panel["judge"].as_str().unwrap_or_default();
-    panel["seats"]
-        .as_array()
-        .and_then(|seats| seats.iter().find(|s| s["id"] == judge))
-        .unwrap_or(&Value::Null)
-}
-
-/// Returns the principals that may sign a session judged by the panel's judge seat: the
-/// `principal` the seat declares, else its lane and its seat id.
+/// Returns the principals that may sign a session judged by the judge seat of `panel`, a panel
+/// as a document (read from a ref before it verifies): the `principal` the seat declares, else
+/// its lane and its seat id.
 ///
 /// ```
 /// use serde_json::json;
@@ -291,7 +537,11 @@ pub fn judge_seat(panel: &Value) -> &Value {
 /// assert_eq!(judge_principals(&declared), ["judge-9"]);
 /// ```
 pub fn judge_principals(panel: &Value) -> Vec<String> {
-    let seat = judge_seat(panel);
+    let judge = panel["judge"].as_str().unwrap_or_default();
+    let seat = panel["seats"]
+        .as_array()
+        .and_then(|seats| seats.iter().find(|s| s["id"] == judge))
+        .unwrap_or(&Value::Null);
     if let Some(principal) = seat["principal"].as_str().filter(|p| !p.is_empty()) {
         return vec![principal.to_owned()];
     }
@@ -302,10 +552,13 @@ pub fn judge_principals(panel: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Returns why `signer` may not sign a session of `panel` (the signer is the judge's seat or
-/// the principal it declares), or `None` when it may.
+/// Returns why `signer` may not sign a session of `panel`, a panel as a document (the signer
+/// is the judge's seat or the principal it declares), or `None` when it may.
 pub fn signer_problem(panel: &Value, signer: &str) -> Option<String> {
-    let allowed = judge_principals(panel);
+    principal_problem(&judge_principals(panel), signer)
+}
+
+fn principal_problem(allowed: &[String], signer: &str) -> Option<String> {
     (!allowed.iter().any(|p| p == signer)).then(|| {
         format!(
             "signed by {signer}, but only the judge's seat signs the session ({})",
@@ -318,53 +571,34 @@ pub fn signer_problem(panel: &Value, signer: &str) -> Option<String> {
     })
 }
 
-/// Returns the panel's options.
-pub fn options(panel: &Value) -> Vec<String> {
-    panel["question"]["options"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|o| o.as_str().map(str::to_owned))
-        .collect()
-}
-
-/// Returns the ids a reference must name to resolve, or `None` when the panel declared no
-/// evidence (then any reference resolves).
-pub fn known_ids(panel: &Value) -> Option<BTreeSet<String>> {
-    let evidence = panel.get("evidence").filter(|e| !e.is_null())?;
-    Some(
-        evidence["ids"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|i| i.as_str().map(str::to_owned))
-            .collect(),
-    )
-}
-
-/// Returns `panel` with evidence ids added: its declared evidence (validated first, so an edited
-/// panel is refused, not repaired), plus `ids` with their `sources`; ids sorted and
-/// deduplicated, the stale `sha256` dropped.
+/// Returns the panel document `panel` with evidence ids added: its declared evidence (validated
+/// first, so an edited panel is refused, not repaired), plus `ids` with their `sources` (as
+/// documents, checked when the result is normalised); ids sorted and deduplicated, the stale
+/// `sha256` dropped.
 ///
 /// # Errors
 ///
 /// The panel as given breaks a rule.
 pub fn with_evidence(panel: &Value, ids: &[String], sources: &[Value]) -> Result<Value, Error> {
     let declared = normalise_panel(panel)?;
-    let mut all_ids: BTreeSet<String> = known_ids(&declared).unwrap_or_default();
+    let mut all_ids: BTreeSet<String> = declared.known_ids().cloned().unwrap_or_default();
     all_ids.extend(ids.iter().cloned());
     let mut all_sources: Vec<Value> = declared
-        .get("evidence")
-        .and_then(|e| e.get("sources"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        .evidence
+        .and_then(|e| e.sources)
+        .unwrap_or_default()
+        .iter()
+        .map(|s| serde_json::to_value(s).expect("a source serialises: its keys are strings"))
+        .collect();
     all_sources.extend(sources.iter().cloned());
+    let mut evidence = Map::new();
+    evidence.insert(
+        "ids".into(),
+        Value::Array(all_ids.into_iter().map(Value::String).collect()),
+    );
+    evidence.insert("sources".into(), Value::Array(all_sources));
     let mut updated = panel.as_object().cloned().unwrap_or_default();
     updated.remove("sha256");
-    updated.insert(
-        "evidence".into(),
-        json!({"ids": all_ids, "sources": all_sources}),
-    );
+    updated.insert("evidence".into(), Value::Object(evidence));
     Ok(Value::Object(updated))
 }

@@ -12,16 +12,17 @@
 //! let answer = serde_json::json!({"position": "single-log", "confidence": null,
 //!     "claims": [{"kind": "fact", "refs": ["one-ref-one-writer"]}], "text": "One ref."});
 //! let spoken = seat::turn_of_answer(&answer, &panel, "p1", 1, &[]).unwrap();
-//! assert_eq!(spoken.turn["chars"], 8);
+//! assert_eq!(spoken.turn.chars, 8);
 //! assert!(seat::text_matches(&spoken.turn, b"One ref."));
 //! ```
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::panel::{judge_seat, participants};
-use super::session::normalise_turn;
+use super::panel::Panel;
+use super::session::{Stopped, Tally, Turn, normalise_turn};
 use super::{Error, TURN_SCHEMA};
 use crate::decision;
 use crate::instrument::{RunFailure, read_answer};
@@ -72,7 +73,7 @@ fn argv(value: Option<&Value>, who: &str) -> Result<Vec<String>, Error> {
 /// # Errors
 ///
 /// The first broken rule, naming the seat.
-pub fn parse_seats(document: &Value, panel: &Value) -> Result<Seats, Error> {
+pub fn parse_seats(document: &Value, panel: &Panel) -> Result<Seats, Error> {
     let map = document.as_object().ok_or(Error::SeatsShape)?;
     if map.get("schema").and_then(Value::as_str) != Some(SEATS_SCHEMA) {
         return Err(Error::SeatsSchema);
@@ -87,9 +88,9 @@ pub fn parse_seats(document: &Value, panel: &Value) -> Result<Seats, Error> {
         .get("seats")
         .and_then(Value::as_object)
         .ok_or(Error::SeatsShape)?;
-    let order = participants(panel);
-    let judge = panel["judge"].as_str().unwrap_or_default();
-    let known: BTreeSet<&str> = order.iter().map(String::as_str).collect();
+    let order = panel.participant_ids();
+    let judge = panel.judge.as_str();
+    let known: BTreeSet<&str> = order.iter().copied().collect();
     if let Some(stranger) = declared.keys().find(|k| !known.contains(k.as_str())) {
         return Err(if stranger == judge {
             Error::SeatIsJudge(stranger.clone())
@@ -99,9 +100,9 @@ pub fn parse_seats(document: &Value, panel: &Value) -> Result<Seats, Error> {
     }
     let seats = order
         .iter()
-        .map(|seat| match declared.get(seat) {
-            None => Err(Error::SeatMissing(seat.clone())),
-            some => Ok((seat.clone(), argv(some, &format!("seat {seat}"))?)),
+        .map(|seat| match declared.get(*seat) {
+            None => Err(Error::SeatMissing((*seat).to_owned())),
+            some => Ok(((*seat).to_owned(), argv(some, &format!("seat {seat}"))?)),
         })
         .collect::<Result<Vec<_>, _>>()?;
     let judge_argv = argv(map.get("judge"), "judge")?;
@@ -119,28 +120,46 @@ pub fn parse_seats(document: &Value, panel: &Value) -> Result<Seats, Error> {
 }
 
 /// A turn a seat gave, with the verbatim text its `text_sha256` and `chars` were taken from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Spoken {
     /// The normalised `hpp.turn/v1`, with its `sha256`.
-    pub turn: Value,
+    pub turn: Turn,
     /// The verbatim text.
     pub text: String,
 }
 
-impl Spoken {
-    /// Returns what another seat or the judge reads of this turn: `{"turn", "text"}`.
-    pub fn shown(&self) -> Value {
-        json!({"turn": self.turn, "text": self.text})
-    }
+/// What a seat reads on stdin in a round (`{"panel", "seat", "round", "seen_turns",
+/// "turns"}`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SeatRequest<'a> {
+    /// The normalised panel.
+    pub panel: &'a Panel,
+    /// The seat asked.
+    pub seat: &'a str,
+    /// The round.
+    pub round: i64,
+    /// The hashes of the turns shown.
+    pub seen_turns: Vec<&'a str>,
+    /// The turns of earlier rounds, each with its text (`{"turn", "text"}`).
+    pub turns: &'a [Spoken],
 }
 
 /// Returns what a seat reads on stdin in `round`: the normalised panel, its seat and round,
 /// and `earlier`, the turns of earlier rounds (hashes in `seen_turns`, each turn with its text
 /// in `turns`). Round 1 is blind: the runner passes no earlier turns.
-pub fn seat_request(panel: &Value, seat: &str, round: i64, earlier: &[Spoken]) -> Value {
-    let seen: Vec<&Value> = earlier.iter().map(|s| &s.turn["sha256"]).collect();
-    let turns: Vec<Value> = earlier.iter().map(Spoken::shown).collect();
-    json!({"panel": panel, "seat": seat, "round": round, "seen_turns": seen, "turns": turns})
+pub fn seat_request<'a>(
+    panel: &'a Panel,
+    seat: &'a str,
+    round: i64,
+    earlier: &'a [Spoken],
+) -> SeatRequest<'a> {
+    SeatRequest {
+        panel,
+        seat,
+        round,
+        seen_turns: earlier.iter().map(|s| s.turn.sha256.as_str()).collect(),
+        turns: earlier,
+    }
 }
 
 /// Why a seat's run gave no turn: the seat is then not judged that round.
@@ -228,7 +247,7 @@ fn only_keys(map: &serde_json::Map<String, Value>, allowed: &[&str]) -> Result<(
 /// Why the answer gives no turn, as [`AnswerFailure`].
 pub fn turn_of_answer(
     answer: &Value,
-    panel: &Value,
+    panel: &Panel,
     seat: &str,
     round: i64,
     seen: &[String],
@@ -252,8 +271,9 @@ pub fn turn_of_answer(
         crate::findings::check(&document, None)
             .map_err(|e| AnswerFailure::Findings(e.to_string()))?;
     }
+    // The answer's parts are the seat's, so the turn they make is checked like any turn given.
     let turn = json!({
-        "schema": TURN_SCHEMA, "panel_sha256": panel["sha256"], "seat": seat, "round": round,
+        "schema": TURN_SCHEMA, "panel_sha256": panel.sha256, "seat": seat, "round": round,
         "position": map.get("position").cloned().unwrap_or(Value::Null),
         "confidence": map.get("confidence").cloned().unwrap_or(Value::Null),
         "claims": map.get("claims").cloned().unwrap_or_else(|| json!([])),
@@ -265,11 +285,33 @@ pub fn turn_of_answer(
     Ok(Spoken { turn, text })
 }
 
+/// What the judge reads on stdin (`{"panel", "turns", "tally", "stop"}`).
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeRequest<'a> {
+    /// The normalised panel.
+    pub panel: &'a Panel,
+    /// Every turn with its text (`{"turn", "text"}`).
+    pub turns: &'a [Spoken],
+    /// The count of each round.
+    pub tally: &'a [Tally],
+    /// How the session stopped.
+    pub stop: &'a Stopped,
+}
+
 /// Returns what the judge reads on stdin: the normalised panel, every turn with its text, the
 /// tally and the stop.
-pub fn judge_request(panel: &Value, spoken: &[Spoken], tally: &[Value], stop: &Value) -> Value {
-    let turns: Vec<Value> = spoken.iter().map(Spoken::shown).collect();
-    json!({"panel": panel, "turns": turns, "tally": tally, "stop": stop})
+pub fn judge_request<'a>(
+    panel: &'a Panel,
+    spoken: &'a [Spoken],
+    tally: &'a [Tally],
+    stop: &'a Stopped,
+) -> JudgeRequest<'a> {
+    JudgeRequest {
+        panel,
+        turns: spoken,
+        tally,
+        stop,
+    }
 }
 
 /// Splits the judge's answer (`{"decision": hpp.decision/v1, "rationale"?: hpp.rationale/v1}`)
@@ -295,13 +337,13 @@ pub fn judge_answer(answer: &Value) -> Result<(Value, Option<Value>), AnswerFail
 /// the judge gave nothing usable: the panel's question and state, the judge seat's provider and
 /// pinned model, `method`, and `error` saying what happened. It carries no raw response: there
 /// was none to hash.
-pub fn judge_failure(panel: &Value, method: &str, error: &str) -> Value {
-    let seat = judge_seat(panel);
+pub fn judge_failure(panel: &Panel, method: &str, error: &str) -> Value {
+    let seat = panel.judge_seat();
     json!({
-        "schema": decision::SCHEMA, "question": panel["question"],
-        "state_sha256": panel["state_sha256"], "method": method,
+        "schema": decision::SCHEMA, "question": panel.question,
+        "state_sha256": panel.state_sha256, "method": method,
         "authority": "advisory", "direction": "informational",
-        "provider": {"id": seat["provider"], "model_served": seat["model_served"]},
+        "provider": {"id": seat.provider, "model_served": seat.model_served},
         "outcome": {"status": "instrument-failure", "value": null, "confidence": null,
                     "error": error},
     })
@@ -309,10 +351,16 @@ pub fn judge_failure(panel: &Value, method: &str, error: &str) -> Value {
 
 /// Tells whether `bytes` are the verbatim text of `turn`: UTF-8 whose sha256 is the turn's
 /// `text_sha256` and whose length in characters is its `chars`.
-pub fn text_matches(turn: &Value, bytes: &[u8]) -> bool {
+pub fn text_matches(turn: &Turn, bytes: &[u8]) -> bool {
+    text_is(Some(&turn.text_sha256), Some(turn.chars), bytes)
+}
+
+/// Tells whether `bytes` are UTF-8 whose sha256 is `text_sha256` and whose length in
+/// characters is `chars` (both as a turn document spells them, so absent ones never match).
+pub fn text_is(text_sha256: Option<&str>, chars: Option<i64>, bytes: &[u8]) -> bool {
     std::str::from_utf8(bytes).is_ok_and(|text| {
-        turn["text_sha256"].as_str() == Some(sha256_hex(bytes).as_str())
-            && turn["chars"].as_u64() == Some(text.chars().count() as u64)
+        text_sha256 == Some(sha256_hex(bytes).as_str())
+            && chars.and_then(|c| u64::try_from(c).ok()) == Some(text.chars().count() as u64)
     })
 }
 
@@ -321,7 +369,7 @@ mod tests {
     use super::*;
     use crate::deliberation::normalise_panel;
 
-    fn panel() -> Value {
+    fn panel() -> Panel {
         normalise_panel(
             &serde_json::from_str(include_str!(
                 "../../../../examples/house-session/design/panel.json"
@@ -393,9 +441,9 @@ mod tests {
         let panel = panel();
         let answer = json!({"position": "log-per-item", "text": "café"});
         let spoken = turn_of_answer(&answer, &panel, "d", 2, &["a".repeat(64)]).expect("a turn");
-        assert_eq!(spoken.turn["chars"], 4, "characters, not bytes");
-        assert_eq!(spoken.turn["seen_turns"], json!(["a".repeat(64)]));
-        assert_eq!(spoken.turn["claims"], json!([]));
+        assert_eq!(spoken.turn.chars, 4, "characters, not bytes");
+        assert_eq!(spoken.turn.seen_turns, ["a".repeat(64)]);
+        assert_eq!(spoken.turn.claims, []);
         assert!(text_matches(&spoken.turn, "café".as_bytes()));
         assert!(!text_matches(&spoken.turn, b"cafe"));
     }

@@ -1,6 +1,7 @@
 //! Unit tests of the House Session rules: one case per refusal, each beside an accepted twin,
 //! the stop rules in order, and the seal.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::*;
@@ -34,11 +35,20 @@ fn rationale() -> Value {
     parse(RATIONALE)
 }
 
-fn record() -> Value {
+/// A typed value as the JSON it serialises to.
+fn value(typed: impl Serialize) -> Value {
+    serde_json::to_value(typed).unwrap()
+}
+
+fn typed_record() -> Record {
     build_record(&panel(), &turns(), Some(&judge()), Some(&rationale())).unwrap()
 }
 
-fn normalised() -> Value {
+fn record() -> Value {
+    value(typed_record())
+}
+
+fn normalised() -> Panel {
     normalise_panel(&panel()).unwrap()
 }
 
@@ -286,13 +296,13 @@ fn an_incident_session_allows_at_most_two_rounds() {
 
 #[test]
 fn the_normalised_panel_names_its_judge_families_and_independence() {
-    let p = normalised();
+    let p = value(normalised());
     assert_eq!(p["judge"], "j");
     assert_eq!(p["families"], json!(["claude", "gemini", "gpt"]));
     assert_eq!(p["judge_independence"], "full");
     let partial = edited(&panel(), |p| p["seats"][3]["family"] = json!("gpt"));
     assert_eq!(
-        normalise_panel(&partial).unwrap()["judge_independence"],
+        value(normalise_panel(&partial).unwrap())["judge_independence"],
         "partial"
     );
     let carried = edited(&panel(), |q| q["sha256"] = p["sha256"].clone());
@@ -397,7 +407,7 @@ fn every_session_rule_refuses_with_its_sentence() {
     let stranger = edited(&turns(), |t| t[3]["seen_turns"][0] = json!(HEX));
     let same_round = {
         let t = turns();
-        let seen = normalise_turn(&t[4], &normalised()).unwrap()["sha256"].clone();
+        let seen = json!(normalise_turn(&t[4], &normalised()).unwrap().sha256);
         edited(&t, |x| x[3]["seen_turns"] = json!([seen]))
     };
     let gap = json!(
@@ -425,8 +435,8 @@ fn every_session_rule_refuses_with_its_sentence() {
 }
 
 /// A round-1 turn by `seat` on `position`, grounded on `refs` through a fact.
-fn blind(p: &Value, seat: &str, position: &str, refs: &[&str]) -> Value {
-    json!({"schema": TURN_SCHEMA, "panel_sha256": p["sha256"], "seat": seat, "round": 1,
+fn blind(p: &Panel, seat: &str, position: &str, refs: &[&str]) -> Value {
+    json!({"schema": TURN_SCHEMA, "panel_sha256": p.sha256, "seat": seat, "round": 1,
         "position": position, "confidence": null,
         "claims": [{"kind": "fact", "refs": refs}], "text_sha256": HEX, "chars": 10,
         "seen_turns": []})
@@ -435,7 +445,7 @@ fn blind(p: &Value, seat: &str, position: &str, refs: &[&str]) -> Value {
 #[test]
 fn the_stop_rules_hold_in_their_fixed_order() {
     let p = normalised();
-    let stop = |turns: Value, panel: &Value| decide_stop(panel, &turns).unwrap();
+    let stop = |turns: Value, panel: &Value| value(decide_stop(panel, &turns).unwrap());
     assert_eq!(stop(json!([]), &panel())["reason"], "no-turns-yet");
     let split = json!([
         blind(&p, "a", "high", &["diff-cache"]),
@@ -470,7 +480,7 @@ fn the_stop_rules_hold_in_their_fixed_order() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|t| edited(t, |x| x["panel_sha256"] = tight_p["sha256"].clone()))
+                .map(|t| edited(t, |x| x["panel_sha256"] = json!(tight_p.sha256)))
                 .collect::<Vec<_>>()
         )
     };
@@ -487,7 +497,7 @@ fn the_stop_rules_hold_in_their_fixed_order() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| normalise_turn(t, &p).unwrap()["sha256"].clone())
+        .map(|t| json!(normalise_turn(t, &p).unwrap().sha256))
         .collect();
     let again = split
         .as_array()
@@ -530,7 +540,7 @@ fn a_fact_grounds_only_through_a_declared_id_and_the_rest_is_unsupported() {
         blind(&p, "b", "high", &["diff-cache"]),
         blind(&p, "c", "low", &["diff-cache"])
     ]);
-    let rounds = tally(&panel(), &turns).unwrap();
+    let rounds = value(tally(&panel(), &turns).unwrap());
     assert_eq!(
         rounds[0]["votes"]["high"],
         json!({"grounded": 1, "ungrounded": 1})
@@ -548,7 +558,7 @@ fn a_fact_grounds_only_through_a_declared_id_and_the_rest_is_unsupported() {
         blind(&up, "b", "high", &["x"]),
         blind(&up, "c", "low", &["y"])
     ]);
-    let rounds = tally(&undeclared, &turns).unwrap();
+    let rounds = value(tally(&undeclared, &turns).unwrap());
     assert_eq!(
         rounds[0]["votes"]["high"],
         json!({"grounded": 2, "ungrounded": 0})
@@ -676,13 +686,15 @@ fn every_rationale_rule_refuses_with_its_sentence() {
 
 #[test]
 fn no_rationale_is_needed_when_no_grounded_dissent_stands() {
-    let design = build_record(
-        &parse(DESIGN_PANEL),
-        &parse(DESIGN_TURNS),
-        Some(&parse(DESIGN_JUDGE)),
-        None,
-    )
-    .unwrap();
+    let design = value(
+        build_record(
+            &parse(DESIGN_PANEL),
+            &parse(DESIGN_TURNS),
+            Some(&parse(DESIGN_JUDGE)),
+            None,
+        )
+        .unwrap(),
+    );
     assert_eq!(design["stop"]["reason"], "grounded-convergence");
     assert_eq!(design["verdict"]["value"], "log-per-item");
     assert_eq!(design["dissent"], json!([]));
@@ -707,14 +719,15 @@ fn a_session_that_has_not_stopped_cannot_be_sealed() {
 #[test]
 fn a_seat_that_did_not_answer_blocks_the_verdict_without_a_judge() {
     let two = json!(turns().as_array().unwrap()[..2].to_vec());
-    let record = build_record(&panel(), &two, None, None).unwrap();
+    let typed = build_record(&panel(), &two, None, None).unwrap();
+    let record = value(&typed);
     assert_eq!(
         record["verdict"],
         json!({"status": "blocked", "value": null, "reason": "not judged: c"})
     );
     assert!(!record_exit_is_ok(&record));
     assert_eq!(
-        as_decision(&record)["outcome"]["error"],
+        value(as_decision(&typed))["outcome"]["error"],
         "panel blocked: not judged: c"
     );
     assert!(verify_record(&record).is_intact());
@@ -795,13 +808,15 @@ fn control_a_resealed_record_with_its_verdict_edited_does_not_re_derive() {
 
 #[test]
 fn a_v1_record_verifies_under_v1_rules() {
-    let design = build_record(
-        &parse(DESIGN_PANEL),
-        &parse(DESIGN_TURNS),
-        Some(&parse(DESIGN_JUDGE)),
-        None,
-    )
-    .unwrap();
+    let design = value(
+        build_record(
+            &parse(DESIGN_PANEL),
+            &parse(DESIGN_TURNS),
+            Some(&parse(DESIGN_JUDGE)),
+            None,
+        )
+        .unwrap(),
+    );
     let mut v1 = design.clone();
     let map = v1.as_object_mut().unwrap();
     map.remove("evidence_gate");
@@ -844,21 +859,16 @@ fn a_v1_record_verifies_under_v1_rules() {
 
 #[test]
 fn a_consumer_gets_the_verdict_only_from_a_judge_outside_the_makers_family() {
-    let plan_like = record();
+    let plan_like = typed_record();
+    let (plan, review) = (SessionType::Plan, SessionType::Review);
+    let any = Grounding::Any;
     assert_eq!(
-        panel_verdict(&plan_like, "plan", &["low", "medium", "high"], "gpt", false)
+        panel_verdict(&plan_like, plan, &["low", "medium", "high"], "gpt", any)
             .unwrap_err()
             .to_string(),
         "a plan session is needed here, this record is a review session"
     );
-    let ok = panel_verdict(
-        &plan_like,
-        "review",
-        &["low", "medium", "high"],
-        "gpt",
-        false,
-    )
-    .unwrap();
+    let ok = panel_verdict(&plan_like, review, &["low", "medium", "high"], "gpt", any).unwrap();
     assert_eq!(
         (
             ok.status.as_str(),
@@ -869,15 +879,9 @@ fn a_consumer_gets_the_verdict_only_from_a_judge_outside_the_makers_family() {
     );
     for maker in ["llama", "LLAMA", "meta/llama-3.1-405b"] {
         assert_eq!(
-            panel_verdict(
-                &plan_like,
-                "review",
-                &["low", "medium", "high"],
-                maker,
-                false
-            )
-            .unwrap_err()
-            .to_string(),
+            panel_verdict(&plan_like, review, &["low", "medium", "high"], maker, any)
+                .unwrap_err()
+                .to_string(),
             "the judge is of the same family as the maker (llama); a panel cannot be judged by the family it is checking",
             "{maker}"
         );
@@ -885,17 +889,17 @@ fn a_consumer_gets_the_verdict_only_from_a_judge_outside_the_makers_family() {
     assert_eq!(
         panel_verdict(
             &plan_like,
-            "review",
+            review,
             &["approved", "revise", "blocked"],
             "gpt",
-            false
+            any
         )
         .unwrap_err()
         .to_string(),
         "the panel's options ['high', 'low', 'medium'] are not all among ['approved', 'blocked', 'revise']"
     );
     assert_eq!(
-        panel_verdict(&plan_like, "review", &["low", "medium", "high"], " ", false)
+        panel_verdict(&plan_like, review, &["low", "medium", "high"], " ", any)
             .unwrap_err()
             .to_string(),
         "name the maker's model family: a judge of that family is refused"
@@ -903,18 +907,18 @@ fn a_consumer_gets_the_verdict_only_from_a_judge_outside_the_makers_family() {
     assert_eq!(
         panel_verdict(
             &plan_like,
-            "review",
+            review,
             &["low", "medium", "high"],
             "gpt",
-            true
+            Grounding::EvidenceRecordsOnly
         )
         .unwrap_err()
         .to_string(),
         "a release gate counts only evidence bundles: the panel must declare its evidence from hpp.evidence/v1 records (deliberate plan --evidence)"
     );
-    let broken = edited(&plan_like, |r| r["verdict"]["value"] = json!("low"));
+    let broken = edited(&record(), |r| r["verdict"]["value"] = json!("low"));
     assert!(
-        panel_verdict(&broken, "review", &["low", "medium", "high"], "gpt", false)
+        Record::from_sealed(&broken)
             .unwrap_err()
             .to_string()
             .starts_with("the deliberation record does not verify: ")
@@ -923,7 +927,7 @@ fn a_consumer_gets_the_verdict_only_from_a_judge_outside_the_makers_family() {
 
 #[test]
 fn the_panel_as_one_decision_validates_as_a_panel_decision() {
-    let decision = as_decision(&record());
+    let decision = value(as_decision(&typed_record()));
     let validated = crate::decision::validate(&decision).unwrap();
     assert_eq!(validated.method, crate::decision::Method::Panel);
     assert_eq!(
@@ -965,7 +969,7 @@ fn evidence_added_to_a_panel_is_sorted_deduplicated_and_keeps_declared_sources()
         std::slice::from_ref(&source),
     )
     .unwrap();
-    let p = normalise_panel(&updated).unwrap();
+    let p = value(normalise_panel(&updated).unwrap());
     assert_eq!(
         p["evidence"]["ids"],
         json!(["bench-latency", "diff-cache", "incident-0412", "unit"])
@@ -987,7 +991,7 @@ fn the_verdict_status_is_read_as_an_enum_from_built_records() {
         Some(VerdictStatus::Recommendation)
     );
     let two = json!(turns().as_array().unwrap()[..2].to_vec());
-    let blocked = build_record(&panel(), &two, None, None).unwrap();
+    let blocked = value(build_record(&panel(), &two, None, None).unwrap());
     assert_eq!(VerdictStatus::of(&blocked), Some(VerdictStatus::Blocked));
     for status in [
         VerdictStatus::Recommendation,
@@ -1016,4 +1020,232 @@ fn control_a_verdict_status_outside_the_four_is_none_and_never_exits_0() {
         assert_eq!(VerdictStatus::of(&record), None, "{record}");
         assert!(!record_exit_is_ok(&record), "{record}");
     }
+}
+
+/// The `record.json` blobs that refs kept when deliberation records were still untyped
+/// (`tests/fixtures/deliberation-sealed/README.md` says how they were made).
+const SEALED: [(&str, &[u8]); 8] = [
+    (
+        "review",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/review.json"),
+    ),
+    (
+        "design",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/design.json"),
+    ),
+    (
+        "not-judged",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/not-judged.json"),
+    ),
+    (
+        "release-gate",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/release-gate.json"),
+    ),
+    (
+        "judge-failed",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/judge-failed.json"),
+    ),
+    (
+        "abstained",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/abstained.json"),
+    ),
+    (
+        "v1",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/v1.json"),
+    ),
+    (
+        "decided",
+        include_bytes!("../../../../tests/fixtures/deliberation-sealed/decided.json"),
+    ),
+];
+
+fn sealed(name: &str) -> Record {
+    let (_, bytes) = SEALED.iter().find(|(n, _)| *n == name).unwrap();
+    serde_json::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn records_sealed_before_the_records_were_typed_verify_and_serialise_to_the_same_bytes() {
+    for (name, bytes) in SEALED {
+        let document: Value = serde_json::from_slice(bytes).unwrap();
+        assert!(verify_record(&document).is_intact(), "{name}");
+        let typed = Record::from_sealed(&document).unwrap();
+        assert_eq!(
+            String::from_utf8(crate::record::canonical_record(&typed)).unwrap(),
+            std::str::from_utf8(bytes).unwrap(),
+            "{name} re-serialises byte for byte"
+        );
+        assert_eq!(
+            hash_without(&typed, &["record_sha256", "human_decision"]),
+            typed.record_sha256,
+            "{name}: the typed record seals to the same record_sha256"
+        );
+        let read: Record = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(read, typed, "{name}: deserialising verifies the same way");
+    }
+}
+
+#[test]
+fn the_sealed_fixtures_read_back_as_their_types() {
+    let review = sealed("review");
+    assert_eq!(review.panel.session_type, SessionType::Review);
+    assert_eq!(review.stop.reason, StopReason::MaxRounds);
+    assert!(review.stop.escalate);
+    assert_eq!(review.evidence_gate(), Some(EvidenceGate::Resolved));
+    let steelman = &review.rationale().unwrap().steelman;
+    assert_eq!(steelman[0].position, "low");
+    assert_eq!(review.human_decision, None);
+
+    let gate = sealed("release-gate");
+    assert_eq!(gate.panel.session_type, SessionType::ReleaseGate);
+    assert_eq!(
+        gate.turns[3].confidence,
+        Some(1.0),
+        "a seat's 1 is kept as 1.0"
+    );
+    assert_eq!(gate.metrics.ungrounded_share, Some(0.0));
+    let verdict = panel_verdict(
+        &gate,
+        SessionType::ReleaseGate,
+        &["approved", "revise", "blocked"],
+        "gpt",
+        Grounding::EvidenceRecordsOnly,
+    )
+    .unwrap();
+    assert_eq!(verdict.status, VerdictStatus::Recommendation);
+    assert_eq!(verdict.value.as_deref(), Some("approved"));
+
+    let failed = sealed("judge-failed");
+    assert_eq!(failed.verdict.status, VerdictStatus::InstrumentFailure);
+    assert!(
+        failed
+            .verdict
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("judge output is not JSON")
+    );
+    assert!(!failed.verdict.status.reached_judge());
+    assert!(sealed("abstained").verdict.status.reached_judge());
+
+    let blocked = sealed("not-judged");
+    assert_eq!(blocked.judge, None);
+    assert_eq!(blocked.verdict.reason, "not judged: c");
+
+    let v1 = sealed("v1");
+    assert_eq!(v1.schema, record::Schema::V1);
+    assert_eq!(v1.rationale(), None);
+
+    let decided = sealed("decided");
+    let human = decided.human_decision.unwrap();
+    assert_eq!(
+        (human.value.as_str(), human.by.as_str()),
+        ("medium", "release manager")
+    );
+    assert_eq!(human.extra["ticket"], "OPS-12", "a key of its own is kept");
+    assert_eq!(
+        decided.record_sha256, review.record_sha256,
+        "the decision is outside the seal"
+    );
+}
+
+#[test]
+fn a_record_that_spells_no_human_decision_reads_back_without_one() {
+    let mut document = record();
+    document.as_object_mut().unwrap().remove("human_decision");
+    let typed = Record::from_sealed(&document).unwrap();
+    assert_eq!(
+        crate::record::canonical_record(&typed),
+        crate::record::canonical_json(&document)
+    );
+}
+
+#[test]
+fn a_typed_record_built_now_is_the_record_the_untyped_code_sealed() {
+    let (_, bytes) = SEALED[0];
+    assert_eq!(crate::record::canonical_record(&typed_record()), bytes);
+}
+
+#[test]
+fn control_a_sealed_fixture_with_one_value_edited_does_not_read_back() {
+    let (_, bytes) = SEALED[3];
+    let edited = String::from_utf8(bytes.to_vec())
+        .unwrap()
+        .replace("\"confidence\":0.35", "\"confidence\":0.36");
+    assert_ne!(edited.as_bytes(), bytes, "the edit took");
+    let error = serde_json::from_str::<Record>(&edited)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "the deliberation record does not verify: record_sha256 does not match: the record was edited after it was sealed"
+    );
+}
+
+#[test]
+fn session_types_are_spelt_as_the_reference_spells_them() {
+    let spelt: Vec<Value> = SessionType::ALL.iter().map(value).collect();
+    assert_eq!(
+        spelt,
+        [
+            json!("plan"),
+            json!("review"),
+            json!("release-gate"),
+            json!("incident"),
+            json!("design")
+        ]
+    );
+    for session_type in SessionType::ALL {
+        assert_eq!(session_type.as_str().parse(), Ok(session_type));
+        assert_eq!(session_type.to_string(), session_type.as_str());
+        assert_eq!(
+            serde_json::from_value::<SessionType>(value(session_type)).unwrap(),
+            session_type
+        );
+    }
+}
+
+#[test]
+fn control_an_unknown_session_type_is_refused_with_the_reference_sentence() {
+    for unknown in ["chat", "Review", "release_gate", "releasegate", ""] {
+        assert_eq!(
+            unknown.parse::<SessionType>().unwrap_err().to_string(),
+            "session_type must be one of plan, review, release-gate, incident, design",
+            "{unknown:?}"
+        );
+    }
+    let chat = edited(&panel(), |p| p["session_type"] = json!("chat"));
+    assert_eq!(normalise_panel(&chat), Err(Error::SessionType));
+    assert!(serde_json::from_value::<Panel>(chat).is_err());
+    assert!(serde_json::from_value::<SessionType>(json!("release_gate")).is_err());
+}
+
+#[test]
+fn a_stop_is_spelt_with_its_decision_whichever_way_it_went() {
+    let going = value(Stop::Continue {
+        next_round: 2,
+        reason: session::ContinueReason::NotConverged,
+    });
+    assert_eq!(
+        going,
+        json!({"decision": "continue", "next_round": 2, "reason": "not-converged", "escalate": false})
+    );
+    let stopped = value(Stop::Stop(Stopped {
+        reason: StopReason::PausedBudget,
+        round: 3,
+        escalate: true,
+    }));
+    assert_eq!(
+        stopped,
+        json!({"decision": "stop", "reason": "paused-budget", "round": 3, "escalate": true})
+    );
+}
+
+#[test]
+fn a_panel_deserialises_only_by_normalising() {
+    let read: Panel = serde_json::from_value(panel()).unwrap();
+    assert_eq!(read, normalised());
+    assert_eq!(value(&read), value(normalised()));
+    let again: Panel = serde_json::from_value(value(&read)).unwrap();
+    assert_eq!(again, read, "a normalised panel normalises to itself");
 }
