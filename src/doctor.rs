@@ -209,7 +209,7 @@ pub fn check_origin(validated: &Validated, origin: Origin<'_>) -> Distribution {
 }
 
 /// The namespaces under `refs/hpp/` this harness writes.
-pub const KNOWN_NAMESPACES: [&str; 12] = [
+pub const KNOWN_NAMESPACES: [&str; 13] = [
     "loops",
     "evidence",
     "attestations",
@@ -222,6 +222,7 @@ pub const KNOWN_NAMESPACES: [&str; 12] = [
     "preserved",
     "checkpoints",
     "monitors",
+    "trust",
 ];
 
 /// A note line the mirror lacks on one commit.

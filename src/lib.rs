@@ -17,7 +17,8 @@
 //!   the application: [`process`], [`paths`], [`outbound`], [`board`], [`continuity`]
 //!   (handoffs), [`continuity_checkpoint`] (turn checkpoints), [`gotcha`] (the failure memory),
 //!   [`hooks`] (git hooks), [`modules`] (install);
-//! - [`sign`], [`lanes`], [`monitors`] (health probes and their signals);
+//! - [`sign`], [`lanes`], [`monitors`] (health probes and their signals); then [`trust`] (the
+//!   signed policy at `refs/hpp/trust` and the one signature rule every reader uses);
 //! - the records above the log: [`evidence`], [`deliberation`] (sealed House Sessions and the
 //!   seat runner that drives one); then [`attest`] and [`hop`];
 //! - [`gates`], the top of the trust spine: the loop gates, the gated append, the pre-push and
@@ -49,3 +50,4 @@ pub mod paths;
 pub mod process;
 pub mod reconcile;
 pub mod sign;
+pub mod trust;

@@ -17,7 +17,10 @@
 //! - a **sequence** (a loop: one work item's history) that diverged is a real conflict: it is
 //!   reported with the command that settles it, `git hpp event reconcile`;
 //! - a record created once (evidence, attestations, deliberations, Hop states) that differs is
-//!   reported; nothing writes one twice.
+//!   reported; nothing writes one twice;
+//! - the **trust policy** (`refs/hpp/trust`) is taken in only when the staged log verifies from
+//!   the pinned root (each change signed by the roots before it); a clone with no pin trusts
+//!   the first root it fetches, pins it, and the report says so.
 //!
 //! Nothing is overwritten: the local record stays where it was on every outcome but a
 //! fast-forward or a merge that contains it, and the remote's stays staged.
@@ -117,10 +120,13 @@ pub struct Report {
     pub diverged: Vec<Diverged>,
     /// Whether the remote's notes were merged into the local notes mirror.
     pub notes_merged: bool,
+    /// The trust policy's root this fetch pinned (`hpp.trustRoot`), trusted on first use.
+    pub pinned: Option<String>,
 }
 
 /// Fetches `remote`'s records into staging and reconciles each into `refs/hpp/`.
 pub fn fetch(store: &Store, remote: &str) -> Result<Report, Error> {
+    let pin = store.config_string(crate::trust::PIN_KEY);
     let staged = store.fetch_staging(remote)?;
     let mut report = Report {
         remote: remote.to_owned(),
@@ -136,7 +142,13 @@ pub fn fetch(store: &Store, remote: &str) -> Result<Report, Error> {
         .partition(|(name, _)| kind(name) == Kind::Accepted);
     for (name, theirs) in rest.into_iter().chain(accepted) {
         let staged_name = format!("{}{}", staged.prefix, &name[refs::PREFIX.len()..]);
-        let outcome = take(store, name, theirs, &staged_name)?;
+        let outcome = if name == refs::TRUST
+            && let Err(refused) = trusted(store, &staged_name, pin.as_deref())?
+        {
+            refused
+        } else {
+            take(store, name, theirs, &staged_name)?
+        };
         match outcome {
             Outcome::Created | Outcome::Forwarded => report.updated.push(name.clone()),
             Outcome::Merged => report.merged.push(name.clone()),
@@ -149,6 +161,15 @@ pub fn fetch(store: &Store, remote: &str) -> Result<Report, Error> {
                 next,
             }),
         }
+    }
+    if report.updated.iter().any(|n| n == refs::TRUST) && pin.is_none() {
+        report.pinned = match crate::trust::in_force(store) {
+            Ok(Some((_, crate::trust::Pinning::FirstUse { fingerprint }))) => Some(fingerprint),
+            Ok(_) => None,
+            Err(crate::trust::Error::Store(e)) => return Err(e.into()),
+            // Verified before it was taken in; a failure here is reported by every reader.
+            Err(_) => None,
+        };
     }
     Ok(report)
 }
@@ -240,6 +261,21 @@ fn take(store: &Store, name: &str, theirs: &CommitId, staged: &str) -> Result<Ou
         Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => again(),
         Err(e) => return Err(e.into()),
     })
+}
+
+/// Verifies the staged trust policy from the pinned root before it is taken in; a policy that
+/// does not verify stays staged, reported with the reason.
+fn trusted(store: &Store, staged: &str, pin: Option<&str>) -> Result<Result<(), Outcome>, Error> {
+    match crate::trust::verify_log(store, staged, pin) {
+        Ok(_) => Ok(Ok(())),
+        Err(crate::trust::Error::Store(e)) => Err(e.into()),
+        Err(refused) => Ok(Err(Outcome::Diverged {
+            reason: refused.to_string(),
+            next: format!(
+                "the policy stays staged; compare with `git log {staged}` and ask the repository's owner which root is right"
+            ),
+        })),
+    }
 }
 
 /// Writes the merge of a set log's two tips (no ref moves), or says why they do not join.

@@ -202,7 +202,11 @@ fn monitor_section(manifest: &Value, now: i64) -> Section {
     section
 }
 
-fn loops_section(store: &Store, manifest: &Manifest) -> Result<Section, Error> {
+fn loops_section(
+    store: &Store,
+    manifest: &Manifest,
+    trust: attest::VerifyOptions<'_>,
+) -> Result<Section, Error> {
     let spec = manifest.loop_spec();
     let loops = events::list(store, spec)?;
     let tree = gates::workspace_tree(store, spec)?;
@@ -212,7 +216,7 @@ fn loops_section(store: &Store, manifest: &Manifest) -> Result<Section, Error> {
         let (gates, next_action) = if l.chain.is_broken() {
             (String::new(), String::new())
         } else {
-            let outlook = gates::outlook_at(store, spec, l, None, tree.clone())?;
+            let outlook = gates::outlook_at(store, spec, l, trust, tree.clone())?;
             let gates = outlook
                 .gates
                 .iter()
@@ -300,10 +304,7 @@ fn evidence_section(store: &Store) -> Result<Section, Error> {
     Ok(section)
 }
 
-fn attestations_section(
-    store: &Store,
-    allowed: Option<&crate::sign::AllowedSigners>,
-) -> Result<Section, Error> {
+fn attestations_section(store: &Store, trust: attest::VerifyOptions<'_>) -> Result<Section, Error> {
     let mut rows: Vec<Value> = Vec::new();
     for (name, _) in store.list(refs::ATTESTATIONS_PREFIX)? {
         let record = store
@@ -334,18 +335,10 @@ fn attestations_section(
             .and_then(|rest| rest.split('/').next())
             .and_then(hpp_store::TreeId::parse);
         let signature = match tree {
-            Some(tree) => attest::verify_tree(
-                store,
-                &tree,
-                Some(&name),
-                attest::VerifyOptions {
-                    allowed,
-                    require_signed: false,
-                },
-            )
-            .ok()
-            .and_then(|v| v.candidates.into_iter().next())
-            .map_or_else(|| "unreadable".to_owned(), |c| c.checked),
+            Some(tree) => attest::verify_tree(store, &tree, Some(&name), trust)
+                .ok()
+                .and_then(|v| v.candidates.into_iter().next())
+                .map_or_else(|| "unreadable".to_owned(), |c| c.checked),
             None => "unreadable".to_owned(),
         };
         row["signature"] = json!(signature);
@@ -624,13 +617,13 @@ pub fn collect(
     store: &Store,
     manifest: &Manifest,
     now: i64,
-    allowed: Option<&crate::sign::AllowedSigners>,
+    trust: attest::VerifyOptions<'_>,
 ) -> Result<Atlas, Error> {
     // The user's own records first, the tool's manifest views last.
     let mut sections = vec![
-        loops_section(store, manifest)?,
+        loops_section(store, manifest, trust)?,
         evidence_section(store)?,
-        attestations_section(store, allowed)?,
+        attestations_section(store, trust)?,
         lane_section(&lanes::open_lane_source(store)?, now),
         board_section(store),
         sessions_section(store)?,

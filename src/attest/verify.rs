@@ -17,6 +17,7 @@ use hpp_core::attestation::{
     Verdict,
 };
 use hpp_core::record::sha256_hex;
+use hpp_core::trust::{Policy, Role};
 use hpp_store::{self as store, CommitId, Store, TreeId, refs};
 
 /// Hashes the repository identity of a v2 record (written before v3 named the root commits):
@@ -50,7 +51,7 @@ pub fn repo_identity(store: &Store) -> (String, String) {
 }
 
 /// How strictly to verify.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct VerifyOptions<'a> {
     /// The allowed-signers file, if one is configured.
     pub allowed: Option<&'a AllowedSigners>,
@@ -58,6 +59,20 @@ pub struct VerifyOptions<'a> {
     /// configured, nothing can pass). Without it, an unsigned record may pass, but a signature
     /// that is there is still checked when signers are known, and a forged one fails.
     pub require_signed: bool,
+    /// The trust policy in force, when there is one: a verdict counts only from a principal it
+    /// gives the `checker` role.
+    pub policy: Option<&'a Policy>,
+}
+
+impl<'a> VerifyOptions<'a> {
+    /// The options of the signature rule in force ([`crate::trust::Trust`]).
+    pub fn of(trust: &'a crate::trust::Trust) -> Self {
+        Self {
+            allowed: trust.allowed.as_ref(),
+            require_signed: trust.require_signed,
+            policy: trust.policy.as_ref().map(|v| &v.policy),
+        }
+    }
 }
 
 /// One attestation, judged.
@@ -325,7 +340,8 @@ fn judge(
         .is_verified()
         .then(|| signature.signer.clone())
         .flatten();
-    let signer_problem = record::signer_problem(verified_principal.as_deref(), &maker, &checker);
+    let signer_problem = record::signer_problem(verified_principal.as_deref(), &maker, &checker)
+        .or_else(|| role_problem(options.policy, verified_principal.as_deref()));
     let stored_spec = store.read_file(name, SPEC_ENTRY)?;
     let spec_path = text(rec.get("spec").and_then(|s| s.get("path"))).unwrap_or_default();
     let evidence_problems = evidence_problems(store, &rec)?;
@@ -390,6 +406,14 @@ fn judge(
         evidence_problems,
     };
     Ok((judged, judgement))
+}
+
+/// Why a verified signer's verdict does not count under the trust policy: they hold no
+/// `checker` role there.
+fn role_problem(policy: Option<&Policy>, signer: Option<&str>) -> Option<String> {
+    let (policy, signer) = (policy?, signer?);
+    (!policy.has_role(signer, Role::Checker))
+        .then(|| format!("{signer} signed it, but the trust policy gives {signer} no checker role"))
 }
 
 /// Names both identities when a record is about another repository: the root commits it names

@@ -50,8 +50,13 @@ pub fn dispatch(ctx: &Ctx, args: AtlasArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let now = args.now.unwrap_or_else(unix_now);
-    let allowed = ctx.allowed_signers(None)?;
-    let page = atlas::collect(store, &manifest, now, allowed.as_ref())?;
+    let trust = ctx.trust(None, false, false)?;
+    let page = atlas::collect(
+        store,
+        &manifest,
+        now,
+        crate::attest::VerifyOptions::of(&trust),
+    )?;
     let html = atlas::render(&page);
     std::fs::write(&target, html.as_bytes())
         .map_err(|e| CliError::refused(format!("cannot write {shown}: {e}")))?;

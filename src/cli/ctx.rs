@@ -223,6 +223,19 @@ impl Ctx {
         Ok((allowed, required))
     }
 
+    /// Returns the signature rule in force ([`crate::trust::decide`]): the repository's trust
+    /// policy when it has one (verified from the pinned root; signatures required; roles from
+    /// it), else the allowed-signers file and requirement [`Ctx::signature_policy`] decides.
+    pub fn trust(
+        &self,
+        explicit: Option<&std::path::Path>,
+        require: bool,
+        allow_unsigned: bool,
+    ) -> Result<crate::trust::Trust, CliError> {
+        let (file, required) = self.signature_policy(explicit, require, allow_unsigned)?;
+        Ok(crate::trust::decide(self.store()?, file, required)?)
+    }
+
     /// Returns the directories of `PATH`.
     pub fn path_dirs(&self) -> Vec<PathBuf> {
         std::env::var_os("PATH")

@@ -135,12 +135,68 @@ const STEPS: &[Step] = &[
         ),
         "remote.git",
     ),
-    in_dir(
-        git(
-            &["config", "hpp.allowedSignersFile", "../allowed_signers"],
-            "The server trusts the same signers.",
-        ),
-        "remote.git",
+    hpp(
+        &[
+            "trust",
+            "init",
+            "--root",
+            "owner",
+            "--key",
+            "../owner-key.pub",
+            "--sign-key",
+            "../owner-key",
+            "--apply",
+        ],
+        "The repository's owner starts its trust policy (refs/hpp/trust): who may sign what, signed by its root.",
+    ),
+    hpp(
+        &[
+            "trust",
+            "add",
+            "maker-a",
+            "--key",
+            "../maker-key.pub",
+            "--role",
+            "maker",
+            "--sign-key",
+            "../owner-key",
+            "--apply",
+        ],
+        "Each principal gets a key and roles; every change is signed by the root.",
+    ),
+    hpp(
+        &[
+            "trust",
+            "add",
+            "checker-b",
+            "--key",
+            "../checker-key.pub",
+            "--role",
+            "checker",
+            "--sign-key",
+            "../owner-key",
+            "--apply",
+        ],
+        "",
+    ),
+    hpp(
+        &[
+            "trust",
+            "add",
+            "reviewer",
+            "--key",
+            "../person-key.pub",
+            "--role",
+            "person",
+            "--sign-key",
+            "../owner-key",
+            "--apply",
+        ],
+        "",
+    ),
+    hpp(
+        &["trust", "show"],
+        "From here every reader requires signatures and takes keys and roles from the policy: no flags, no configuration.",
     ),
     hpp(
         &["hooks", "install", "--apply"],
@@ -194,6 +250,10 @@ const STEPS: &[Step] = &[
             "out/report.txt",
             "--record-event",
             "--keep-artifacts",
+            "--sign-key",
+            "../maker-key",
+            "--signer",
+            "maker-a",
             "--",
             "sh",
             "-c",
@@ -241,20 +301,13 @@ const STEPS: &[Step] = &[
             "reviewer",
             "--sign-key",
             "../person-key",
-            "--allowed-signers",
-            "../allowed_signers",
         ],
-        "Gate human: a person approves, signing with a key the allowed signers mark as a person.",
+        "Gate human: a person approves, signing with a key the policy gives the person role.",
     ),
     hpp(
         &["event", "append", "--type", "verified"],
         "Gate closure: the evidence, the approval and the person's signature still hold for this tree.",
     ),
-    git(
-        &["config", "hpp.allowedSignersFile", "../allowed_signers"],
-        "Whose signatures count, in git's allowed-signers format.",
-    ),
-    git(&["config", "hpp.requireSigned", "true"], ""),
     hpp(
         &["verify"],
         "The commit's tree has an approved, signed attestation whose evidence still verifies.",
@@ -274,23 +327,24 @@ const STEPS: &[Step] = &[
         ),
         ".",
     ),
-    in_dir(hpp(&["fetch"], ""), "reviewer"),
     in_dir(
         hpp(
-            &[
-                "verify",
-                "--allowed-signers",
-                "../allowed_signers",
-                "--require-signed",
-            ],
-            "Verification from the clone needs only the repository and the allowed signers.",
+            &["fetch"],
+            "The clone trusts the policy's first root once, says so, and pins it.",
         ),
         "reviewer",
     ),
     in_dir(
         hpp(
-            &["event", "verify", "--allowed-signers", "../allowed_signers"],
-            "The loop's chains hold in the clone too, and every gate's records are re-checked.",
+            &["verify"],
+            "Verification from the clone needs only the repository: the policy it holds says whose signatures count.",
+        ),
+        "reviewer",
+    ),
+    in_dir(
+        hpp(
+            &["event", "verify"],
+            "The loop's chains hold in the clone too, and every gate's records are re-checked, signatures required.",
         ),
         "reviewer",
     ),
@@ -495,22 +549,19 @@ pub fn cmd_demo(_ctx: &Ctx, args: &DemoArgs) -> Result<Outcome, CliError> {
     write_files(&root.join("maker"))?;
     out.push_str("$ printf ... > SPEC.md discount.py .gitignore   # the work: a spec, its code, out/ ignored\n");
     run_all(&SETUP[2..], &mut out)?;
-    let public = sign::generate_key(&root.join("checker-key"))
-        .map_err(|e| CliError::internal("generating the checker's key", &e))?;
-    let person = sign::generate_key(&root.join("person-key"))
-        .map_err(|e| CliError::internal("generating the person's key", &e))?;
-    std::fs::write(
-        root.join("allowed_signers"),
-        format!(
-            "checker-b namespaces=\"hpp\" {public}\nreviewer namespaces=\"{}\" {person}\n",
-            sign::PERSON_NAMESPACE
-        ),
-    )
-    .map_err(|e| CliError::internal("writing allowed_signers", &e))?;
-    out.push_str(
-        "\n# Throwaway SSH keys for the checker and a person, and the allowed-signers file that\n# trusts them; namespaces=\"hpp-human\" marks the person.\n",
-    );
-    out.push_str("$ ssh-keygen -q -t ed25519 -N '' -f checker-key\n$ ssh-keygen -q -t ed25519 -N '' -f person-key\n$ echo \"checker-b namespaces=\\\"hpp\\\" $(cat checker-key.pub)\" > allowed_signers\n$ echo \"reviewer namespaces=\\\"hpp-human\\\" $(cat person-key.pub)\" >> allowed_signers\n");
+    for (file, whose) in [
+        ("owner-key", "the owner's (the policy's root)"),
+        ("maker-key", "the maker's"),
+        ("checker-key", "the checker's"),
+        ("person-key", "the person's"),
+    ] {
+        let public = sign::generate_key(&root.join(file))
+            .map_err(|e| CliError::internal(&format!("generating {whose} key"), &e))?;
+        std::fs::write(root.join(format!("{file}.pub")), format!("{public}\n"))
+            .map_err(|e| CliError::internal(&format!("writing {whose} public key"), &e))?;
+    }
+    out.push_str("\n# Throwaway SSH keys for the owner, the maker, the checker and a person.\n");
+    out.push_str("$ for who in owner maker checker person; do ssh-keygen -q -t ed25519 -N '' -f $who-key; done\n");
     run_all(STEPS, &mut out)?;
     drop(daemon);
     if args.keep {

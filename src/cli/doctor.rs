@@ -67,14 +67,14 @@ pub fn dispatch(ctx: &Ctx, args: DoctorArgs) -> Result<Outcome, CliError> {
         Err(e) => return Err(e.into()),
     };
     let spec = manifest.loop_spec();
-    let (allowed, require_signed) = match &store {
-        Some(_) => ctx.signature_policy(None, false, false)?,
-        None => (None, false),
+    let trust = match &store {
+        Some(_) => Some(ctx.trust(None, false, false)?),
+        None => None,
     };
-    let options = crate::attest::VerifyOptions {
-        allowed: allowed.as_ref(),
-        require_signed,
-    };
+    let options = trust
+        .as_ref()
+        .map(crate::attest::VerifyOptions::of)
+        .unwrap_or_default();
     let mut store_check = store
         .as_ref()
         .map(|s| doctor::check_store(s, spec, options))

@@ -313,6 +313,21 @@ impl From<crate::process::Error> for CliError {
     }
 }
 
+// The trust policy: a policy that does not verify, a bad key or change is refused (exit 2); the
+// store's failures are the store's.
+impl From<crate::trust::Error> for CliError {
+    fn from(e: crate::trust::Error) -> Self {
+        use crate::trust::Error as E;
+        match e {
+            E::Store(inner) => inner.into(),
+            E::Sign(inner) => inner.into(),
+            refused @ E::Refused { .. } => CliError::refused(refused)
+                .hint("check who changed refs/hpp/trust (`git log refs/hpp/trust`); a fetch leaves such a policy staged, never takes it in"),
+            other => CliError::refused(other),
+        }
+    }
+}
+
 // Handoff logs: the store's failures are the store's; an unreadable handoff is refused.
 impl From<crate::continuity::Error> for CliError {
     fn from(e: crate::continuity::Error) -> Self {

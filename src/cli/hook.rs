@@ -325,6 +325,11 @@ pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliEr
 pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome, CliError> {
     let input = ctx.read_stdin(crate::cli::input::PUSH_INPUT_CAP, "the pre-receive input")?;
     let updates = hpp_core::gate::parse_receive(&input)?;
+    // The roots already here decide: the policy this repository holds before the push is
+    // verified and its first root pinned, so a policy pushed now must verify from that root.
+    let here = hpp_store::Store::discover(ctx.cwd())?;
+    crate::trust::in_force(&here)?;
+    drop(here);
     let pending: Vec<PendingUpdate> = updates
         .iter()
         .map(|u| PendingUpdate {
@@ -340,12 +345,9 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
 /// commit that does not verify, what is missing, the fix, and every other one after it.
 fn check(ctx: &Ctx, updates: &[Update], destination: &str) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = ctx.signature_policy(None, false, false)?;
+    let trust = ctx.trust(None, false, false)?;
     let scope = Scope::from_config(store.config_string("hpp.verify").as_deref())?;
-    let options = VerifyOptions {
-        allowed: allowed.as_ref(),
-        require_signed,
-    };
+    let options = VerifyOptions::of(&trust);
     let refused = gate::check(
         store,
         updates,

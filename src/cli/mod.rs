@@ -46,6 +46,7 @@ pub mod snapshot;
 pub mod status;
 pub mod suite_eval;
 pub mod sync;
+pub mod trust;
 pub mod verify;
 pub mod work;
 
@@ -98,6 +99,9 @@ pub enum Command {
     #[command(subcommand)]
     Attest(attest::AttestCommand),
     Verify(verify::VerifyArgs),
+    /// Manage the trust policy: who may sign what (init, add, remove, show, pin)
+    #[command(subcommand)]
+    Trust(trust::TrustCommand),
     Push(sync::PushArgs),
     Fetch(sync::FetchArgs),
     /// Manage the refspecs that carry records with plain git fetch and push
@@ -290,12 +294,10 @@ pub struct TrustArgs {
 }
 
 impl TrustArgs {
-    /// Returns the allowed signers in force and whether signatures are required.
-    pub fn policy(
-        &self,
-        ctx: &Ctx,
-    ) -> Result<(Option<crate::sign::AllowedSigners>, bool), CliError> {
-        ctx.signature_policy(
+    /// Returns the signature rule in force: the repository's trust policy when it has one,
+    /// else the allowed signers and whether signatures are required ([`Ctx::trust`]).
+    pub fn policy(&self, ctx: &Ctx) -> Result<crate::trust::Trust, CliError> {
+        ctx.trust(
             self.allowed_signers.as_deref(),
             self.require_signed,
             self.allow_unsigned,
@@ -395,6 +397,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Hooks(cmd) => hooks::dispatch(ctx, cmd),
         Command::Hook(cmd) => hook::dispatch(ctx, cmd),
         Command::Verify(args) => verify::cmd_verify(ctx, &args),
+        Command::Trust(cmd) => trust::dispatch(ctx, cmd),
         Command::Resume(args) => resume::cmd_resume(ctx, &args),
         Command::Loops(args) => loops::cmd_loops(ctx, &args),
         Command::Snapshot(args) => snapshot::cmd_snapshot(ctx, &args),

@@ -113,6 +113,33 @@ pub fn imported<T: Serialize>(
     Outcome::document(json, document, human, Exit::Ok)
 }
 
+/// The warning a record written unsigned gets: what a reader will do with it under the
+/// signature rule in force.
+pub fn unsigned(what: &str, trust: &crate::trust::Trust) -> String {
+    if trust.policy.is_some() {
+        format!(
+            "{what} is unsigned: the trust policy at refs/hpp/trust requires signatures, so no reader will count it (sign it with --sign-key KEY)"
+        )
+    } else if trust.require_signed {
+        format!(
+            "{what} is unsigned: signatures are required here, so no reader will count it (sign it with --sign-key KEY)"
+        )
+    } else {
+        format!(
+            "{what} is unsigned: it passes only where no signatures are required; a reader with a trust policy (refs/hpp/trust) or an allowed-signers file will not count it"
+        )
+    }
+}
+
+/// Adds the trust rule's notes (a root pinned on first use, a signers file that adds nothing
+/// beside a policy) to an outcome's warnings.
+pub fn with_notes(mut outcome: Outcome, trust: &crate::trust::Trust) -> Outcome {
+    for note in &trust.notes {
+        outcome = outcome.warn(note.clone());
+    }
+    outcome
+}
+
 /// Writes an outcome and returns its exit code.
 pub fn emit(result: Result<Outcome, CliError>) -> Exit {
     emit_quietly(result, false)

@@ -32,8 +32,13 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let id = ctx.loop_id(args.target.name.as_ref())?;
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
-    let allowed = ctx.allowed_signers(None)?;
-    let outlook = crate::gates::outlook(store, manifest.loop_spec(), &state, allowed.as_ref())?;
+    let trust = ctx.trust(None, false, false)?;
+    let outlook = crate::gates::outlook(
+        store,
+        manifest.loop_spec(),
+        &state,
+        crate::attest::VerifyOptions::of(&trust),
+    )?;
     let chain = &state.chain;
     let status = serde_json::to_value(chain.status).expect("a status serialises");
     let status = status.as_str().unwrap_or_default();

@@ -80,6 +80,12 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     if report.notes_merged {
         human.push_str(&format!("\n  merged  {}", hpp_store::NOTES_REF));
     }
+    if let Some(pin) = &report.pinned {
+        human.push_str(&format!(
+            "\n  trusting the trust policy's first root {pin} from now on (pinned as {}; check it with the repository's owner)",
+            crate::trust::PIN_KEY
+        ));
+    }
     for d in &report.diverged {
         human.push_str(&format!(
             "\ndiverged: {} ({}); the local record was kept and the remote's is at {}. Next: {}.",

@@ -34,15 +34,8 @@ pub struct VerifyArgs {
 /// Verifies the commits.
 pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = args.trust.policy(ctx)?;
-    let verdicts = attest::verify_commits(
-        store,
-        &args.revision,
-        VerifyOptions {
-            allowed: allowed.as_ref(),
-            require_signed,
-        },
-    )?;
+    let trust = args.trust.policy(ctx)?;
+    let verdicts = attest::verify_commits(store, &args.revision, VerifyOptions::of(&trust))?;
     let mut human = String::new();
     for v in &verdicts {
         let short = &v.commit.as_str()[..12];
@@ -78,9 +71,13 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
             ));
         }
     }
+    let require_signed = trust.require_signed;
     let unsigned_hint = (!require_signed).then_some(
-        "signatures are not required: require them with `git config hpp.allowedSignersFile FILE`",
+        "signatures are not required: require them with a trust policy (`git hpp trust init`) or `git config hpp.allowedSignersFile FILE`",
     );
+    if trust.policy.is_some() {
+        human.push_str(&format!("signatures required by the {}\n", trust.source));
+    }
     if let Some(hint) = unsigned_hint {
         human.push_str(&format!("note: {hint}\n"));
     }
@@ -98,7 +95,11 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
         "require_signed": require_signed,
         "signatures": if require_signed { "required" } else { "not-required" },
         "hint": unsigned_hint,
+        "trust": trust.source,
         "commits": verdicts,
     });
-    Ok(Outcome::document(args.format.json, &value, human, exit))
+    Ok(crate::cli::output::with_notes(
+        Outcome::document(args.format.json, &value, human, exit),
+        &trust,
+    ))
 }

@@ -278,10 +278,7 @@ fn attestation_directions(before: &str, after: &str) -> Result<(), String> {
         },
     )
     .map_err(|e| format!("the attestation was refused: {e}"))?;
-    let options = VerifyOptions {
-        allowed: None,
-        require_signed: false,
-    };
+    let options = VerifyOptions::default();
     let verify = |what: &str| {
         let tree = store
             .snapshot()

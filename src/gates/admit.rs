@@ -230,7 +230,13 @@ impl Check<'_> {
                     ));
                 }
             };
-            let (sha, problem) = bundle_holds(self.store, &record_ref, self.tree, artifacts)?;
+            let (sha, problem) = bundle_holds(
+                self.store,
+                &record_ref,
+                self.tree,
+                artifacts,
+                self.options.verify(),
+            )?;
             if let Some(problem) = problem {
                 return Err(self.refuse(condition, Some(record_ref), problem));
             }
@@ -272,8 +278,8 @@ impl Check<'_> {
             ));
         }
         let verify = VerifyOptions {
-            allowed: self.options.allowed,
             require_signed: self.options.require_signed || signed == Signed::Always,
+            ..self.options.verify()
         };
         let (reference, checker) = find_approval(
             self.store,
@@ -361,7 +367,7 @@ impl Check<'_> {
                 ));
             }
             let commit = &self.state.commits[index];
-            match super::standing(self.store, event, commit, self.options.allowed)? {
+            match super::standing(self.store, event, commit, self.options.verify())? {
                 Standing::Ok => {}
                 Standing::ReferenceMissing { record } => {
                     return Err(self.refuse(

@@ -28,8 +28,10 @@ pub mod standing;
 use hpp_core::event_loop::gates::Refusal;
 use hpp_store as store;
 
+use crate::attest::VerifyOptions;
 use crate::events;
 use crate::sign::{self, AllowedSigners, Signing};
+use hpp_core::trust::Policy;
 
 pub use self::append::{EvidenceRecorded, append, record_evidence};
 pub use self::outlook::{GateNow, Outlook, outlook, outlook_at, workspace_tree};
@@ -45,6 +47,30 @@ pub struct GateOptions<'a> {
     pub require_signed: bool,
     /// The key the person named by `--by` signs with.
     pub person: Option<&'a Signing>,
+    /// The trust policy in force, when there is one: whose verdicts count.
+    pub policy: Option<&'a Policy>,
+}
+
+impl<'a> GateOptions<'a> {
+    /// The gates of the signature rule in force ([`crate::trust::Trust`]), with the person's
+    /// key when one signs.
+    pub fn of(trust: &'a crate::trust::Trust, person: Option<&'a Signing>) -> Self {
+        Self {
+            allowed: trust.allowed.as_ref(),
+            require_signed: trust.require_signed,
+            person,
+            policy: trust.policy.as_ref().map(|v| &v.policy),
+        }
+    }
+
+    /// How the records a gate names are verified under these options.
+    pub fn verify(&self) -> VerifyOptions<'a> {
+        VerifyOptions {
+            allowed: self.allowed,
+            require_signed: self.require_signed,
+            policy: self.policy,
+        }
+    }
 }
 
 /// Why a gated operation was refused or failed.

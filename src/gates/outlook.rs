@@ -9,8 +9,8 @@ use hpp_store::Store;
 
 use super::admit::maker;
 use super::{Error, short};
+use crate::attest::VerifyOptions;
 use crate::events::LoopState;
-use crate::sign::AllowedSigners;
 
 /// One gate of a loop, as `status` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -42,10 +42,10 @@ pub fn outlook(
     store: &Store,
     spec: &LoopSpec,
     state: &LoopState,
-    allowed: Option<&AllowedSigners>,
+    trust: VerifyOptions<'_>,
 ) -> Result<Outlook, Error> {
     let tree = workspace_tree(store, spec)?;
-    outlook_at(store, spec, state, allowed, tree)
+    outlook_at(store, spec, state, trust, tree)
 }
 
 /// The workspace tree the gates of `spec` measure against now; `None` in a bare repository or
@@ -65,7 +65,7 @@ pub fn outlook_at(
     store: &Store,
     spec: &LoopSpec,
     state: &LoopState,
-    allowed: Option<&AllowedSigners>,
+    trust: VerifyOptions<'_>,
     tree: Option<String>,
 ) -> Result<Outlook, Error> {
     let mut gates: Vec<GateNow> = Vec::new();
@@ -84,7 +84,7 @@ pub fn outlook_at(
             None => (None, "not yet".to_owned()),
             Some((e, commit)) => {
                 let at = hpp_core::event_log::event_id(e.seq);
-                let status = match super::standing(store, e, commit, allowed)? {
+                let status = match super::standing(store, e, commit, trust)? {
                     Standing::Ok => match (Stamp::of(&e.data), &tree) {
                         (Some(stamp), Some(now))
                             if stamp.tree != *now && !matches!(condition, Condition::Scope) =>

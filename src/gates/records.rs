@@ -8,17 +8,19 @@ use hpp_store::{Store, TreeId};
 use super::{Error, short};
 use crate::attest::{self, TreeVerification, VerifyOptions};
 use crate::evidence::{self, ArtifactCheck};
-use crate::sign::AllowedSigners;
 
-/// Re-verifies one bundle for a gate: it verifies, passed, and its run saw `tree`. Returns its
-/// self-hash and, when it does not hold, why.
+/// Re-verifies one bundle for a gate: it verifies, passed, and its run saw `tree`; under a
+/// trust policy it is signed by a principal of the policy too. Returns its self-hash and, when
+/// it does not hold, why.
 pub(super) fn bundle_holds(
     store: &Store,
     record_ref: &str,
     tree: &TreeId,
     check: ArtifactCheck<'_>,
+    trust: VerifyOptions<'_>,
 ) -> Result<(Option<String>, Option<String>), Error> {
-    let verification = match evidence::verify(store, record_ref, None, check) {
+    let signers = trust.policy.and(trust.allowed);
+    let verification = match evidence::verify(store, record_ref, signers, check) {
         Ok(v) => v,
         Err(evidence::Error::Store(e)) => return Err(e.into()),
         Err(e) => return Ok((None, Some(format!("{record_ref}: {e}")))),
@@ -70,19 +72,9 @@ pub(super) enum Found {
 pub(super) fn verify_tree(
     store: &Store,
     tree: &TreeId,
-    allowed: Option<&AllowedSigners>,
-    require_signed: bool,
+    trust: VerifyOptions<'_>,
 ) -> Result<TreeVerification, Error> {
-    attest::verify_tree(
-        store,
-        tree,
-        None,
-        VerifyOptions {
-            allowed,
-            require_signed,
-        },
-    )
-    .map_err(attest_error)
+    attest::verify_tree(store, tree, None, trust).map_err(attest_error)
 }
 
 /// Finds the approval of `tree` by a checker other than `maker`: the one named, or else the
@@ -115,8 +107,7 @@ pub(super) fn find_approval(
                 ),
             });
         }
-        let verification = verify_tree(store, tree, options.allowed, options.require_signed)
-            .map_err(Found::Store)?;
+        let verification = verify_tree(store, tree, options).map_err(Found::Store)?;
         let checker = verification
             .candidates
             .iter()
@@ -143,8 +134,7 @@ pub(super) fn find_approval(
             }),
         };
     }
-    let verification =
-        verify_tree(store, tree, options.allowed, options.require_signed).map_err(Found::Store)?;
+    let verification = verify_tree(store, tree, options).map_err(Found::Store)?;
     for checker in verification.checkers() {
         if checker == maker {
             continue;

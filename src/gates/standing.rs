@@ -13,18 +13,19 @@ use hpp_store::{CommitId, Store, TreeId};
 
 use super::Error;
 use super::records::{bundle_holds, verify_tree, why_not};
-use crate::attest;
+use crate::attest::{self, VerifyOptions};
 use crate::events::LoopState;
 use crate::evidence::ArtifactCheck;
-use crate::sign::{self, AllowedSigners, Purpose, SignatureStatus};
+use crate::sign::{self, Purpose, SignatureStatus};
 
-/// How an event's gate stands now: every record it names re-checked. An event with no stamp is
-/// legacy: its chain is checked, its gate never was.
+/// How an event's gate stands now: every record it names re-checked under the signature rule
+/// `trust` (where signatures are required, an approval or a person's event that is not signed
+/// does not hold). An event with no stamp is legacy: its chain is checked, its gate never was.
 pub fn standing(
     store: &Store,
     event: &LoggedEvent,
     commit: &CommitId,
-    allowed: Option<&AllowedSigners>,
+    trust: VerifyOptions<'_>,
 ) -> Result<Standing, Error> {
     let Some(stamp) = Stamp::of(&event.data) else {
         return Ok(Standing::UncheckedLegacy);
@@ -46,7 +47,8 @@ pub fn standing(
                 record: record_ref.clone(),
             });
         }
-        let (sha, problem) = bundle_holds(store, record_ref, &tree, ArtifactCheck::RecordOnly)?;
+        let (sha, problem) =
+            bundle_holds(store, record_ref, &tree, ArtifactCheck::RecordOnly, trust)?;
         if let Some(reason) = problem {
             return Ok(Standing::NoLongerHolds { reason });
         }
@@ -76,7 +78,7 @@ pub fn standing(
             .get("checker")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let verification = verify_tree(store, &resolved.0, allowed, false)?;
+        let verification = verify_tree(store, &resolved.0, trust)?;
         match verification.verdict_of(checker) {
             TreeVerdict::Approved { .. } => {}
             TreeVerdict::Revoked { revoked_by, .. } => {
@@ -95,6 +97,14 @@ pub fn standing(
         }
     }
     if let Some(by) = &named.by
+        && trust.require_signed
+        && store.read_file(commit.as_str(), SIGNATURE_FILE)?.is_none()
+    {
+        return Ok(Standing::NoLongerHolds {
+            reason: format!("{by}'s approval is not signed, and signatures are required"),
+        });
+    }
+    if let Some(by) = &named.by
         && let Some(armored) = store.read_file(commit.as_str(), SIGNATURE_FILE)?
     {
         let bytes = store
@@ -105,7 +115,7 @@ pub fn standing(
             &bytes,
             Some(&armored),
             Some(by),
-            allowed,
+            trust.allowed,
             OffsetDateTime::now_utc(),
         );
         if report.status == SignatureStatus::Refused {
@@ -141,12 +151,12 @@ pub fn report(
     store: &Store,
     spec: &LoopSpec,
     state: &LoopState,
-    allowed: Option<&AllowedSigners>,
+    trust: VerifyOptions<'_>,
 ) -> Result<Vec<EventGate>, Error> {
     let mut out: Vec<EventGate> = Vec::with_capacity(state.events.len());
     for (event, commit) in state.events.iter().zip(&state.commits) {
         let gate = Stamp::of(&event.data).map(|s| s.name);
-        let mut standing = standing(store, event, commit, allowed)?;
+        let mut standing = standing(store, event, commit, trust)?;
         if let (Standing::Ok, Some(Condition::Closure { holds })) =
             (&standing, gate.as_deref().and_then(|g| spec.condition(g)))
         {

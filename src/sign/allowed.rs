@@ -368,6 +368,22 @@ impl AllowedSigners {
         self.admit_where(principal, key, crate::sign::PERSON_NAMESPACE, at, true)
     }
 
+    /// As [`Self::admit`], from an entry whose `namespaces=` lists `namespace` by name: a
+    /// principal is given such a namespace (a policy's root) on purpose, never by default.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::admit`].
+    pub fn admit_named(
+        &self,
+        principal: &str,
+        key: &KeyData,
+        namespace: &str,
+        at: OffsetDateTime,
+    ) -> Result<(), Refusal> {
+        self.admit_where(principal, key, namespace, at, true)
+    }
+
     fn admit_where(
         &self,
         principal: &str,
@@ -414,7 +430,14 @@ impl AllowedSigners {
                     .as_deref()
                     .is_some_and(|list| list.split(',').any(|n| n.trim() == namespace))
             {
-                consider(Refusal::NotAPerson { line: entry.line });
+                consider(if namespace == crate::sign::PERSON_NAMESPACE {
+                    Refusal::NotAPerson { line: entry.line }
+                } else {
+                    Refusal::NamespaceNotAllowed {
+                        line: entry.line,
+                        namespace: namespace.to_owned(),
+                    }
+                });
                 continue;
             }
             if let Some(namespaces) = &options.namespaces

@@ -46,6 +46,9 @@ pub enum Purpose {
     /// A person's approval: namespace [`PERSON_NAMESPACE`], from a principal the
     /// allowed-signers file marks as a person ([`AllowedSigners::admit_person`]).
     Person,
+    /// A root's signature over a trust policy: namespace [`hpp_core::trust::NAMESPACE`], from a
+    /// principal whose allowed-signers line lists it by name (the policy's roots).
+    Policy,
 }
 
 impl Purpose {
@@ -54,6 +57,7 @@ impl Purpose {
         match self {
             Self::Record => NAMESPACE,
             Self::Person => PERSON_NAMESPACE,
+            Self::Policy => hpp_core::trust::NAMESPACE,
         }
     }
 }
@@ -524,6 +528,9 @@ pub fn check_for(
     let admitted = match purpose {
         Purpose::Record => allowed.admit(signer_id.as_str(), signature.public_key(), namespace, at),
         Purpose::Person => allowed.admit_person(signer_id.as_str(), signature.public_key(), at),
+        Purpose::Policy => {
+            allowed.admit_named(signer_id.as_str(), signature.public_key(), namespace, at)
+        }
     };
     match admitted {
         Ok(()) => SignatureReport {

@@ -53,6 +53,14 @@ impl Signing {
         self.sign_for(Purpose::Record, bytes)
     }
 
+    /// Returns the public half of the key.
+    pub fn public_key(&self) -> PublicKey {
+        match &self.key {
+            Key::File(key) => key.public_key().clone(),
+            Key::Agent { public, .. } => public.clone(),
+        }
+    }
+
     /// As [`Self::sign`], in the namespace of `purpose`.
     ///
     /// # Errors

@@ -240,8 +240,8 @@ const FLOORS: &[&[&str]] = &[
         "modules",
     ],
     &["sign", "lanes", "monitors"],
-    // The records above the log.
-    &["evidence", "deliberation"],
+    // The trust root, and the records above the log.
+    &["trust", "evidence", "deliberation"],
     &["attest", "hop"],
     // The top of the trust spine.
     &["gates"],

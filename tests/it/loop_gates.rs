@@ -492,10 +492,28 @@ fn a_person_signs_their_approval_and_ssh_keygen_verifies_it() {
         .output()
         .expect("ssh-keygen runs");
     assert!(out.status.success(), "{}", Run::from_output(&out));
-    append(&sandbox, "verified", &["--allowed-signers", text(&allowed)]).ok();
-    sandbox
+    // The checker's approval the walk recorded is unsigned: with the signers file given,
+    // signatures are required and it would not hold (one rule for every reader), so the person's
+    // signature is checked against the file with unsigned records let through.
+    append(
+        &sandbox,
+        "verified",
+        &["--allowed-signers", text(&allowed), "--allow-unsigned"],
+    )
+    .ok();
+    let run = sandbox
         .hpp(["event", "verify", "--allowed-signers", text(&allowed)])
-        .ok();
+        .exit(2);
+    assert!(
+        run.stdout.contains("gate human: ok"),
+        "the person's signed approval holds: {run}"
+    );
+    assert!(
+        run.stdout
+            .contains("gate read-only-checker: no longer holds")
+            && run.stdout.contains("unsigned"),
+        "the unsigned approval does not, where signatures are required: {run}"
+    );
 }
 
 #[test]

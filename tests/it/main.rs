@@ -59,4 +59,5 @@ mod skills;
 mod snapshot;
 mod tamper;
 mod trust;
+mod trust_policy;
 mod work;

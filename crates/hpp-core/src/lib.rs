@@ -9,7 +9,8 @@
 //!
 //! - **Records**: [`record`] (canonical JSON, ids, hashes), [`evidence`] (the evidence bundle),
 //!   [`attestation`], [`secrets`] (the secret-shape detector), [`run`] (a finished command),
-//!   [`timestamp`] (RFC 3339 in UTC), [`pyrepr`] (Python's `repr` of the values refusals quote).
+//!   [`timestamp`] (RFC 3339 in UTC), [`pyrepr`] (Python's `repr` of the values refusals quote),
+//!   [`trust`] (the signed policy of who may sign what).
 //! - **The loop**: [`event_loop`] (states, transitions, gates), [`event_log`] (the hash-chained
 //!   log), [`gate`] (the pre-push gate's rule), [`manifest`] (the protocol manifest).
 //! - **The rulers**: [`policy`], [`workgraph`] (waves), [`coverage`], [`context`], [`citations`],
@@ -57,4 +58,5 @@ pub mod routing;
 pub mod run;
 pub mod secrets;
 pub mod timestamp;
+pub mod trust;
 pub mod workgraph;

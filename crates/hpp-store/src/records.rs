@@ -345,6 +345,18 @@ impl Store {
             .into())
     }
 
+    /// Returns a commit's message, as text (lossy for bytes that are not UTF-8).
+    pub fn commit_message(&self, commit: &CommitId) -> Result<String, Error> {
+        let c = self
+            .repo
+            .find_commit(commit.oid())
+            .map_err(git(format!("reading {commit}")))?;
+        let message = c
+            .message_raw()
+            .map_err(git(format!("reading the message of {commit}")))?;
+        Ok(String::from_utf8_lossy(message).into_owned())
+    }
+
     /// Returns a git config value (last one wins), if set.
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.repo

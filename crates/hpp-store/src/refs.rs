@@ -136,6 +136,9 @@ pub fn preserved_loop(id: &LoopId, commit: &str) -> String {
     format!("{PRESERVED_PREFIX}loops/{id}/{commit}")
 }
 
+/// The trust policy's log: one commit per change, each signed by the roots of the one before.
+pub const TRUST: &str = "refs/hpp/trust";
+
 /// Every ref the harness keeps, for push and fetch refspecs.
 pub const ALL: &str = "refs/hpp/*";
 

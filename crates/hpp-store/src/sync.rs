@@ -286,6 +286,12 @@ impl Store {
         self.git_config(key, &["config", "--add", key, value])
     }
 
+    /// Sets the single-valued git config `key` to `value` in the repository's own config
+    /// (through git, so its locking and file format are respected).
+    pub fn config_set(&self, key: &str, value: &str) -> Result<(), Error> {
+        self.git_config(key, &["config", "--local", "--replace-all", key, value])
+    }
+
     /// Removes the value `value` (exactly) from the multi-valued git config `key`.
     pub fn config_unset(&self, key: &str, value: &str) -> Result<(), Error> {
         self.git_config(key, &["config", "--fixed-value", "--unset", key, value])

@@ -135,6 +135,13 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
         },
         deliberation,
     )?;
+    let warning = match &record_signer(&created) {
+        Some(_) => None,
+        None => Some(crate::cli::output::unsigned(
+            "the attestation",
+            &ctx.trust(None, false, false)?,
+        )),
+    };
     let record = &created.record;
     let exit = match record.verdict {
         Verdict::Approved => Exit::Ok,
@@ -147,5 +154,14 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
     for commit in &created.noted {
         human.push_str(&format!("\nnoted on {commit} (git log --notes=hpp)"));
     }
-    Ok(Outcome::document(args.format.json, &created, human, exit))
+    let outcome = Outcome::document(args.format.json, &created, human, exit);
+    Ok(match warning {
+        Some(warning) => outcome.warn(warning),
+        None => outcome,
+    })
+}
+
+/// The principal that signed the record, if it was signed.
+fn record_signer(created: &attest::Created) -> Option<&str> {
+    created.record.signer.as_deref()
 }

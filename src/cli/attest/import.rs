@@ -39,11 +39,8 @@ pub struct AttestImportArgs {
 /// Imports the attestations.
 pub fn cmd_attest_import(ctx: &Ctx, args: &AttestImportArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = args.trust.policy(ctx)?;
-    let options = VerifyOptions {
-        allowed: allowed.as_ref(),
-        require_signed,
-    };
+    let trust = args.trust.policy(ctx)?;
+    let options = VerifyOptions::of(&trust);
     let now = hpp_core::timestamp::rfc3339(time::OffsetDateTime::now_utc());
     let mut done = Vec::new();
     for file in &args.files {

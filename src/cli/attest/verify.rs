@@ -38,17 +38,11 @@ pub struct AttestVerifyArgs {
 /// Verifies the snapshot.
 pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let (allowed, require_signed) = args.trust.policy(ctx)?;
+    let trust = args.trust.policy(ctx)?;
     if let Some(name) = &args.attestation
         && ctx.cwd().join(name).is_file()
     {
-        return verify_file(
-            ctx,
-            name,
-            allowed.as_ref(),
-            require_signed,
-            args.format.json,
-        );
+        return verify_file(ctx, name, VerifyOptions::of(&trust), args.format.json);
     }
     let (tree, only) = match (&args.attestation, &args.tree, &args.commit) {
         (Some(name), _, _) => {
@@ -70,15 +64,7 @@ pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, 
         }
         (None, None, None) => (store.snapshot()?, None),
     };
-    let report = attest::verify_tree(
-        store,
-        &tree,
-        only.as_deref(),
-        VerifyOptions {
-            allowed: allowed.as_ref(),
-            require_signed,
-        },
-    )?;
+    let report = attest::verify_tree(store, &tree, only.as_deref(), VerifyOptions::of(&trust))?;
     let human = if report.is_valid() {
         format!(
             "attestation valid for snapshot {}: {}\n{}",
@@ -107,27 +93,19 @@ pub fn cmd_attest_verify(ctx: &Ctx, args: &AttestVerifyArgs) -> Result<Outcome, 
 fn verify_file(
     ctx: &Ctx,
     name: &str,
-    allowed: Option<&crate::sign::AllowedSigners>,
-    require_signed: bool,
+    options: VerifyOptions<'_>,
     json: bool,
 ) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let file = std::path::Path::new(name);
     let bytes = crate::cli::input::read_named_file(ctx, file, "attestation")?.0;
-    let report = attest::import::verify_in_place(
-        store,
-        ctx.cwd(),
-        file,
-        &bytes,
-        VerifyOptions {
-            allowed,
-            require_signed,
-        },
-    )
-    .map_err(|e| match e {
-        attest::import::Error::Attest(inner) => CliError::from(inner),
-        refused => CliError::refused(refused),
-    })?;
+    let report =
+        attest::import::verify_in_place(store, ctx.cwd(), file, &bytes, options).map_err(|e| {
+            match e {
+                attest::import::Error::Attest(inner) => CliError::from(inner),
+                refused => CliError::refused(refused),
+            }
+        })?;
     let human = match report.status {
         Status::Valid => format!("attestation valid: {name} (the workspace is what it attests)"),
         Status::Blocked => format!(

@@ -61,7 +61,23 @@ pub fn cmd_deliberate_record(ctx: &Ctx, args: &DeliberateRecordArgs) -> Result<O
     let store = ctx.store()?;
     let stored = crate::deliberation::store_record(store, &record, &[], signing.as_ref())?;
     let (document, exit) = args.seal.recorded(ctx, &record, &stored)?;
-    Ok(Outcome::json(&document, exit))
+    unsigned_said(ctx, signing.as_ref(), Outcome::json(&document, exit))
+}
+
+/// Adds to a sealed session's outcome that it is unsigned, and what readers will do with it,
+/// when no key signed it.
+pub(super) fn unsigned_said(
+    ctx: &Ctx,
+    signing: Option<&Signing>,
+    outcome: Outcome,
+) -> Result<Outcome, CliError> {
+    Ok(match signing {
+        Some(_) => outcome,
+        None => outcome.warn(crate::cli::output::unsigned(
+            "the sealed session",
+            &ctx.trust(None, false, false)?,
+        )),
+    })
 }
 
 /// Where and how a sealed record is kept: `--out`, `--sign-key`, `--signer` (shared by

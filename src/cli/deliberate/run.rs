@@ -112,7 +112,8 @@ pub fn cmd_deliberate_run(ctx: &Ctx, args: &DeliberateRunArgs) -> Result<Outcome
     let (mut document, exit) = args.seal.recorded(ctx, &record, &stored)?;
     document["rounds"] = json!(record.usage.rounds);
     document["failures"] = json!(failures);
-    Ok(run::describe(&failures, judge)
+    let outcome = run::describe(&failures, judge)
         .into_iter()
-        .fold(Outcome::json(&document, exit), Outcome::warn))
+        .fold(Outcome::json(&document, exit), Outcome::warn);
+    super::record::unsigned_said(ctx, signing.as_ref(), outcome)
 }

@@ -92,17 +92,13 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let id = ctx.loop_id(args.target.name.as_ref())?;
-    let (allowed, require_signed) = args.trust.policy(ctx)?;
+    let trust = args.trust.policy(ctx)?;
     let person = match (&args.by, &args.sign_key) {
         (Some(by), Some(key)) => Some(ctx.signing(key, by)?),
         (Some(by), None) if !args.no_sign => ctx.git_signing(by)?,
         _ => None,
     };
-    let options = GateOptions {
-        allowed: allowed.as_ref(),
-        require_signed,
-        person: person.as_ref(),
-    };
+    let options = GateOptions::of(&trust, person.as_ref());
     let spec = manifest.loop_spec();
     let appended = match gates::append(store, spec, &id, &args.kind, data, &options) {
         Ok(appended) => appended,
@@ -137,7 +133,14 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
     let mut value = serde_json::to_value(p).expect("a projection serialises");
     value["loop"] = Value::String(appended.id.to_string());
     value["head"] = Value::String(appended.commit.to_string());
-    Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+    let outcome = Outcome::document(args.format.json, &value, human, Exit::Ok);
+    Ok(match (&args.by, &person) {
+        (Some(by), None) => outcome.warn(crate::cli::output::unsigned(
+            &format!("{by}'s approval"),
+            &trust,
+        )),
+        _ => outcome,
+    })
 }
 
 /// An event the loop has no transition for, with the events the loop takes from where it is.

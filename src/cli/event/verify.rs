@@ -40,12 +40,17 @@ pub fn cmd_event_verify(ctx: &Ctx, args: &EventVerifyArgs) -> Result<Outcome, Cl
     let manifest = ctx.manifest()?;
     let id = ctx.loop_id(args.target.name.as_ref())?;
     let state = events::read(store, manifest.loop_spec(), &id)?;
-    let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
+    let trust = ctx.trust(args.allowed_signers.as_deref(), false, false)?;
     let chain = &state.chain;
     let report = if chain.is_broken() {
         Vec::new()
     } else {
-        gates::report(store, manifest.loop_spec(), &state, allowed.as_ref())?
+        gates::report(
+            store,
+            manifest.loop_spec(),
+            &state,
+            crate::attest::VerifyOptions::of(&trust),
+        )?
     };
     let mut value = serde_json::to_value(chain).expect("a chain report serialises");
     value["loop"] = serde_json::json!(state.id);
@@ -90,5 +95,11 @@ pub fn cmd_event_verify(ctx: &Ctx, args: &EventVerifyArgs) -> Result<Outcome, Cl
     } else {
         Exit::Ok
     };
-    Ok(Outcome::document(args.format.json, &value, human, exit))
+    if trust.policy.is_some() {
+        human.push_str(&format!("\n  signatures required by the {}", trust.source));
+    }
+    Ok(crate::cli::output::with_notes(
+        Outcome::document(args.format.json, &value, human, exit),
+        &trust,
+    ))
 }

@@ -73,7 +73,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
         None
     };
     let signing = ctx.named_signing(args.sign_key.as_deref(), args.signer.as_deref())?;
-    let (allowed, require_signed) = args.trust.policy(ctx)?;
+    let trust = args.trust.policy(ctx)?;
     let recorded = gates::record_evidence(
         store,
         RunRequest {
@@ -86,11 +86,7 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
             echo: (!ctx.quiet()).then(crate::cli::output::echo_to_stderr),
         },
         record_event,
-        &GateOptions {
-            allowed: allowed.as_ref(),
-            require_signed,
-            person: None,
-        },
+        &GateOptions::of(&trust, None),
     )
     .map_err(CliError::from)?;
     let outcome = &recorded.run;
@@ -140,6 +136,9 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
         }
     }
     let mut result = Outcome::document(args.format.json, &printed, human, exit);
+    if outcome.record.signer.is_none() {
+        result = result.warn(crate::cli::output::unsigned("the evidence bundle", &trust));
+    }
     if let Some(error) = &recorded.event_error {
         result = result.warn(format!("the event was not appended: {error}"));
     }

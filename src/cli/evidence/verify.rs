@@ -36,7 +36,10 @@ pub fn cmd_evidence_verify(ctx: &Ctx, args: &EvidenceVerifyArgs) -> Result<Outco
     if args.bundle.ends_with(".json") && file.is_file() {
         return verify_reference_file(ctx, args, store);
     }
-    let allowed = ctx.allowed_signers(args.allowed_signers.as_deref())?;
+    // Under a trust policy the bundle must be signed by one of its principals; else an
+    // allowed-signers file given or configured is checked as before.
+    let trust = ctx.trust(args.allowed_signers.as_deref(), false, false)?;
+    let allowed = trust.allowed.clone();
     let name = evidence::resolve(store, &args.bundle)?;
     let check = store
         .workdir()

@@ -56,5 +56,9 @@ pub fn cmd_hooks_install(ctx: &Ctx, args: &HooksInstallArgs) -> Result<Outcome, 
     }
     let mut value = serde_json::to_value(&plan).expect("a plan serialises");
     value["applied"] = serde_json::json!(args.apply);
-    Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+    let outcome = Outcome::document(args.format.json, &value, human, Exit::Ok);
+    Ok(match super::unsigned_warning(ctx, args.server)? {
+        Some(warning) => outcome.warn(warning),
+        None => outcome,
+    })
 }

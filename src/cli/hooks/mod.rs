@@ -20,6 +20,18 @@ pub enum HooksCommand {
     Status(status::HooksStatusArgs),
 }
 
+/// The warning a server gate gets when its repository trusts no signer: with neither a trust
+/// policy nor an allowed-signers file, unsigned approvals pass the gate.
+fn unsigned_warning(ctx: &Ctx, server: bool) -> Result<Option<String>, CliError> {
+    if !server {
+        return Ok(None);
+    }
+    let trust = ctx.trust(None, false, false)?;
+    Ok((trust.policy.is_none() && trust.allowed.is_none()).then(|| {
+        "this repository has neither a trust policy (refs/hpp/trust) nor an allowed-signers file: the gate lets unsigned approvals through; push a policy (`git hpp trust init`) or set hpp.allowedSignersFile here".to_owned()
+    }))
+}
+
 /// Runs one `hooks` verb.
 pub fn dispatch(ctx: &Ctx, command: HooksCommand) -> Result<Outcome, CliError> {
     match command {

@@ -44,10 +44,14 @@ pub fn cmd_hooks_status(ctx: &Ctx, args: &HooksStatusArgs) -> Result<Outcome, Cl
     for problem in &status.problems {
         human.push_str(&format!("\n- {problem}"));
     }
-    Ok(Outcome::document(
+    let outcome = Outcome::document(
         args.format.json,
         &status,
         human,
         if status.wired { Exit::Ok } else { Exit::Warn },
-    ))
+    );
+    Ok(match super::unsigned_warning(ctx, args.server)? {
+        Some(warning) => outcome.warn(warning),
+        None => outcome,
+    })
 }

@@ -170,6 +170,15 @@ impl Sandbox {
         run.stdout.trim_end().to_owned()
     }
 
+    /// As [`Sandbox::git_fed`], in `cwd`.
+    pub fn git_fed_in(&self, cwd: &Path, args: &[&str], input: &str) -> String {
+        let mut cmd = self.command("git", cwd);
+        cmd.args(args);
+        let run = Run::fed(cmd, input);
+        assert_eq!(run.code, 0, "git {args:?} failed:\n{run}");
+        run.stdout.trim_end().to_owned()
+    }
+
     /// Gives commands under test a git identity (by default they run without one).
     pub fn with_identity(mut self) -> Self {
         self.identity = true;
@@ -396,6 +405,14 @@ impl Run {
     pub fn ok(self) -> String {
         assert_eq!(self.code, 0, "expected success:\n{self}");
         self.stdout
+    }
+
+    /// Asserts exit 0 and returns stdout followed by stderr (for what a command says beside
+    /// its output: warnings).
+    #[track_caller]
+    pub fn ok_with_stderr(self) -> String {
+        assert_eq!(self.code, 0, "expected success:\n{self}");
+        format!("{}{}", self.stdout, self.stderr)
     }
 
     /// Asserts the given exit code and returns self.

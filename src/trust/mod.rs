@@ -1,0 +1,602 @@
+//! The trust root in the repository: the signed policy at `refs/hpp/trust`, and the one
+//! signature rule every reader takes from it.
+//!
+//! CONCEPTS.md "signature", "maker and checker". The policy ([`hpp_core::trust::Policy`]) is a
+//! log, one commit per change. Each commit's tree holds `policy.json` (its canonical bytes),
+//! `allowed_signers` (rendered from it, so `ssh-keygen -Y verify -f` reads the same keys and
+//! roles) and `signatures/<root>.sig`: SSHSIGs in namespace `hpp-trust` over `policy.json` by
+//! roots of the *previous* policy (the first: by its own roots), at least its threshold of them.
+//!
+//! A clone trusts the log from its first policy, whose root it pins as `hpp.trustRoot` (a key
+//! fingerprint, `SHA256:...`): pinned before fetching by `git hpp trust pin`, or on first use,
+//! said once. Every change after is verified from there, so a policy edited, signed by a key
+//! outside the roots in force, or rooted elsewhere is refused by every reader, naming the commit.
+//!
+//! [`Trust`] is what readers use: with a policy, its signers, signatures required, and the
+//! roles that say whose verdicts and approvals count; without one, an allowed-signers file
+//! given or configured as before; with neither, unsigned records pass and say so.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use ssh_key::{HashAlg, PublicKey};
+use time::OffsetDateTime;
+
+use hpp_core::trust::{self as rules, POLICY_FILE, Policy, SIGNATURES_DIR, SIGNERS_FILE};
+use hpp_store::{self as store, CommitId, NewRecord, Store, refs};
+
+use crate::sign::{self, AllowedSigners, Purpose, SignatureStatus, Signing};
+
+/// The git config key that holds the pinned root's fingerprint.
+pub const PIN_KEY: &str = "hpp.trustRoot";
+
+/// Why the policy could not be read, verified or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A policy commit does not verify from the pinned root: refused by every reader.
+    #[error("the trust policy at {commit} is refused: {reason}")]
+    Refused {
+        /// The policy commit.
+        commit: String,
+        /// Why.
+        reason: String,
+    },
+    /// The change breaks the policy's own rules.
+    #[error(transparent)]
+    Rule(#[from] rules::Error),
+    /// `trust init` on a repository that has a policy.
+    #[error("refs/hpp/trust already holds a policy: change it with `git hpp trust add|remove`")]
+    Exists,
+    /// A change to a repository without a policy.
+    #[error("this repository has no trust policy: start one with `git hpp trust init`")]
+    NoPolicy,
+    /// The key to sign with is not the one the policy names for that root.
+    #[error("{signer} is not a root of the policy in force, or that is not their key: {detail}")]
+    NotARoot {
+        /// The principal asked to sign.
+        signer: String,
+        /// Why the signature does not count.
+        detail: String,
+    },
+    /// Fewer roots signed than the policy in force requires.
+    #[error("the change needs {needed} root signature(s) of the policy in force; {got} given")]
+    Threshold {
+        /// How many are needed.
+        needed: usize,
+        /// How many verified.
+        got: usize,
+    },
+    /// A key file or line that is not an SSH public key.
+    #[error("{what} is not an SSH public key: {detail}")]
+    BadKey {
+        /// What was read.
+        what: String,
+        /// Why.
+        detail: String,
+    },
+    /// A fingerprint that is not `SHA256:<base64>`.
+    #[error("{0:?} is not a key fingerprint: use SHA256:... as `ssh-keygen -lf KEY` prints it")]
+    BadFingerprint(String),
+    /// The policy moved while a change was written.
+    #[error("refs/hpp/trust moved while the change was written: run the command again")]
+    Moved,
+    /// Signing failed.
+    #[error(transparent)]
+    Sign(#[from] sign::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// One change of the policy, as the log holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// The policy commit.
+    pub commit: CommitId,
+    /// Its position, from 1.
+    pub seq: usize,
+    /// The roots whose signatures verified.
+    pub signed_by: Vec<String>,
+    /// The commit's message: what changed.
+    pub summary: String,
+}
+
+/// The policy in force, verified from its first commit.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The policy.
+    pub policy: Policy,
+    /// Its commit (the log's tip).
+    pub tip: CommitId,
+    /// The fingerprints of the first policy's roots: what a clone pins.
+    pub first_roots: Vec<String>,
+    /// Every change, oldest first.
+    pub history: Vec<Change>,
+}
+
+impl Verified {
+    /// The allowed-signers the policy renders: what every reader checks signatures against.
+    pub fn signers(&self) -> AllowedSigners {
+        AllowedSigners::parse(&self.policy.allowed_signers())
+    }
+}
+
+/// How a verified policy was trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pinning {
+    /// Its first root is the one pinned (`hpp.trustRoot`).
+    Pinned,
+    /// Nothing was pinned: its first root is trusted from now on (and pinned by the caller).
+    FirstUse {
+        /// The fingerprint to pin.
+        fingerprint: String,
+    },
+}
+
+/// Returns the SHA-256 fingerprint of a public key line, as `ssh-keygen -lf` prints it.
+///
+/// # Errors
+///
+/// [`Error::BadKey`] for a line that is not a public key.
+pub fn fingerprint(key_line: &str) -> Result<String, Error> {
+    let key = PublicKey::from_openssh(key_line.trim()).map_err(|e| Error::BadKey {
+        what: "the key".to_owned(),
+        detail: e.to_string(),
+    })?;
+    Ok(key.fingerprint(HashAlg::Sha256).to_string())
+}
+
+/// Checks a fingerprint as a user types it: `SHA256:` and 43 base64 characters.
+///
+/// # Errors
+///
+/// [`Error::BadFingerprint`].
+pub fn parse_fingerprint(text: &str) -> Result<String, Error> {
+    let text = text.trim();
+    let ok = text.strip_prefix("SHA256:").is_some_and(|b64| {
+        b64.len() == 43
+            && b64
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+    });
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(Error::BadFingerprint(text.to_owned()))
+    }
+}
+
+/// Reads the key line of an SSH public key file (or of the public half of a private key).
+///
+/// # Errors
+///
+/// [`Error::BadKey`].
+pub fn key_line(text: &str, what: &str) -> Result<String, Error> {
+    let key = PublicKey::from_openssh(text.trim()).map_err(|e| Error::BadKey {
+        what: what.to_owned(),
+        detail: e.to_string(),
+    })?;
+    let line = key.to_openssh().map_err(|e| Error::BadKey {
+        what: what.to_owned(),
+        detail: e.to_string(),
+    })?;
+    rules::key_text(&line).ok_or_else(|| Error::BadKey {
+        what: what.to_owned(),
+        detail: "not a key line".to_owned(),
+    })
+}
+
+/// Reads and verifies the policy log at `ref_name` (the repository's, or one a fetch staged)
+/// from its first commit: each commit one parent, its policy valid, its signers file the one
+/// the policy renders, and signed by at least the threshold of the roots of the policy before
+/// it (the first by its own). With `pin`, the first policy's roots must include that key.
+/// `None` when the ref does not exist.
+///
+/// # Errors
+///
+/// [`Error::Refused`] naming the first commit that does not verify; [`Error::Store`].
+pub fn verify_log(
+    store: &Store,
+    ref_name: &str,
+    pin: Option<&str>,
+) -> Result<Option<(Verified, Pinning)>, Error> {
+    let chain = store.read_chain(ref_name, POLICY_FILE)?;
+    if chain.links.is_empty() {
+        return Ok(None);
+    }
+    let now = OffsetDateTime::now_utc();
+    let mut previous: Option<Policy> = None;
+    let mut history = Vec::with_capacity(chain.links.len());
+    let mut first_roots = Vec::new();
+    for (i, link) in chain.links.iter().enumerate() {
+        let refuse = |reason: String| Error::Refused {
+            commit: link.commit.to_string(),
+            reason,
+        };
+        if link.parents.len() != usize::from(i > 0) {
+            return Err(refuse(format!(
+                "it has {} parents: a policy change has exactly one, the policy before it",
+                link.parents.len()
+            )));
+        }
+        let Some(bytes) = link.payload.as_deref() else {
+            return Err(refuse(format!("it holds no {POLICY_FILE}")));
+        };
+        let policy = Policy::parse(bytes).map_err(|e| refuse(e.to_string()))?;
+        if policy.to_bytes() != bytes {
+            return Err(refuse(format!(
+                "its {POLICY_FILE} is not in canonical form"
+            )));
+        }
+        let rendered = store.read_file(link.commit.as_str(), SIGNERS_FILE)?;
+        if rendered.as_deref() != Some(policy.allowed_signers().as_bytes()) {
+            return Err(refuse(format!(
+                "its {SIGNERS_FILE} is not the one its policy renders"
+            )));
+        }
+        let signing_policy = previous.as_ref().unwrap_or(&policy);
+        let signed_by = root_signatures(store, &link.commit, signing_policy, bytes, now)?;
+        if !signing_policy.threshold_met(signed_by.iter().map(String::as_str)) {
+            return Err(refuse(format!(
+                "it is signed by {} of the {} root signature(s) the policy {} requires ({})",
+                signed_by.len(),
+                signing_policy.threshold,
+                if previous.is_some() {
+                    "before it"
+                } else {
+                    "itself"
+                },
+                roots_text(signing_policy)
+            )));
+        }
+        if i == 0 {
+            first_roots = root_fingerprints(&policy).map_err(|e| refuse(e.to_string()))?;
+            if let Some(pin) = pin
+                && !first_roots.iter().any(|f| f == pin)
+            {
+                return Err(refuse(format!(
+                    "its first policy is rooted at {}, not at the pinned root {pin} ({PIN_KEY})",
+                    first_roots.join(", ")
+                )));
+            }
+        }
+        let summary = store
+            .commit_message(&link.commit)?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        history.push(Change {
+            commit: link.commit.clone(),
+            seq: i + 1,
+            signed_by,
+            summary,
+        });
+        previous = Some(policy);
+    }
+    let policy = previous.expect("a non-empty log has a last policy");
+    let pinning = match pin {
+        Some(_) => Pinning::Pinned,
+        None => Pinning::FirstUse {
+            fingerprint: first_roots.first().cloned().unwrap_or_default(),
+        },
+    };
+    Ok(Some((
+        Verified {
+            policy,
+            tip: chain.tip.expect("a non-empty log has a tip"),
+            first_roots,
+            history,
+        },
+        pinning,
+    )))
+}
+
+/// The roots of `policy` whose signature in `commit`'s tree verifies over `bytes`.
+fn root_signatures(
+    store: &Store,
+    commit: &CommitId,
+    policy: &Policy,
+    bytes: &[u8],
+    now: OffsetDateTime,
+) -> Result<Vec<String>, Error> {
+    let signers = AllowedSigners::parse(&policy.allowed_signers());
+    let mut verified = Vec::new();
+    for root in &policy.roots {
+        let Some(armored) = store.read_file(commit.as_str(), &signature_path(root))? else {
+            continue;
+        };
+        let report = sign::check_for(
+            Purpose::Policy,
+            bytes,
+            Some(&armored),
+            Some(root),
+            Some(&signers),
+            now,
+        );
+        if report.status == SignatureStatus::Verified {
+            verified.push(root.clone());
+        }
+    }
+    Ok(verified)
+}
+
+fn signature_path(root: &str) -> String {
+    format!("{SIGNATURES_DIR}/{root}.sig")
+}
+
+fn roots_text(policy: &Policy) -> String {
+    let names: Vec<&str> = policy.roots.iter().map(String::as_str).collect();
+    format!("roots: {}", names.join(", "))
+}
+
+fn root_fingerprints(policy: &Policy) -> Result<Vec<String>, Error> {
+    policy
+        .roots
+        .iter()
+        .map(|root| fingerprint(&policy.principals[root].key))
+        .collect()
+}
+
+/// Reads the repository's policy (`refs/hpp/trust`) and verifies it from the pinned root, or,
+/// with none pinned, from its first root, which is then pinned (`hpp.trustRoot`) and reported
+/// as [`Pinning::FirstUse`]. `None` when the repository has no policy.
+///
+/// # Errors
+///
+/// As [`verify_log`]; [`Error::Store`] when the pin cannot be written.
+pub fn in_force(store: &Store) -> Result<Option<(Verified, Pinning)>, Error> {
+    let pin = store.config_string(PIN_KEY);
+    let found = verify_log(store, refs::TRUST, pin.as_deref())?;
+    if let Some((_, Pinning::FirstUse { fingerprint })) = &found {
+        store.config_set(PIN_KEY, fingerprint)?;
+    }
+    Ok(found)
+}
+
+/// What a change wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct Written {
+    /// The new policy commit.
+    pub commit: CommitId,
+    /// The policy now in force.
+    #[serde(skip)]
+    pub policy: Policy,
+    /// The roots that signed it.
+    pub signed_by: Vec<String>,
+    /// The fingerprint pinned, when the change pinned one (`trust init`).
+    pub pinned: Option<String>,
+}
+
+/// A change planned from the policy in force: what it would write, not yet signed.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The policy the change makes.
+    pub next: Policy,
+    /// The policy whose roots must sign it: the one in force, or for the first, itself.
+    pub signing_policy: Policy,
+    /// The policy commit it goes on (`None` for the first).
+    pub parent: Option<CommitId>,
+}
+
+/// Plans the first policy: `root` with `key_line` is its one root, threshold 1. Refused when a
+/// policy exists.
+///
+/// # Errors
+///
+/// [`Error::Exists`], [`Error::Rule`].
+pub fn plan_init(store: &Store, root: &str, key_line: &str) -> Result<Planned, Error> {
+    if store.tip(refs::TRUST)?.is_some() {
+        return Err(Error::Exists);
+    }
+    let policy = Policy::init(root, key_line)?;
+    Ok(Planned {
+        signing_policy: policy.clone(),
+        next: policy,
+        parent: None,
+    })
+}
+
+/// Plans a change of the policy in force: `change` makes the next policy from it.
+///
+/// # Errors
+///
+/// [`Error::NoPolicy`], what [`in_force`] refuses, [`Error::Rule`].
+pub fn plan_change(
+    store: &Store,
+    change: impl FnOnce(&Policy) -> Result<Policy, rules::Error>,
+) -> Result<Planned, Error> {
+    let Some((verified, _)) = in_force(store)? else {
+        return Err(Error::NoPolicy);
+    };
+    Ok(Planned {
+        next: change(&verified.policy)?,
+        signing_policy: verified.policy,
+        parent: Some(verified.tip),
+    })
+}
+
+/// Signs a planned change with `signings` (roots of the policy in force, at least its
+/// threshold; for the first policy, its root) and writes it by compare-and-swap on the tip it
+/// was planned from, so two changes at once cannot both win. The first policy's root is pinned
+/// here (`hpp.trustRoot`).
+///
+/// # Errors
+///
+/// [`Error::NotARoot`], [`Error::Threshold`], [`Error::Moved`], [`Error::Sign`].
+pub fn apply(
+    store: &Store,
+    planned: &Planned,
+    signings: &[&Signing],
+    message: &str,
+) -> Result<Written, Error> {
+    let written = write_change(
+        store,
+        planned.parent.as_ref(),
+        &planned.signing_policy,
+        &planned.next,
+        signings,
+        message,
+    )?;
+    if planned.parent.is_some() {
+        return Ok(written);
+    }
+    let root = planned.next.roots.first().expect("a policy has a root");
+    let pinned = fingerprint(&planned.next.principals[root].key)?;
+    store.config_set(PIN_KEY, &pinned)?;
+    Ok(Written {
+        pinned: Some(pinned),
+        ..written
+    })
+}
+
+/// Signs `next` with each of `signings` (each must verify as a root of `signing_policy`),
+/// checks the threshold, and writes the commit on `parent` by compare-and-swap.
+fn write_change(
+    store: &Store,
+    parent: Option<&CommitId>,
+    signing_policy: &Policy,
+    next: &Policy,
+    signings: &[&Signing],
+    message: &str,
+) -> Result<Written, Error> {
+    let bytes = next.to_bytes();
+    let signers = AllowedSigners::parse(&signing_policy.allowed_signers());
+    let now = OffsetDateTime::now_utc();
+    let mut signatures: Vec<(String, Vec<u8>)> = Vec::new();
+    for signing in signings {
+        let name = signing.signer.as_str().to_owned();
+        let armored = signing.sign_for(Purpose::Policy, &bytes)?;
+        let report = sign::check_for(
+            Purpose::Policy,
+            &bytes,
+            Some(armored.as_bytes()),
+            Some(&name),
+            Some(&signers),
+            now,
+        );
+        if report.status != SignatureStatus::Verified {
+            return Err(Error::NotARoot {
+                signer: name,
+                detail: report.detail.unwrap_or_default(),
+            });
+        }
+        if !signatures.iter().any(|(n, _)| *n == name) {
+            signatures.push((name, armored.into_bytes()));
+        }
+    }
+    let signed_by: Vec<String> = signatures.iter().map(|(n, _)| n.clone()).collect();
+    if !signing_policy.threshold_met(signed_by.iter().map(String::as_str)) {
+        return Err(Error::Threshold {
+            needed: signing_policy.threshold,
+            got: signed_by.len(),
+        });
+    }
+    let rendered = next.allowed_signers();
+    let paths: Vec<String> = signatures.iter().map(|(n, _)| signature_path(n)).collect();
+    let beside: Vec<(&str, &[u8])> = std::iter::once((SIGNERS_FILE, rendered.as_bytes()))
+        .chain(
+            paths
+                .iter()
+                .zip(&signatures)
+                .map(|(p, (_, s))| (p.as_str(), s.as_slice())),
+        )
+        .collect();
+    let record = NewRecord {
+        file: POLICY_FILE,
+        bytes: &bytes,
+        message,
+    };
+    let commit = match store.append_with(refs::TRUST, parent, &record, &beside) {
+        Ok(commit) => commit,
+        Err(store::Error::Moved { .. }) => return Err(Error::Moved),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Written {
+        commit,
+        policy: next.clone(),
+        signed_by,
+        pinned: None,
+    })
+}
+
+/// The signature rule every reader uses, and where it came from.
+#[derive(Debug, Clone)]
+pub struct Trust {
+    /// The signers in force: the policy's, else the allowed-signers file's.
+    pub allowed: Option<AllowedSigners>,
+    /// Whether signatures are required.
+    pub require_signed: bool,
+    /// The policy, when one is in force: whose verdicts and approvals count.
+    pub policy: Option<Verified>,
+    /// What is in force, in words (`trust policy <commit> (root SHA256:...)`, `allowed-signers
+    /// file`, `no signers: unsigned records pass`).
+    pub source: String,
+    /// Lines to tell the user once: a root pinned on first use, a signers file that adds
+    /// nothing beside a policy.
+    pub notes: Vec<String>,
+}
+
+impl Trust {
+    /// The principals of the policy that hold `role`, when a policy is in force.
+    pub fn holders(&self, role: rules::Role) -> Option<BTreeSet<String>> {
+        self.policy.as_ref().map(|v| {
+            v.policy
+                .principals
+                .iter()
+                .filter(|(_, p)| p.roles.contains(&role))
+                .map(|(n, _)| n.clone())
+                .collect()
+        })
+    }
+}
+
+/// Decides the rule in force: the repository's policy when it has one (verified; signatures
+/// required; roles from it; a `file` given or configured then adds nothing, and a note says
+/// so), else `file` with `required` as the caller decided it from flags and config.
+///
+/// # Errors
+///
+/// As [`in_force`]: a policy that does not verify is refused, never skipped.
+pub fn decide(store: &Store, file: Option<AllowedSigners>, required: bool) -> Result<Trust, Error> {
+    match in_force(store)? {
+        Some((verified, pinning)) => {
+            let mut notes = Vec::new();
+            if let Pinning::FirstUse { fingerprint } = &pinning {
+                notes.push(format!(
+                    "trusting the trust policy's first root {fingerprint} from now on (pinned as {PIN_KEY}; check it with the repository's owner)"
+                ));
+            }
+            if file.is_some() {
+                notes.push(
+                    "the trust policy at refs/hpp/trust is in force; the allowed-signers file adds nothing to it".to_owned(),
+                );
+            }
+            Ok(Trust {
+                allowed: Some(verified.signers()),
+                require_signed: true,
+                source: format!(
+                    "trust policy {} (root {})",
+                    &verified.tip.as_str()[..12],
+                    verified.first_roots.join(", ")
+                ),
+                policy: Some(verified),
+                notes,
+            })
+        }
+        None => Ok(Trust {
+            source: match (&file, required) {
+                (Some(_), _) => "allowed-signers file".to_owned(),
+                (None, true) => "signatures required, no signers known".to_owned(),
+                (None, false) => {
+                    "no trust policy and no allowed-signers file: unsigned records pass".to_owned()
+                }
+            },
+            allowed: file,
+            require_signed: required,
+            policy: None,
+            notes: Vec::new(),
+        }),
+    }
+}

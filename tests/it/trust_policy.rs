@@ -1,0 +1,673 @@
+//! The trust root in the repository (issue 27): a signed policy at `refs/hpp/trust` that every
+//! reader uses with no flags and no configuration. A reviewer who clones and fetches gets
+//! signatures required, roles enforced and the policy verified; an unsigned approval, a key
+//! outside the policy, a person signing as a checker, a maker's key as a checker and a policy
+//! edit not signed by the root each fail with the reason (exit 2), and the server gate refuses
+//! the same with no server configuration.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Run, Sandbox, attest_args};
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("sandbox paths are UTF-8")
+}
+
+/// Makes an ed25519 key with the real `ssh-keygen` beside the repository; returns its path.
+fn keygen(sandbox: &Sandbox, name: &str) -> PathBuf {
+    let key = sandbox.path(name);
+    let out = sandbox
+        .command("ssh-keygen", &sandbox.root)
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(out.status.success(), "{}", Run::from_output(&out));
+    key
+}
+
+fn public(key: &Path) -> String {
+    format!("{}.pub", key.display())
+}
+
+/// A repository with SPEC.md committed and a policy: `root` (its root), `checker-b` (checker),
+/// `alice` (person), `maker-m` (maker). Returns the sandbox and the keys by name.
+struct Policy {
+    sandbox: Sandbox,
+    root: PathBuf,
+    checker: PathBuf,
+    alice: PathBuf,
+    maker: PathBuf,
+}
+
+fn with_policy() -> Policy {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nIt works.\n").expect("writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    let root = keygen(&sandbox, "root");
+    let checker = keygen(&sandbox, "checker");
+    let alice = keygen(&sandbox, "alice");
+    let maker = keygen(&sandbox, "maker");
+    let plan = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "trust",
+                "init",
+                "--root",
+                "root",
+                "--key",
+                &public(&root),
+                "--sign-key",
+                text(&root),
+            ],
+        )
+        .ok();
+    assert!(plan.contains("plan only"), "{plan}");
+    assert!(sandbox.hpp_refs().is_empty(), "a plan writes nothing");
+    let init = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "trust",
+                "init",
+                "--root",
+                "root",
+                "--key",
+                &public(&root),
+                "--sign-key",
+                text(&root),
+                "--apply",
+            ],
+        )
+        .ok();
+    assert!(init.contains("pinned SHA256:"), "{init}");
+    for (name, key, role) in [
+        ("checker-b", &checker, "checker"),
+        ("alice", &alice, "person"),
+        ("maker-m", &maker, "maker"),
+    ] {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "trust",
+                    "add",
+                    name,
+                    "--key",
+                    &public(key),
+                    "--role",
+                    role,
+                    "--sign-key",
+                    text(&root),
+                    "--apply",
+                ],
+            )
+            .ok();
+    }
+    Policy {
+        sandbox,
+        root,
+        checker,
+        alice,
+        maker,
+    }
+}
+
+impl Policy {
+    /// `attest create` of HEAD's tree, maker-a, checked by `checker`, signed as `checker` with
+    /// `key` (unsigned with none).
+    fn attest(&self, checker: &str, key: Option<&Path>) -> Run {
+        let mut args: Vec<String> = attest_args("review:1", "approved")
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let at = args
+            .iter()
+            .position(|a| a == "checker-b")
+            .expect("the checker");
+        args[at] = checker.to_owned();
+        match key {
+            Some(key) => args.extend(["--sign-key".to_owned(), text(key).to_owned()]),
+            None => args.push("--no-sign".to_owned()),
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.sandbox.hpp_in(&self.sandbox.root, &args)
+    }
+
+    fn verify(&self) -> Run {
+        self.sandbox.hpp(["verify"])
+    }
+}
+
+#[test]
+fn a_signed_approval_by_a_checker_verifies_with_no_flags_and_says_the_policy_is_in_force() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let out = p.verify().ok();
+    assert!(out.contains("signature verified (checker-b)"), "{out}");
+    assert!(
+        out.contains("signatures required by the trust policy"),
+        "{out}"
+    );
+}
+
+#[test]
+fn control_an_unsigned_approval_fails_and_its_creation_says_so() {
+    let p = with_policy();
+    let created = p.attest("checker-b", None).ok_with_stderr();
+    assert!(
+        created.contains("unsigned") && created.contains("no reader will count it"),
+        "{created}"
+    );
+    let run = p.verify().exit(2);
+    assert!(run.stdout.contains("not signed"), "{run}");
+}
+
+#[test]
+fn control_a_key_outside_the_policy_fails() {
+    let p = with_policy();
+    let stranger = keygen(&p.sandbox, "stranger");
+    p.attest("checker-b", Some(&stranger)).ok();
+    let run = p.verify().exit(2);
+    assert!(run.stdout.contains("FAIL"), "{run}");
+    assert!(run.stdout.contains("signature"), "{run}");
+}
+
+#[test]
+fn control_a_person_signing_as_a_checker_fails() {
+    let p = with_policy();
+    p.attest("alice", Some(&p.alice)).ok();
+    let run = p.verify().exit(2);
+    assert!(run.stdout.contains("does not allow namespace"), "{run}");
+}
+
+#[test]
+fn control_a_maker_signing_as_a_checker_fails_for_want_of_the_role() {
+    let p = with_policy();
+    p.attest("maker-m", Some(&p.maker)).ok();
+    let run = p.verify().exit(2);
+    assert!(
+        run.stdout
+            .contains("the trust policy gives maker-m no checker role"),
+        "{run}"
+    );
+}
+
+/// Writes a child of the policy's tip whose policy adds `mallory` as a checker, with the
+/// signers file rendered to match and the old root signature kept (over the old bytes), and
+/// moves refs/hpp/trust to it with plain git: what an adversary with push access could do.
+fn forge_policy_edit(sandbox: &Sandbox, repo: &Path, mallory_key: &str) -> String {
+    let git = |args: &[&str]| sandbox.git_in(repo, args).trim().to_owned();
+    let policy = git(&["show", "refs/hpp/trust:policy.json"]);
+    let mut value: serde_json::Value = serde_json::from_str(&policy).expect("the policy is JSON");
+    let key = mallory_key
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    value["principals"]["mallory"] = serde_json::json!({"key": key, "roles": ["checker"]});
+    let bytes = serde_json::to_string(&value).expect("serialises");
+    // The signers file as the edited policy renders it: one line per principal, by name.
+    let mut lines: Vec<String> = sandbox
+        .git_in(repo, &["show", "refs/hpp/trust:allowed_signers"])
+        .lines()
+        .map(str::to_owned)
+        .chain([format!("mallory namespaces=\"hpp\" {key}")])
+        .collect();
+    lines.sort();
+    let signers = format!("{}\n", lines.join("\n"));
+    let blob = |content: &str| sandbox.git_fed_in(repo, &["hash-object", "-w", "--stdin"], content);
+    let policy_blob = blob(&bytes);
+    let signers_blob = blob(&signers);
+    let signatures = git(&["rev-parse", "refs/hpp/trust:signatures"]);
+    let tree = sandbox.git_fed_in(
+        repo,
+        &["mktree"],
+        &format!(
+            "100644 blob {signers_blob}\tallowed_signers\n100644 blob {policy_blob}\tpolicy.json\n040000 tree {signatures}\tsignatures\n"
+        ),
+    );
+    let commit = git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        "refs/hpp/trust",
+        "-m",
+        "hpp trust: add mallory",
+    ]);
+    git(&["update-ref", "refs/hpp/trust", &commit]);
+    commit
+}
+
+#[test]
+fn control_a_policy_edit_not_signed_by_the_root_is_refused_by_every_reader() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    p.verify().ok();
+    let mallory = keygen(&p.sandbox, "mallory");
+    let mallory_pub = std::fs::read_to_string(public(&mallory)).expect("the key");
+    let forged = forge_policy_edit(&p.sandbox, &p.sandbox.root, &mallory_pub);
+    for args in [
+        vec!["verify"],
+        vec!["trust", "show"],
+        vec!["attest", "verify"],
+        vec!["doctor"],
+    ] {
+        let run = p.sandbox.hpp_in(&p.sandbox.root, &args);
+        let message = run.refused();
+        assert!(
+            message.contains(&format!("the trust policy at {forged} is refused")),
+            "{args:?}: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_clone_trusts_the_first_root_once_pins_it_and_leaves_a_forged_policy_staged() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let remote = p.sandbox.path("remote.git");
+    p.sandbox
+        .git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+    p.sandbox
+        .git(["push", "-q", text(&remote), "main", "refs/hpp/*:refs/hpp/*"]);
+    let b = p.sandbox.path("b");
+    p.sandbox.git(["clone", "-q", text(&remote), text(&b)]);
+    let fetched = p.sandbox.hpp_in(&b, &["fetch"]).ok();
+    let pin = p
+        .sandbox
+        .git_in(&p.sandbox.root, &["config", "hpp.trustRoot"]);
+    assert!(
+        fetched.contains(&format!(
+            "trusting the trust policy's first root {}",
+            pin.trim()
+        )),
+        "{fetched}"
+    );
+    assert_eq!(p.sandbox.git_in(&b, &["config", "hpp.trustRoot"]), pin);
+    let verified = p.sandbox.hpp_in(&b, &["verify"]).ok();
+    assert!(
+        verified.contains("signature verified (checker-b)"),
+        "{verified}"
+    );
+    // The remote's policy is edited by someone who holds no root key.
+    let mallory = keygen(&p.sandbox, "mallory");
+    let mallory_pub = std::fs::read_to_string(public(&mallory)).expect("the key");
+    let before = p.sandbox.git_in(&b, &["rev-parse", "refs/hpp/trust"]);
+    forge_policy_edit(&p.sandbox, &remote, &mallory_pub);
+    let run = p.sandbox.hpp_in(&b, &["fetch"]).exit(2);
+    assert!(run.stdout.contains("diverged: refs/hpp/trust"), "{run}");
+    assert!(run.stdout.contains("is refused"), "{run}");
+    assert_eq!(
+        p.sandbox.git_in(&b, &["rev-parse", "refs/hpp/trust"]),
+        before
+    );
+    p.sandbox.hpp_in(&b, &["verify"]).ok();
+}
+
+#[test]
+fn control_a_clone_pinned_to_another_root_refuses_the_policy() {
+    let p = with_policy();
+    let other = keygen(&p.sandbox, "other");
+    let fingerprint = p
+        .sandbox
+        .command("ssh-keygen", &p.sandbox.root)
+        .args(["-lf", &public(&other)])
+        .output()
+        .expect("ssh-keygen runs");
+    let fingerprint = String::from_utf8_lossy(&fingerprint.stdout)
+        .split_whitespace()
+        .nth(1)
+        .expect("a fingerprint")
+        .to_owned();
+    p.sandbox
+        .hpp(["trust", "pin", &fingerprint, "--apply"])
+        .ok();
+    let message = p.sandbox.hpp(["trust", "show"]).refused();
+    assert!(message.contains("not at the pinned root"), "{message}");
+}
+
+#[test]
+fn event_verify_with_signatures_required_says_a_gate_on_an_unsigned_approval_does_not_hold() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    sandbox.walk_steps("main", 1..3);
+    sandbox.hpp(["event", "verify", "--loop", "main"]).ok();
+    // Now the repository gets a policy: the approval the gate rests on was never signed.
+    let root = keygen(&sandbox, "root");
+    sandbox
+        .hpp([
+            "trust",
+            "init",
+            "--root",
+            "root",
+            "--key",
+            &public(&root),
+            "--sign-key",
+            text(&root),
+            "--apply",
+        ])
+        .ok();
+    let run = sandbox.hpp(["event", "verify", "--loop", "main"]).exit(2);
+    assert!(run.stdout.contains("no longer holds"), "{run}");
+    assert!(
+        run.stdout
+            .contains("signatures required by the trust policy"),
+        "{run}"
+    );
+}
+
+#[test]
+fn the_policys_signers_file_is_read_by_ssh_keygen() {
+    let p = with_policy();
+    let signers = p.sandbox.path("policy_signers");
+    std::fs::write(
+        &signers,
+        p.sandbox.git(["show", "refs/hpp/trust:allowed_signers"]),
+    )
+    .expect("writable");
+    let message = p.sandbox.path("message");
+    std::fs::write(&message, "hello\n").expect("writable");
+    let sign = p
+        .sandbox
+        .command("ssh-keygen", &p.sandbox.root)
+        .args([
+            "-Y",
+            "sign",
+            "-f",
+            text(&p.checker),
+            "-n",
+            "hpp",
+            text(&message),
+        ])
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(sign.status.success(), "{}", Run::from_output(&sign));
+    let verify = |principal: &str, namespace: &str| {
+        let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
+        cmd.args([
+            "-Y",
+            "verify",
+            "-f",
+            text(&signers),
+            "-I",
+            principal,
+            "-n",
+            namespace,
+            "-s",
+        ])
+        .arg(format!("{}.sig", message.display()));
+        Run::fed(cmd, "hello\n")
+    };
+    let good = verify("checker-b", "hpp");
+    assert_eq!(good.code, 0, "{good}");
+    // The root signed the policy itself in its own namespace, which ssh-keygen checks too.
+    let policy = p.sandbox.git(["show", "refs/hpp/trust:policy.json"]);
+    let sig = p.sandbox.path("policy.sig");
+    std::fs::write(
+        &sig,
+        p.sandbox
+            .git(["show", "refs/hpp/trust:signatures/root.sig"]),
+    )
+    .expect("writable");
+    let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
+    cmd.args([
+        "-Y",
+        "verify",
+        "-f",
+        text(&signers),
+        "-I",
+        "root",
+        "-n",
+        "hpp-trust",
+        "-s",
+        text(&sig),
+    ]);
+    let root_signed = Run::fed(cmd, &policy);
+    assert_eq!(root_signed.code, 0, "{root_signed}");
+    let _ = &p.root;
+}
+
+#[test]
+fn control_ssh_keygen_refuses_a_person_key_for_a_checkers_namespace() {
+    let p = with_policy();
+    let signers = p.sandbox.path("policy_signers");
+    std::fs::write(
+        &signers,
+        p.sandbox.git(["show", "refs/hpp/trust:allowed_signers"]),
+    )
+    .expect("writable");
+    let message = p.sandbox.path("message");
+    std::fs::write(&message, "hello\n").expect("writable");
+    let sign = p
+        .sandbox
+        .command("ssh-keygen", &p.sandbox.root)
+        .args([
+            "-Y",
+            "sign",
+            "-f",
+            text(&p.alice),
+            "-n",
+            "hpp",
+            text(&message),
+        ])
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(sign.status.success(), "{}", Run::from_output(&sign));
+    let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
+    cmd.args([
+        "-Y",
+        "verify",
+        "-f",
+        text(&signers),
+        "-I",
+        "alice",
+        "-n",
+        "hpp",
+        "-s",
+    ])
+    .arg(format!("{}.sig", message.display()));
+    let run = Run::fed(cmd, "hello\n");
+    assert_ne!(run.code, 0, "{run}");
+}
+
+#[test]
+fn control_bad_changes_are_refused_and_write_nothing() {
+    let p = with_policy();
+    let before = p.sandbox.hpp_refs();
+    let root = text(&p.root).to_owned();
+    let not_a_key = p.sandbox.path("not-a-key.pub");
+    std::fs::write(&not_a_key, "hello\n").expect("writable");
+    for args in [
+        vec!["trust", "remove", "root", "--sign-key", &root, "--apply"],
+        vec![
+            "trust",
+            "add",
+            "x",
+            "--key",
+            text(&not_a_key),
+            "--role",
+            "checker",
+            "--sign-key",
+            &root,
+            "--apply",
+        ],
+        vec![
+            "trust",
+            "init",
+            "--root",
+            "root",
+            "--key",
+            &format!("{root}.pub"),
+            "--sign-key",
+            &root,
+            "--apply",
+        ],
+        vec!["trust", "pin", "not-a-fingerprint", "--apply"],
+    ] {
+        let message = p.sandbox.hpp_in(&p.sandbox.root, &args).refused();
+        assert!(!message.is_empty(), "{args:?}");
+    }
+    // A key that is no root's cannot sign a change.
+    let checker = text(&p.checker).to_owned();
+    let message = p
+        .sandbox
+        .hpp_in(
+            &p.sandbox.root,
+            &[
+                "trust",
+                "remove",
+                "alice",
+                "--sign-key",
+                &checker,
+                "--apply",
+            ],
+        )
+        .refused();
+    assert!(message.contains("is not the key of any root"), "{message}");
+    // An unknown role is a usage error.
+    let usage = p
+        .sandbox
+        .hpp_in(
+            &p.sandbox.root,
+            &[
+                "trust",
+                "add",
+                "x",
+                "--key",
+                &format!("{root}.pub"),
+                "--role",
+                "admin",
+            ],
+        )
+        .exit(3);
+    assert!(usage.stderr.contains("admin"), "{usage}");
+    assert_eq!(p.sandbox.hpp_refs(), before, "nothing was written");
+}
+
+#[test]
+fn the_server_gate_reads_the_policy_from_the_repository_it_guards() {
+    let p = with_policy();
+    let bare = p.sandbox.path("server.git");
+    p.sandbox
+        .git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
+    p.sandbox
+        .git(["push", "-q", text(&bare), "main", "refs/hpp/*:refs/hpp/*"]);
+    let install = p
+        .sandbox
+        .hpp_in(&bare, &["hooks", "install", "--server", "--apply"])
+        .ok_with_stderr();
+    assert!(!install.contains("neither a trust policy"), "{install}");
+    // An unsigned approval of new work, pushed with its records in one atomic push.
+    std::fs::write(p.sandbox.root.join("work.txt"), "change\n").expect("writable");
+    p.sandbox.git(["add", "-A"]);
+    p.sandbox.git(["commit", "-q", "-m", "change"]);
+    p.attest("checker-b", None).ok();
+    let push = |args: &[&str]| {
+        let mut all = vec!["push", "--no-verify", "--atomic", text(&bare)];
+        all.extend_from_slice(args);
+        let out = p
+            .sandbox
+            .command("git", &p.sandbox.root)
+            .args(&all)
+            .output()
+            .expect("git push runs");
+        Run::from_output(&out)
+    };
+    let refused = push(&["main", "refs/hpp/*:refs/hpp/*"]);
+    assert_ne!(refused.code, 0, "{refused}");
+    assert!(refused.stderr.contains("not signed"), "{refused}");
+    // Signed by the checker, the same push lands.
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let landed = push(&["main", "refs/hpp/*:refs/hpp/*"]);
+    assert_eq!(landed.code, 0, "{landed}");
+}
+
+#[test]
+fn control_the_server_refuses_a_pushed_policy_not_signed_by_its_roots() {
+    let p = with_policy();
+    let bare = p.sandbox.path("server.git");
+    p.sandbox
+        .git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
+    p.sandbox
+        .git(["push", "-q", text(&bare), "main", "refs/hpp/*:refs/hpp/*"]);
+    p.sandbox
+        .hpp_in(&bare, &["hooks", "install", "--server", "--apply"])
+        .ok();
+    let before = p.sandbox.git_in(&bare, &["rev-parse", "refs/hpp/trust"]);
+    let mallory = keygen(&p.sandbox, "mallory");
+    let mallory_pub = std::fs::read_to_string(public(&mallory)).expect("the key");
+    forge_policy_edit(&p.sandbox, &p.sandbox.root, &mallory_pub);
+    let out = p
+        .sandbox
+        .command("git", &p.sandbox.root)
+        .args([
+            "push",
+            "--no-verify",
+            text(&bare),
+            "refs/hpp/trust:refs/hpp/trust",
+        ])
+        .output()
+        .expect("git push runs");
+    let run = Run::from_output(&out);
+    assert_ne!(run.code, 0, "{run}");
+    assert!(run.stderr.contains("is refused"), "{run}");
+    assert_eq!(
+        p.sandbox.git_in(&bare, &["rev-parse", "refs/hpp/trust"]),
+        before
+    );
+}
+
+#[test]
+fn control_a_server_with_no_signers_warns_at_install_and_status() {
+    let sandbox = Sandbox::repo();
+    let bare = sandbox.path("server.git");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
+    for args in [
+        vec!["hooks", "install", "--server"],
+        vec!["hooks", "install", "--server", "--apply"],
+        vec!["hooks", "status", "--server"],
+    ] {
+        let run = sandbox.hpp_in(&bare, &args);
+        assert!(
+            run.stderr.contains("neither a trust policy"),
+            "{args:?}: {run}"
+        );
+    }
+}
+
+#[test]
+fn a_root_rotates_by_a_change_the_old_root_signs_and_the_old_key_then_signs_nothing() {
+    let p = with_policy();
+    let new_root = keygen(&p.sandbox, "new-root");
+    let old = text(&p.root).to_owned();
+    let new = text(&new_root).to_owned();
+    p.sandbox
+        .hpp([
+            "trust",
+            "add",
+            "root2",
+            "--key",
+            &public(&new_root),
+            "--role",
+            "root",
+            "--sign-key",
+            &old,
+            "--apply",
+        ])
+        .ok();
+    p.sandbox
+        .hpp(["trust", "remove", "root", "--sign-key", &new, "--apply"])
+        .ok();
+    let shown = p.sandbox.hpp(["trust", "show", "--json"]).json(0);
+    assert_eq!(shown["roots"], serde_json::json!(["root2"]));
+    // Still verified from the pinned first root, through the change it signed.
+    assert_eq!(shown["pinning"], "pinned");
+    let message = p
+        .sandbox
+        .hpp(["trust", "remove", "alice", "--sign-key", &old, "--apply"])
+        .refused();
+    assert!(message.contains("is not the key of any root"), "{message}");
+}
