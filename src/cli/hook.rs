@@ -346,15 +346,18 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
 fn check(ctx: &Ctx, updates: &[Update], destination: &str) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let trust = ctx.trust(None, false, false)?;
-    let scope = Scope::from_config(store.config_string("hpp.verify").as_deref())?;
+    // The policy's settings, when it has them, are what every clone and server guards.
+    let settings = trust.policy.as_ref().map(|v| &v.policy.settings);
+    let verify = settings
+        .and_then(|s| s.verify.clone())
+        .or_else(|| store.config_string("hpp.verify"));
+    let scope = Scope::from_config(verify.as_deref())?;
+    let protect = settings
+        .map(|s| s.protect.clone())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| store.config_strings("hpp.protect"));
     let options = VerifyOptions::of(&trust);
-    let refused = gate::check(
-        store,
-        updates,
-        &store.config_strings("hpp.protect"),
-        scope,
-        options,
-    )?;
+    let refused = gate::check(store, updates, &protect, scope, options)?;
     match refused.first() {
         None => Ok(Outcome::raw(Vec::new())),
         Some(first) => Err(refusal(first, &refused[1..], destination)),

@@ -99,7 +99,7 @@ pub enum Command {
     #[command(subcommand)]
     Attest(attest::AttestCommand),
     Verify(verify::VerifyArgs),
-    /// Manage the trust policy: who may sign what (init, add, remove, show, pin)
+    /// Manage the trust policy: who may sign what (init, add, remove, set, show, pin)
     #[command(subcommand)]
     Trust(trust::TrustCommand),
     Push(sync::PushArgs),

@@ -671,3 +671,62 @@ fn a_root_rotates_by_a_change_the_old_root_signs_and_the_old_key_then_signs_noth
         .refused();
     assert!(message.contains("is not the key of any root"), "{message}");
 }
+
+#[test]
+fn the_policys_settings_say_what_the_server_protects_with_no_configuration_of_its_own() {
+    let p = with_policy();
+    let root = text(&p.root).to_owned();
+    p.sandbox
+        .hpp([
+            "trust",
+            "set",
+            "--protect",
+            "refs/heads/release",
+            "--sign-key",
+            &root,
+            "--apply",
+        ])
+        .ok();
+    let bare = p.sandbox.path("server.git");
+    p.sandbox
+        .git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
+    p.sandbox
+        .hpp_in(&bare, &["hooks", "install", "--server", "--apply"])
+        .ok_with_stderr();
+    std::fs::write(p.sandbox.root.join("work.txt"), "unreviewed\n").expect("writable");
+    p.sandbox.git(["add", "-A"]);
+    p.sandbox.git(["commit", "-q", "-m", "unreviewed"]);
+    let push = |refspec: &str| {
+        let out = p
+            .sandbox
+            .command("git", &p.sandbox.root)
+            .args([
+                "push",
+                "--no-verify",
+                "--atomic",
+                text(&bare),
+                refspec,
+                "refs/hpp/*:refs/hpp/*",
+            ])
+            .output()
+            .expect("git push runs");
+        Run::from_output(&out)
+    };
+    // main is not in the policy's list, so it lands; release is, so it does not.
+    let main = push("main");
+    assert_eq!(main.code, 0, "{main}");
+    let release = push("main:refs/heads/release");
+    assert_ne!(release.code, 0, "{release}");
+    assert!(release.stderr.contains("refs/heads/release"), "{release}");
+}
+
+#[test]
+fn control_a_settings_change_with_nothing_to_set_is_refused() {
+    let p = with_policy();
+    let root = text(&p.root).to_owned();
+    let before = p.sandbox.hpp_refs();
+    p.sandbox
+        .hpp(["trust", "set", "--sign-key", &root, "--apply"])
+        .refused();
+    assert_eq!(p.sandbox.hpp_refs(), before);
+}

@@ -3,6 +3,7 @@
 pub mod change;
 pub mod init;
 pub mod pin;
+pub mod set;
 pub mod show;
 
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ pub enum TrustCommand {
     Remove(change::TrustRemoveArgs),
     Show(show::TrustShowArgs),
     Pin(pin::TrustPinArgs),
+    Set(set::TrustSetArgs),
 }
 
 /// Runs one `trust` verb.
@@ -39,6 +41,7 @@ pub fn dispatch(ctx: &Ctx, command: TrustCommand) -> Result<Outcome, CliError> {
         TrustCommand::Remove(args) => change::cmd_trust_remove(ctx, &args),
         TrustCommand::Show(args) => show::cmd_trust_show(ctx, &args),
         TrustCommand::Pin(args) => pin::cmd_trust_pin(ctx, &args),
+        TrustCommand::Set(args) => set::cmd_trust_set(ctx, &args),
     }
 }
 
@@ -213,6 +216,14 @@ fn describe(first: bool, before: &Policy, after: &Policy) -> Vec<String> {
     }
     if first || before.threshold != after.threshold {
         out.push(format!("threshold {}", after.threshold));
+    }
+    if before.settings != after.settings {
+        if !after.settings.protect.is_empty() {
+            out.push(format!("protect {}", after.settings.protect.join(", ")));
+        }
+        if let Some(verify) = &after.settings.verify {
+            out.push(format!("verify {verify}"));
+        }
     }
     out
 }
