@@ -27,6 +27,8 @@
 
 use serde::Serialize;
 
+use hpp_core::event_loop::LoopSpec;
+use hpp_core::event_loop::gates::Standing;
 use hpp_store::{self as store, CommitId, Relation, Store, refs};
 
 /// Why a reconciliation failed (the store; every record-level outcome is in the [`Report`]).
@@ -124,8 +126,10 @@ pub struct Report {
     pub pinned: Option<String>,
 }
 
-/// Fetches `remote`'s records into staging and reconciles each into `refs/hpp/`.
-pub fn fetch(store: &Store, remote: &str) -> Result<Report, Error> {
+/// Fetches `remote`'s records into staging and reconciles each into `refs/hpp/`, reading each
+/// before a ref moves: the trust policy first (it decides whose signatures count), then the
+/// records, then the loops (whose gates name those records), Hop's accepted chain last.
+pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Error> {
     let pin = store.config_string(crate::trust::PIN_KEY);
     let staged = store.fetch_staging(remote)?;
     let mut report = Report {
@@ -136,16 +140,26 @@ pub fn fetch(store: &Store, remote: &str) -> Result<Report, Error> {
     };
     // Hop's accepted chain last: re-landing reads the other side's states through their pins,
     // which are taken in first.
-    let (accepted, rest): (Vec<_>, Vec<_>) = staged
-        .refs
-        .iter()
-        .partition(|(name, _)| kind(name) == Kind::Accepted);
-    for (name, theirs) in rest.into_iter().chain(accepted) {
+    let mut order: Vec<&(String, CommitId)> = staged.refs.iter().collect();
+    order.sort_by_key(|(name, _)| match kind(name) {
+        _ if name == refs::TRUST => 0,
+        Kind::Loop(_) => 2,
+        Kind::Accepted => 3,
+        _ => 1,
+    });
+    for (name, theirs) in order {
         let staged_name = format!("{}{}", staged.prefix, &name[refs::PREFIX.len()..]);
         let outcome = if name == refs::TRUST
             && let Err(refused) = trusted(store, &staged_name, pin.as_deref())?
         {
             refused
+        } else if let Err(reason) = admissible(store, spec, name, theirs, &staged_name)? {
+            Outcome::Diverged {
+                reason,
+                next: format!(
+                    "it stays staged at {staged_name}; compare with `git log {staged_name}`: nothing here moved"
+                ),
+            }
         } else {
             take(store, name, theirs, &staged_name)?
         };
@@ -261,6 +275,121 @@ fn take(store: &Store, name: &str, theirs: &CommitId, staged: &str) -> Result<Ou
         Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => again(),
         Err(e) => return Err(e.into()),
     })
+}
+
+/// Records created once: a ref that names one never moves once it exists here.
+const WRITE_ONCE: [&str; 7] = [
+    refs::EVIDENCE_PREFIX,
+    refs::ATTESTATIONS_PREFIX,
+    refs::HOP_STATES_PREFIX,
+    refs::HOP_PROMPTS_PREFIX,
+    refs::HOP_CHECKS_PREFIX,
+    refs::CHECKPOINTS_PREFIX,
+    refs::PRESERVED_PREFIX,
+];
+
+/// The files a person's decision adds to a sealed House Session, its one step forward.
+const DECISION_FILES: [&str; 2] = ["human_decision.json", "human_decision.sig"];
+
+/// Reads a staged record before it is taken in. A write-once record that exists here is never
+/// moved by the remote's version (a sealed session may take one step: a person's decision); a
+/// loop's staged history must verify from its first event (chains, transitions, the tip's
+/// state) with every gate's records holding under the signature rule in force.
+fn admissible(
+    store: &Store,
+    spec: &LoopSpec,
+    name: &str,
+    theirs: &CommitId,
+    staged: &str,
+) -> Result<Result<(), String>, Error> {
+    let ours = store.tip(name)?;
+    if let Some(ours) = &ours
+        && ours != theirs
+        && WRITE_ONCE.iter().any(|prefix| name.starts_with(prefix))
+        && store.relation(ours, theirs)? != Relation::Ahead
+    {
+        return Ok(Err(
+            "this record is written once and exists here; the remote's version differs, so it is not taken".to_owned(),
+        ));
+    }
+    if let Some(ours) = &ours
+        && ours != theirs
+        && name.starts_with(refs::DELIBERATIONS_PREFIX)
+        && store.relation(ours, theirs)? == Relation::Behind
+        && !is_decision_step(store, staged, ours)?
+    {
+        return Ok(Err(
+            "a sealed session moves one step only, a person's decision; the remote's differs"
+                .to_owned(),
+        ));
+    }
+    let Kind::Loop(id) = kind(name) else {
+        return Ok(Ok(()));
+    };
+    if ours.as_ref() == Some(theirs) {
+        return Ok(Ok(()));
+    }
+    let Ok(id) = id.parse::<refs::LoopId>() else {
+        return Ok(Err(format!("{id} is not a loop name")));
+    };
+    let state = match crate::events::chain::read_at(store, spec, &id, staged) {
+        Ok(state) => state,
+        Err(crate::events::Error::Store(e)) => return Err(e.into()),
+        Err(e) => return Ok(Err(format!("the remote's history does not read: {e}"))),
+    };
+    if let Some(problem) = &state.chain.problem {
+        return Ok(Err(format!(
+            "the remote's history does not verify: {problem}"
+        )));
+    }
+    let trust = match crate::trust::decide(store, None, false) {
+        Ok(trust) => trust,
+        Err(crate::trust::Error::Store(e)) => return Err(e.into()),
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let gates = match crate::gates::report(
+        store,
+        spec,
+        &state,
+        crate::attest::VerifyOptions::of(&trust),
+    ) {
+        Ok(gates) => gates,
+        Err(crate::gates::Error::Store(e)) => return Err(e.into()),
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    for gate in &gates {
+        let why = match &gate.standing {
+            Standing::NoLongerHolds { reason } => reason.clone(),
+            Standing::ReferenceMissing { record } => {
+                format!("it names {record}, which is not here")
+            }
+            Standing::Ok | Standing::UncheckedLegacy => continue,
+        };
+        return Ok(Err(format!(
+            "the remote's {} ({}) does not hold: {why}",
+            gate.event, gate.kind
+        )));
+    }
+    Ok(Ok(()))
+}
+
+/// Tells whether the staged session is one child of `ours` that adds a person's decision only.
+fn is_decision_step(store: &Store, staged: &str, ours: &CommitId) -> Result<bool, Error> {
+    let Some(chain) = store.read_chain_since(staged, crate::deliberation::RECORD_FILE, ours, 1)?
+    else {
+        return Ok(false);
+    };
+    let [link] = chain.links.as_slice() else {
+        return Ok(false);
+    };
+    if link.parents.as_slice() != std::slice::from_ref(ours) {
+        return Ok(false);
+    }
+    let changed =
+        store.changed_paths(&store.commit_tree(ours)?, &store.commit_tree(&link.commit)?)?;
+    Ok(changed
+        .iter()
+        .all(|path| DECISION_FILES.contains(&path.as_str())))
 }
 
 /// Verifies the staged trust policy from the pinned root before it is taken in; a policy that

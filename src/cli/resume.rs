@@ -27,13 +27,7 @@ pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let id = ctx.loop_id(args.target.name.as_ref())?;
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
-    let trust = ctx.trust(None, false, false)?;
-    let outlook = crate::gates::outlook(
-        store,
-        manifest.loop_spec(),
-        &state,
-        crate::attest::VerifyOptions::of(&trust),
-    )?;
+    let outlook = super::status::outlook(ctx, manifest.loop_spec(), &state)?;
     let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count,
                        "next_action": outlook.next_action, "gates": outlook.gates});
     Ok(Outcome::json(&value, Exit::Ok))

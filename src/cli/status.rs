@@ -25,6 +25,22 @@ pub struct StatusArgs {
     format: JsonArg,
 }
 
+/// Where the gates of `state` stand against the workspace now, under the signature rule in
+/// force (what `status` and `resume` show).
+pub(super) fn outlook(
+    ctx: &Ctx,
+    spec: &hpp_core::event_loop::LoopSpec,
+    state: &crate::events::LoopState,
+) -> Result<crate::gates::Outlook, CliError> {
+    let trust = ctx.trust(None, false, false)?;
+    Ok(crate::gates::outlook(
+        ctx.store()?,
+        spec,
+        state,
+        crate::attest::VerifyOptions::of(&trust),
+    )?)
+}
+
 /// Reads the loop and renders its status.
 pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
@@ -32,13 +48,7 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let id = ctx.loop_id(args.target.name.as_ref())?;
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
-    let trust = ctx.trust(None, false, false)?;
-    let outlook = crate::gates::outlook(
-        store,
-        manifest.loop_spec(),
-        &state,
-        crate::attest::VerifyOptions::of(&trust),
-    )?;
+    let outlook = outlook(ctx, manifest.loop_spec(), &state)?;
     let chain = &state.chain;
     let status = serde_json::to_value(chain.status).expect("a status serialises");
     let status = status.as_str().unwrap_or_default();

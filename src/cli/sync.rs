@@ -53,7 +53,8 @@ pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
 
 /// Fetches the records.
 pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
-    let report = crate::reconcile::fetch(ctx.store()?, &args.remote)?;
+    let manifest = ctx.manifest()?;
+    let report = crate::reconcile::fetch(ctx.store()?, manifest.loop_spec(), &args.remote)?;
     let mut human = format!(
         "fetched from {}: {} updated, {} merged, {} up to date",
         report.remote,

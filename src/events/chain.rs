@@ -34,6 +34,17 @@ pub(super) fn read_with_chain(
     read_with_chain_at(store, spec, id, refs::loop_log(id))
 }
 
+/// Reads loop `id`'s history as `ref_name` holds it (a fetch's staged copy) and checks it as
+/// [`read`] does: the commit chain, the hash chain, the transitions and the tip's state.
+pub fn read_at(
+    store: &Store,
+    spec: &LoopSpec,
+    id: &LoopId,
+    ref_name: &str,
+) -> Result<LoopState, Error> {
+    Ok(read_with_chain_at(store, spec, id, ref_name.to_owned())?.0)
+}
+
 /// As [`read_with_chain`], of loop `id`'s history as `ref_name` holds it (a fetch's staged
 /// copy, say).
 pub(super) fn read_with_chain_at(

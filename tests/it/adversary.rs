@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::harness::{Run, Sandbox};
+use crate::harness::{Run, Sandbox, keygen};
 
 fn text(path: &Path) -> &str {
     path.to_str().expect("sandbox paths are UTF-8")
@@ -23,19 +23,6 @@ struct Scene {
     maker_key: PathBuf,
     checker_key: PathBuf,
     allowed: PathBuf,
-}
-
-fn keygen(sandbox: &Sandbox, name: &str) -> (PathBuf, String) {
-    let key = sandbox.path(name);
-    let out = sandbox
-        .command("ssh-keygen", &sandbox.root)
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(&key)
-        .output()
-        .expect("ssh-keygen runs");
-    assert!(out.status.success(), "{}", Run::from_output(&out));
-    let public = std::fs::read_to_string(format!("{}.pub", key.display())).expect("a public key");
-    (key, public.trim().to_owned())
 }
 
 fn scene() -> Scene {

@@ -1,11 +1,12 @@
 //! `git hpp deliberate`: the House Session examples sealed, kept at refs/hpp/deliberations,
 //! verified by file, ref and id, signed, pushed and verified from a clone; the refusals.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::harness::Sandbox;
+use crate::harness::keygen;
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/house-session/");
 
@@ -145,20 +146,6 @@ fn a_record_pushed_to_a_bare_remote_verifies_from_a_clone() {
         .json(0);
     assert_eq!(report["status"], "intact");
     assert_eq!(report["verdict"]["value"], "high");
-}
-
-/// Makes an ed25519 key pair with `ssh-keygen`; returns the private key and the public line.
-fn keygen(sandbox: &Sandbox, name: &str) -> (PathBuf, String) {
-    let path = sandbox.path(name);
-    let out = sandbox
-        .command("ssh-keygen", &sandbox.root)
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(&path)
-        .output()
-        .expect("ssh-keygen is on PATH");
-    assert!(out.status.success(), "ssh-keygen failed: {out:?}");
-    let public = std::fs::read_to_string(path.with_extension("pub")).expect("public key");
-    (path, public.trim().to_owned())
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::harness::Sandbox;
+use crate::harness::keygen;
 
 const PREFIX: &str = "refs/hpp/evidence/";
 /// A command that writes the artifact `out/r.txt` ("report", 6 bytes) and exits 0.
@@ -637,22 +638,6 @@ fn a_ref_without_an_evidence_record_is_not_evidence() {
         .hpp(["evidence", "verify", "foreign", "--json"])
         .json(1);
     assert_eq!(by_id["ref"], reference.as_str());
-}
-
-/// Makes an ed25519 key pair with `ssh-keygen`; returns the private key's path and the public
-/// key line.
-fn keygen(sandbox: &Sandbox, name: &str) -> (PathBuf, String) {
-    let path = sandbox.path(name);
-    let out = sandbox
-        .command("ssh-keygen", &sandbox.root)
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(&path)
-        .output()
-        .expect("ssh-keygen is on PATH (the tests need the real one)");
-    assert!(out.status.success(), "ssh-keygen failed: {out:?}");
-    let public = std::fs::read_to_string(path.with_extension("pub"))
-        .expect("ssh-keygen wrote the public key");
-    (path, public.trim().to_owned())
 }
 
 /// Runs `ssh-keygen -Y verify` on `data` with the signature file `sig`.

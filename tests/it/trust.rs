@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use crate::harness::{Run, Sandbox};
+use crate::harness::{Run, Sandbox, keygen};
 
 /// Machine A (the sandbox's repository), the bare remote and machine B (a clone).
 struct Trust {
@@ -24,26 +24,6 @@ struct Trust {
 
 fn text(path: &Path) -> &str {
     path.to_str().expect("sandbox paths are UTF-8")
-}
-
-/// Makes an ed25519 key with the real `ssh-keygen` next to the repositories; returns its path
-/// and its public key line.
-fn keygen(sandbox: &Sandbox, name: &str) -> (PathBuf, String) {
-    let key = sandbox.path(name);
-    let out = sandbox
-        .command("ssh-keygen", &sandbox.root)
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(&key)
-        .output()
-        .expect("ssh-keygen runs");
-    assert!(
-        out.status.success(),
-        "ssh-keygen failed:\n{}",
-        Run::from_output(&out)
-    );
-    let public = std::fs::read_to_string(format!("{}.pub", key.display()))
-        .expect("ssh-keygen wrote the public key");
-    (key, public.trim().to_owned())
 }
 
 /// Clones the remote into the sandbox as `name`, without fetching any record.

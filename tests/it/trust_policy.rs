@@ -15,15 +15,7 @@ fn text(path: &Path) -> &str {
 
 /// Makes an ed25519 key with the real `ssh-keygen` beside the repository; returns its path.
 fn keygen(sandbox: &Sandbox, name: &str) -> PathBuf {
-    let key = sandbox.path(name);
-    let out = sandbox
-        .command("ssh-keygen", &sandbox.root)
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(&key)
-        .output()
-        .expect("ssh-keygen runs");
-    assert!(out.status.success(), "{}", Run::from_output(&out));
-    key
+    crate::harness::keygen(sandbox, name).0
 }
 
 fn public(key: &Path) -> String {
@@ -359,57 +351,60 @@ fn event_verify_with_signatures_required_says_a_gate_on_an_unsigned_approval_doe
     );
 }
 
-#[test]
-fn the_policys_signers_file_is_read_by_ssh_keygen() {
-    let p = with_policy();
+/// Writes the policy's `allowed_signers` beside the repository and returns its path.
+fn policy_signers(p: &Policy) -> PathBuf {
     let signers = p.sandbox.path("policy_signers");
     std::fs::write(
         &signers,
-        p.sandbox.git(["show", "refs/hpp/trust:allowed_signers"]),
+        p.sandbox.git(["show", "refs/hpp/trust:allowed_signers"]) + "\n",
     )
     .expect("writable");
+    signers
+}
+
+/// Signs `hello` with `key` in namespace `hpp` using the real `ssh-keygen`, then asks it to
+/// verify the signature as `principal`'s against the policy's signers file.
+fn ssh_keygen_verifies(p: &Policy, key: &Path, principal: &str) -> Run {
+    let signers = policy_signers(p);
     let message = p.sandbox.path("message");
     std::fs::write(&message, "hello\n").expect("writable");
     let sign = p
         .sandbox
         .command("ssh-keygen", &p.sandbox.root)
-        .args([
-            "-Y",
-            "sign",
-            "-f",
-            text(&p.checker),
-            "-n",
-            "hpp",
-            text(&message),
-        ])
+        .args(["-Y", "sign", "-f", text(key), "-n", "hpp", text(&message)])
         .output()
         .expect("ssh-keygen runs");
     assert!(sign.status.success(), "{}", Run::from_output(&sign));
-    let verify = |principal: &str, namespace: &str| {
-        let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
-        cmd.args([
-            "-Y",
-            "verify",
-            "-f",
-            text(&signers),
-            "-I",
-            principal,
-            "-n",
-            namespace,
-            "-s",
-        ])
-        .arg(format!("{}.sig", message.display()));
-        Run::fed(cmd, "hello\n")
-    };
-    let good = verify("checker-b", "hpp");
+    let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
+    cmd.args([
+        "-Y",
+        "verify",
+        "-f",
+        text(&signers),
+        "-I",
+        principal,
+        "-n",
+        "hpp",
+        "-s",
+    ])
+    .arg(format!("{}.sig", message.display()));
+    Run::fed(cmd, "hello\n")
+}
+
+#[test]
+fn the_policys_signers_file_is_read_by_ssh_keygen() {
+    let p = with_policy();
+    let good = ssh_keygen_verifies(&p, &p.checker, "checker-b");
     assert_eq!(good.code, 0, "{good}");
     // The root signed the policy itself in its own namespace, which ssh-keygen checks too.
+    let signers = policy_signers(&p);
     let policy = p.sandbox.git(["show", "refs/hpp/trust:policy.json"]);
     let sig = p.sandbox.path("policy.sig");
     std::fs::write(
         &sig,
         p.sandbox
-            .git(["show", "refs/hpp/trust:signatures/root.sig"]),
+            .git(["show", "refs/hpp/trust:signatures/root.sig"])
+            + "\n",
     )
     .expect("writable");
     let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
@@ -427,49 +422,12 @@ fn the_policys_signers_file_is_read_by_ssh_keygen() {
     ]);
     let root_signed = Run::fed(cmd, &policy);
     assert_eq!(root_signed.code, 0, "{root_signed}");
-    let _ = &p.root;
 }
 
 #[test]
 fn control_ssh_keygen_refuses_a_person_key_for_a_checkers_namespace() {
     let p = with_policy();
-    let signers = p.sandbox.path("policy_signers");
-    std::fs::write(
-        &signers,
-        p.sandbox.git(["show", "refs/hpp/trust:allowed_signers"]),
-    )
-    .expect("writable");
-    let message = p.sandbox.path("message");
-    std::fs::write(&message, "hello\n").expect("writable");
-    let sign = p
-        .sandbox
-        .command("ssh-keygen", &p.sandbox.root)
-        .args([
-            "-Y",
-            "sign",
-            "-f",
-            text(&p.alice),
-            "-n",
-            "hpp",
-            text(&message),
-        ])
-        .output()
-        .expect("ssh-keygen runs");
-    assert!(sign.status.success(), "{}", Run::from_output(&sign));
-    let mut cmd = p.sandbox.command("ssh-keygen", &p.sandbox.root);
-    cmd.args([
-        "-Y",
-        "verify",
-        "-f",
-        text(&signers),
-        "-I",
-        "alice",
-        "-n",
-        "hpp",
-        "-s",
-    ])
-    .arg(format!("{}.sig", message.display()));
-    let run = Run::fed(cmd, "hello\n");
+    let run = ssh_keygen_verifies(&p, &p.alice, "alice");
     assert_ne!(run.code, 0, "{run}");
 }
 
@@ -547,71 +505,63 @@ fn control_bad_changes_are_refused_and_write_nothing() {
     assert_eq!(p.sandbox.hpp_refs(), before, "nothing was written");
 }
 
-#[test]
-fn the_server_gate_reads_the_policy_from_the_repository_it_guards() {
-    let p = with_policy();
+/// A bare `server.git` beside the repository, holding `main` and its records (with the policy)
+/// when `seeded`, its pre-receive gate installed; returns its path and what the install said.
+fn guarded_server(p: &Policy, seeded: bool) -> (PathBuf, String) {
     let bare = p.sandbox.path("server.git");
     p.sandbox
         .git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
-    p.sandbox
-        .git(["push", "-q", text(&bare), "main", "refs/hpp/*:refs/hpp/*"]);
+    if seeded {
+        p.sandbox
+            .git(["push", "-q", text(&bare), "main", "refs/hpp/*:refs/hpp/*"]);
+    }
     let install = p
         .sandbox
         .hpp_in(&bare, &["hooks", "install", "--server", "--apply"])
         .ok_with_stderr();
+    (bare, install)
+}
+
+/// `git push --no-verify` of `refspecs` to `bare` (the client's own hooks skipped).
+fn push_to(p: &Policy, bare: &Path, refspecs: &[&str]) -> Run {
+    let out = p
+        .sandbox
+        .command("git", &p.sandbox.root)
+        .args(["push", "--no-verify", text(bare)])
+        .args(refspecs)
+        .output()
+        .expect("git push runs");
+    Run::from_output(&out)
+}
+
+#[test]
+fn the_server_gate_reads_the_policy_from_the_repository_it_guards() {
+    let p = with_policy();
+    let (bare, install) = guarded_server(&p, true);
     assert!(!install.contains("neither a trust policy"), "{install}");
     // An unsigned approval of new work, pushed with its records in one atomic push.
     std::fs::write(p.sandbox.root.join("work.txt"), "change\n").expect("writable");
     p.sandbox.git(["add", "-A"]);
     p.sandbox.git(["commit", "-q", "-m", "change"]);
     p.attest("checker-b", None).ok();
-    let push = |args: &[&str]| {
-        let mut all = vec!["push", "--no-verify", "--atomic", text(&bare)];
-        all.extend_from_slice(args);
-        let out = p
-            .sandbox
-            .command("git", &p.sandbox.root)
-            .args(&all)
-            .output()
-            .expect("git push runs");
-        Run::from_output(&out)
-    };
-    let refused = push(&["main", "refs/hpp/*:refs/hpp/*"]);
+    let refused = push_to(&p, &bare, &["--atomic", "main", "refs/hpp/*:refs/hpp/*"]);
     assert_ne!(refused.code, 0, "{refused}");
     assert!(refused.stderr.contains("not signed"), "{refused}");
     // Signed by the checker, the same push lands.
     p.attest("checker-b", Some(&p.checker)).ok();
-    let landed = push(&["main", "refs/hpp/*:refs/hpp/*"]);
+    let landed = push_to(&p, &bare, &["--atomic", "main", "refs/hpp/*:refs/hpp/*"]);
     assert_eq!(landed.code, 0, "{landed}");
 }
 
 #[test]
 fn control_the_server_refuses_a_pushed_policy_not_signed_by_its_roots() {
     let p = with_policy();
-    let bare = p.sandbox.path("server.git");
-    p.sandbox
-        .git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
-    p.sandbox
-        .git(["push", "-q", text(&bare), "main", "refs/hpp/*:refs/hpp/*"]);
-    p.sandbox
-        .hpp_in(&bare, &["hooks", "install", "--server", "--apply"])
-        .ok();
+    let (bare, _) = guarded_server(&p, true);
     let before = p.sandbox.git_in(&bare, &["rev-parse", "refs/hpp/trust"]);
     let mallory = keygen(&p.sandbox, "mallory");
     let mallory_pub = std::fs::read_to_string(public(&mallory)).expect("the key");
     forge_policy_edit(&p.sandbox, &p.sandbox.root, &mallory_pub);
-    let out = p
-        .sandbox
-        .command("git", &p.sandbox.root)
-        .args([
-            "push",
-            "--no-verify",
-            text(&bare),
-            "refs/hpp/trust:refs/hpp/trust",
-        ])
-        .output()
-        .expect("git push runs");
-    let run = Run::from_output(&out);
+    let run = push_to(&p, &bare, &["refs/hpp/trust:refs/hpp/trust"]);
     assert_ne!(run.code, 0, "{run}");
     assert!(run.stderr.contains("is refused"), "{run}");
     assert_eq!(
@@ -687,35 +637,14 @@ fn the_policys_settings_say_what_the_server_protects_with_no_configuration_of_it
             "--apply",
         ])
         .ok();
-    let bare = p.sandbox.path("server.git");
-    p.sandbox
-        .git(["init", "-q", "--bare", "-b", "main", text(&bare)]);
-    p.sandbox
-        .hpp_in(&bare, &["hooks", "install", "--server", "--apply"])
-        .ok_with_stderr();
+    let (bare, _) = guarded_server(&p, false);
     std::fs::write(p.sandbox.root.join("work.txt"), "unreviewed\n").expect("writable");
     p.sandbox.git(["add", "-A"]);
     p.sandbox.git(["commit", "-q", "-m", "unreviewed"]);
-    let push = |refspec: &str| {
-        let out = p
-            .sandbox
-            .command("git", &p.sandbox.root)
-            .args([
-                "push",
-                "--no-verify",
-                "--atomic",
-                text(&bare),
-                refspec,
-                "refs/hpp/*:refs/hpp/*",
-            ])
-            .output()
-            .expect("git push runs");
-        Run::from_output(&out)
-    };
     // main is not in the policy's list, so it lands; release is, so it does not.
-    let main = push("main");
+    let main = push_to(&p, &bare, &["--atomic", "main", "refs/hpp/*:refs/hpp/*"]);
     assert_eq!(main.code, 0, "{main}");
-    let release = push("main:refs/heads/release");
+    let release = push_to(&p, &bare, &["main:refs/heads/release"]);
     assert_ne!(release.code, 0, "{release}");
     assert!(release.stderr.contains("refs/heads/release"), "{release}");
 }

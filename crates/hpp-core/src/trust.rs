@@ -317,18 +317,11 @@ impl Policy {
         if !valid_name(name) {
             return Err(Error::BadName(name.to_owned()));
         }
-        let key = checked_key(name, key)?;
         if roles.is_empty() {
             return Err(Error::NoRole(name.to_owned()));
         }
         let mut next = self.clone();
-        let entry = next.principals.entry(name.to_owned()).or_insert(Principal {
-            key: key.clone(),
-            roles: BTreeSet::new(),
-        });
-        if entry.key != key {
-            return Err(Error::KeyChanged(name.to_owned()));
-        }
+        let entry = next.principal_with_key(name, key)?;
         let before = entry.roles.len();
         entry.roles.extend(roles.iter().copied());
         if entry.roles.len() == before && self.principals.contains_key(name) {
@@ -351,15 +344,8 @@ impl Policy {
         if !valid_name(name) {
             return Err(Error::BadName(name.to_owned()));
         }
-        let key = checked_key(name, key)?;
         let mut next = self.clone();
-        let entry = next.principals.entry(name.to_owned()).or_insert(Principal {
-            key: key.clone(),
-            roles: BTreeSet::new(),
-        });
-        if entry.key != key {
-            return Err(Error::KeyChanged(name.to_owned()));
-        }
+        next.principal_with_key(name, key)?;
         if !next.roots.insert(name.to_owned()) {
             return Err(Error::Unchanged {
                 name: name.to_owned(),
@@ -368,6 +354,23 @@ impl Policy {
         }
         next.check()?;
         Ok(next)
+    }
+
+    /// The principal `name`, added with `key` and no role when new; refused when it holds
+    /// another key.
+    fn principal_with_key(&mut self, name: &str, key: &str) -> Result<&mut Principal, Error> {
+        let key = checked_key(name, key)?;
+        let entry = self
+            .principals
+            .entry(name.to_owned())
+            .or_insert_with(|| Principal {
+                key: key.clone(),
+                roles: BTreeSet::new(),
+            });
+        if entry.key != key {
+            return Err(Error::KeyChanged(name.to_owned()));
+        }
+        Ok(entry)
     }
 
     /// Returns the policy without `name` (as a principal and as a root).

@@ -30,6 +30,26 @@ pub fn attest_args<'a>(session: &'a str, verdict: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// Makes an ed25519 key with the real `ssh-keygen` beside the repositories (no passphrase);
+/// returns the private key's path and the public key line.
+pub fn keygen(sandbox: &Sandbox, name: &str) -> (PathBuf, String) {
+    let key = sandbox.path(name);
+    let out = sandbox
+        .command("ssh-keygen", &sandbox.root)
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs (the tests need the real one)");
+    assert!(
+        out.status.success(),
+        "ssh-keygen failed:\n{}",
+        Run::from_output(&out)
+    );
+    let public = std::fs::read_to_string(format!("{}.pub", key.display()))
+        .expect("ssh-keygen wrote the public key");
+    (key, public.trim().to_owned())
+}
+
 /// The built binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-hpp");
 
