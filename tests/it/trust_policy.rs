@@ -659,3 +659,22 @@ fn control_a_settings_change_with_nothing_to_set_is_refused() {
         .refused();
     assert_eq!(p.sandbox.hpp_refs(), before);
 }
+
+#[test]
+fn control_the_server_refuses_a_stranger_key_and_a_person_signing_as_checker() {
+    let p = with_policy();
+    let (bare, _) = guarded_server(&p, true);
+    let stranger = keygen(&p.sandbox, "stranger");
+    for (n, (checker, key)) in [("checker-b", &stranger), ("alice", &p.alice)]
+        .into_iter()
+        .enumerate()
+    {
+        std::fs::write(p.sandbox.root.join("work.txt"), format!("change {n}\n")).expect("writable");
+        p.sandbox.git(["add", "-A"]);
+        p.sandbox.git(["commit", "-q", "-m", "change"]);
+        p.attest(checker, Some(key)).ok();
+        let run = push_to(&p, &bare, &["--atomic", "main", "refs/hpp/*:refs/hpp/*"]);
+        assert_ne!(run.code, 0, "{checker}: {run}");
+        assert!(run.stderr.contains("never verified"), "{checker}: {run}");
+    }
+}
