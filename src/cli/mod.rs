@@ -190,6 +190,7 @@ pub const GROUPS: [(&str, &[&str]); 4] = [
             "evidence",
             "attest",
             "verify",
+            "trust",
             "snapshot",
             "resume",
             "loops",
