@@ -13,6 +13,7 @@ mod adversary;
 mod atlas;
 mod attest;
 mod board;
+mod border;
 mod checker;
 mod cite;
 mod cli;
