@@ -64,3 +64,86 @@ fn control_an_ordinary_remote_still_syncs() {
     let url = text(&remote).to_owned();
     sandbox.hpp_in(&clone, &["fetch", &url]).ok();
 }
+
+/// Appends an event to `loop_ref` with plumbing, as an adversary would: a correct, hash-chained
+/// `event.json` (compact sorted-key JSON linking the previous event's bytes) whose data carries
+/// no gate record.
+fn plumb_event(sandbox: &Sandbox, loop_ref: &str, kind: &str, data: &str) {
+    let tip = sandbox.git(["rev-parse", loop_ref]);
+    let tip = tip.trim();
+    let prev = sandbox.git(["cat-file", "blob", &format!("{tip}:event.json")]);
+    let previous: serde_json::Value = serde_json::from_str(&prev).expect("an event");
+    let seq = previous["seq"].as_u64().expect("a seq") + 1;
+    let line = format!(
+        r#"{{"data":{data},"id":"event:{seq}","prev_sha256":"{}","seq":{seq},"type":"{kind}"}}"#,
+        crate::harness::sha256_hex(prev.as_bytes())
+    );
+    let blob = sandbox.git_fed(&["hash-object", "-w", "--stdin"], &line);
+    let tree = sandbox.git_fed(
+        &["mktree"],
+        &format!("100644 blob {}\tevent.json\n", blob.trim()),
+    );
+    let commit = sandbox.git([
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        tip,
+        "-m",
+        &format!("event {seq}: {kind}"),
+    ]);
+    sandbox.git(["update-ref", loop_ref, commit.trim(), tip]);
+}
+
+fn main_loop_ref(sandbox: &Sandbox) -> String {
+    let refs = sandbox.git(["for-each-ref", "--format=%(refname)", "refs/hpp/loops/"]);
+    refs.lines().next().expect("a loop").to_owned()
+}
+
+#[test]
+fn ungated_events_after_gated_ones_break_the_loop() {
+    let sandbox = Sandbox::repo().with_identity();
+    sandbox.start_work().ok();
+    let loop_ref = main_loop_ref(&sandbox);
+    let name = loop_ref.trim_start_matches("refs/hpp/loops/").to_owned();
+    sandbox.walk_steps(&name, 1..2);
+    plumb_event(&sandbox, &loop_ref, "check_passed", "{}");
+    plumb_event(&sandbox, &loop_ref, "human_approved", r#"{"by":"nobody"}"#);
+    plumb_event(&sandbox, &loop_ref, "verified", "{}");
+    let verify = sandbox.hpp_in(&sandbox.root, &["event", "verify", "--loop", &name]);
+    assert_eq!(verify.code, 2, "event verify blocks:\n{verify}");
+    assert!(
+        verify.stdout.contains("no gate record after a gated event"),
+        "{verify}"
+    );
+    assert!(!verify.stdout.contains("unchecked (legacy)"), "{verify}");
+    let status = sandbox
+        .hpp_in(&sandbox.root, &["status", "--loop", &name])
+        .ok();
+    assert!(
+        status.contains("no longer holds: it carries no gate record"),
+        "{status}"
+    );
+    assert!(!status.contains("unchecked (legacy)"), "{status}");
+}
+
+#[test]
+fn control_a_log_legacy_throughout_stays_legacy_and_a_gated_one_verifies() {
+    let sandbox = Sandbox::repo().with_identity();
+    sandbox.walk_to_verified("main");
+    let verified = sandbox.hpp(["event", "verify", "--loop", "main"]).ok();
+    assert!(!verified.contains("no longer holds"), "{verified}");
+    let file = sandbox.path("legacy.jsonl");
+    std::fs::write(
+        &file,
+        "{\"type\":\"work_started\",\"data\":{}}\n{\"type\":\"evidence_recorded\",\"data\":{}}\n",
+    )
+    .expect("writable");
+    sandbox
+        .hpp(["event", "import", text(&file), "--loop", "old"])
+        .ok();
+    let verify = sandbox
+        .hpp(["event", "verify", "--loop", "old", "--json"])
+        .json(0);
+    assert_eq!(verify["gates"][0]["status"], "unchecked-legacy");
+    assert_eq!(verify["gates"][1]["status"], "unchecked-legacy");
+}
