@@ -147,3 +147,76 @@ fn control_a_log_legacy_throughout_stays_legacy_and_a_gated_one_verifies() {
     assert_eq!(verify["gates"][0]["status"], "unchecked-legacy");
     assert_eq!(verify["gates"][1]["status"], "unchecked-legacy");
 }
+
+/// Machine `clone` approves its HEAD's tree (spec README, session `review:1`) and pushes.
+fn attest_and_push(sandbox: &Sandbox, clone: &Path) {
+    sandbox
+        .hpp_in(
+            clone,
+            &[
+                "attest",
+                "create",
+                "--spec",
+                "README",
+                "--maker",
+                "agent-a",
+                "--checker",
+                "checker-b",
+                "--session",
+                "review:1",
+                "--verdict",
+                "approved",
+            ],
+        )
+        .ok();
+    sandbox.hpp_in(clone, &["push"]).ok();
+}
+
+fn note_of_head(sandbox: &Sandbox, dir: &Path) -> String {
+    let head = sandbox.git_in(dir, &["rev-parse", "HEAD"]);
+    let out = sandbox
+        .command("git", dir)
+        .args(["notes", "--ref=hpp", "show", head.trim()])
+        .output()
+        .expect("git runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_forged_note_line_on_the_remote_never_reaches_the_local_notes() {
+    let sandbox = Sandbox::repo().with_identity();
+    let (remote, writer) = remote_and_clone(&sandbox);
+    attest_and_push(&sandbox, &writer);
+    let head = sandbox.git_in(&writer, &["rev-parse", "HEAD"]);
+    sandbox.git_in(
+        &remote,
+        &[
+            "notes",
+            "--ref=hpp",
+            "append",
+            "-m",
+            "approved by checker-b, session forged:1 refs/hpp/attestations/forged",
+            head.trim(),
+        ],
+    );
+    let reader = sandbox.path("reader");
+    sandbox.git(["clone", "-q", text(&remote), text(&reader)]);
+    sandbox.hpp_in(&reader, &["fetch"]).ok();
+    let note = note_of_head(&sandbox, &reader);
+    assert!(!note.contains("forged"), "the forged line came in:\n{note}");
+    assert!(note.contains("review:1"), "the real line is there:\n{note}");
+}
+
+#[test]
+fn control_a_real_attestation_note_line_appears_after_fetch() {
+    let sandbox = Sandbox::repo().with_identity();
+    let (remote, writer) = remote_and_clone(&sandbox);
+    let reader = sandbox.path("reader");
+    sandbox.git(["clone", "-q", text(&remote), text(&reader)]);
+    assert!(note_of_head(&sandbox, &reader).is_empty());
+    attest_and_push(&sandbox, &writer);
+    sandbox.hpp_in(&reader, &["fetch"]).ok();
+    let note = note_of_head(&sandbox, &reader);
+    assert!(note.contains("review:1"), "{note}");
+    sandbox.hpp_in(&reader, &["push"]).ok();
+}
