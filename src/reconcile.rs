@@ -122,6 +122,8 @@ pub struct Report {
     pub diverged: Vec<Diverged>,
     /// Whether the remote's notes were merged into the local notes mirror.
     pub notes_merged: bool,
+    /// How many notes the rebuild from the records held here changed after the fetch.
+    pub notes_rebuilt: usize,
     /// The trust policy's root this fetch pinned (`hpp.trustRoot`), trusted on first use.
     pub pinned: Option<String>,
 }

@@ -128,6 +128,7 @@ impl From<store::Error> for CliError {
             | E::Bare { .. }
             | E::Unmerged { .. }
             | E::UnstorableMode { .. }
+            | E::OptionLikeRemote { .. }
             | E::GitFailed { .. } => CliError::refused(e),
             E::GitUnavailable { ref what, .. } => {
                 let context = what.clone();

@@ -29,7 +29,8 @@ pub struct PushArgs {
 /// wrote is merged when its entries commute (the board, lane logs and heartbeats, handoffs,
 /// the gotcha memory: each entry kept exactly once), re-landed for Hop's accepted chain, and
 /// otherwise reported with the command that settles it (a loop: `event reconcile`). The
-/// remote's notes are merged into refs/notes/hpp (union of both sides' notes). Exits 0 when
+/// remote's notes history is joined so a push stays a fast-forward, then refs/notes/hpp is
+/// rebuilt from the records held here: a line no verified record backs is dropped. Exits 0 when
 /// everything was taken in, 2 when a record diverged (the local one kept).
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
@@ -53,8 +54,10 @@ pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
 
 /// Fetches the records.
 pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let report = crate::reconcile::fetch(ctx.store()?, manifest.loop_spec(), &args.remote)?;
+    let mut report = crate::reconcile::fetch(store, manifest.loop_spec(), &args.remote)?;
+    report.notes_rebuilt = rebuild_notes(ctx, store)?;
     let mut human = format!(
         "fetched from {}: {} updated, {} merged, {} up to date",
         report.remote,
@@ -81,6 +84,13 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     if report.notes_merged {
         human.push_str(&format!("\n  merged  {}", hpp_store::NOTES_REF));
     }
+    if report.notes_rebuilt > 0 {
+        human.push_str(&format!(
+            "\n  rebuilt {} on {} commit(s) from the records held here",
+            hpp_store::NOTES_REF,
+            report.notes_rebuilt
+        ));
+    }
     if let Some(pin) = &report.pinned {
         human.push_str(&format!(
             "\n  trusting the trust policy's first root {pin} from now on (pinned as {}; check it with the repository's owner)",
@@ -99,6 +109,23 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
         Exit::Block
     };
     Ok(Outcome::document(args.format.json, &report, human, exit))
+}
+
+/// Rebuilds the notes mirror from the records this repository holds, as
+/// `doctor --repair --apply` does: a line no verified record backs (a remote's forged line)
+/// is dropped, a verified record's missing line added. Returns how many notes changed.
+fn rebuild_notes(ctx: &Ctx, store: &hpp_store::Store) -> Result<usize, CliError> {
+    let manifest = ctx.manifest()?;
+    let trust = ctx.trust(None, false, false)?;
+    let check = crate::doctor::check_store(
+        store,
+        manifest.loop_spec(),
+        crate::attest::VerifyOptions::of(&trust),
+    )?;
+    if check.notes_missing.is_empty() && check.notes_unbacked.is_empty() {
+        return Ok(0);
+    }
+    Ok(crate::doctor::repair_notes(store, &check)?)
 }
 
 fn render_push(report: &SyncReport, json: bool) -> Outcome {

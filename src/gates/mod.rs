@@ -35,7 +35,7 @@ use hpp_core::trust::Policy;
 
 pub use self::append::{EvidenceRecorded, append, record_evidence};
 pub use self::outlook::{GateNow, Outlook, outlook, outlook_at, workspace_tree};
-pub use self::standing::{EventGate, report, standing};
+pub use self::standing::{EventGate, UNGATED_AFTER_GATED, report, standing, ungated_after_gated};
 
 /// How strictly the gates check: the signers known, whether signatures are required, and the
 /// key a person signs their approval with.

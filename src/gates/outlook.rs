@@ -78,11 +78,22 @@ pub fn outlook_at(
             .events
             .iter()
             .zip(&state.commits)
+            .enumerate()
             .rev()
-            .find(|(e, _)| e.kind == t.event);
+            .find(|(_, (e, _))| e.kind == t.event);
         let (event, status) = match passed {
             None => (None, "not yet".to_owned()),
-            Some((e, commit)) => {
+            Some((i, (e, _)))
+                if Stamp::of(&e.data).is_none()
+                    && super::ungated_after_gated(spec, &state.events[..i], &e.kind) =>
+            {
+                let at = hpp_core::event_log::event_id(e.seq);
+                (
+                    Some(at),
+                    format!("no longer holds: {}", super::UNGATED_AFTER_GATED),
+                )
+            }
+            Some((_, (e, commit))) => {
                 let at = hpp_core::event_log::event_id(e.seq);
                 let status = match super::standing(store, e, commit, trust)? {
                     Standing::Ok => match (Stamp::of(&e.data), &tree) {

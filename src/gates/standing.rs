@@ -130,6 +130,20 @@ pub fn standing(
     Ok(Standing::Ok)
 }
 
+/// Why an event without a gate record does not hold when an earlier event carries one: legacy
+/// (unchecked) events are only ever a log's prefix, an imported history.
+pub const UNGATED_AFTER_GATED: &str =
+    "it carries no gate record after a gated event: only a log's first events may be legacy";
+
+/// Tells whether an event of `kind`, with no gate record, breaks the loop: an earlier event
+/// (`before`) carries a gate record and `kind`'s transition has a gate condition.
+pub fn ungated_after_gated(spec: &LoopSpec, before: &[LoggedEvent], kind: &str) -> bool {
+    spec.transitions()
+        .iter()
+        .any(|t| t.event == kind && spec.condition(&t.gate).is_some())
+        && before.iter().any(|e| Stamp::of(&e.data).is_some())
+}
+
 /// One event's gate, as `event verify` reports it.
 #[derive(Debug, Clone, Serialize)]
 pub struct EventGate {
@@ -154,9 +168,16 @@ pub fn report(
     trust: VerifyOptions<'_>,
 ) -> Result<Vec<EventGate>, Error> {
     let mut out: Vec<EventGate> = Vec::with_capacity(state.events.len());
-    for (event, commit) in state.events.iter().zip(&state.commits) {
+    for (i, (event, commit)) in state.events.iter().zip(&state.commits).enumerate() {
         let gate = Stamp::of(&event.data).map(|s| s.name);
         let mut standing = standing(store, event, commit, trust)?;
+        if standing == Standing::UncheckedLegacy
+            && ungated_after_gated(spec, &state.events[..i], &event.kind)
+        {
+            standing = Standing::NoLongerHolds {
+                reason: UNGATED_AFTER_GATED.to_owned(),
+            };
+        }
         if let (Standing::Ok, Some(Condition::Closure { holds })) =
             (&standing, gate.as_deref().and_then(|g| spec.condition(g)))
         {

@@ -26,6 +26,7 @@ mod durability;
 mod evals;
 mod event;
 mod evidence;
+mod fetch_reads;
 mod findings;
 mod gate;
 mod gotcha;

@@ -173,6 +173,14 @@ pub enum Error {
         /// What git printed on stderr (its lines joined into one for remote operations).
         stderr: String,
     },
+    /// A remote name or URL starts with `-`, so git would take it for an option.
+    #[error(
+        "{remote}: a remote name or URL cannot start with '-' (git would read it as an option)"
+    )]
+    OptionLikeRemote {
+        /// The remote as given.
+        remote: String,
+    },
     /// The `git` program could not be started: not installed, or not on `PATH`.
     #[error("cannot run git")]
     GitUnavailable {

@@ -96,7 +96,8 @@ impl Store {
 
     /// Pushes every record to `remote` without forcing.
     pub fn push_records(&self, remote: &str) -> Result<SyncReport, Error> {
-        let args = vec!["push", "--porcelain", remote, RECORDS, NOTES_PUSH];
+        not_an_option(remote)?;
+        let args = vec!["push", "--porcelain", "--", remote, RECORDS, NOTES_PUSH];
         let (ok, stdout, stderr) = self.run_git(&args, &format!("git push {remote}"))?;
         let mut report = SyncReport {
             remote: remote.to_owned(),
@@ -132,8 +133,9 @@ impl Store {
         &self,
         remote: &str,
     ) -> Result<std::collections::BTreeSet<String>, Error> {
+        not_an_option(remote)?;
         let (ok, advertised, stderr) = self.run_git(
-            &["ls-remote", remote, "refs/hpp/*"],
+            &["ls-remote", "--", remote, "refs/hpp/*"],
             &format!("git ls-remote {remote}"),
         )?;
         if !ok {
@@ -154,6 +156,7 @@ impl Store {
     /// `refs/remotes/` does), so the fetch is forced there and never fails on divergence; the
     /// local records are not touched. Returns each staged record under its local name, sorted.
     pub fn fetch_staging(&self, remote: &str) -> Result<Staged, Error> {
+        not_an_option(remote)?;
         let name = self.staging_name(remote);
         let records = format!("+refs/hpp/*:{STAGING_PREFIX}{name}/*");
         let notes = format!("+refs/notes/hpp*:refs/notes/remote-hpp/{name}/hpp*");
@@ -163,6 +166,7 @@ impl Store {
             "--no-tags",
             "--prune",
             "--no-write-fetch-head",
+            "--",
             remote,
             records.as_str(),
             notes.as_str(),
@@ -324,6 +328,18 @@ impl Store {
             }
             None => self.common_dir().join("hooks"),
         }
+    }
+}
+
+/// Refuses a remote name or URL that git would read as an option (`--upload-pack=…` runs a
+/// command). Every call below also puts it after `--`; this says why in one line, up front.
+pub fn not_an_option(remote: &str) -> Result<(), Error> {
+    if remote.starts_with('-') {
+        Err(Error::OptionLikeRemote {
+            remote: remote.to_owned(),
+        })
+    } else {
+        Ok(())
     }
 }
 
