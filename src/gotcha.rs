@@ -129,3 +129,31 @@ pub fn record(store: &Store, failure: &Failure) -> Result<Recorded, Error> {
         None => Err(Error::Contended),
     }
 }
+
+/// How much of the end of a host's transcript the hook reads: the call it answers was just
+/// recorded, so it is near the end, and a long session's transcript is never read whole.
+const TRANSCRIPT_TAIL: u64 = 1 << 20;
+
+/// Returns the exit code the Codex transcript at `path` records for tool call `call_id`, read
+/// from the last [`TRANSCRIPT_TAIL`] bytes (a line cut at the start of that window is skipped).
+/// `None` when the file cannot be read or records no code for the call: Codex may not have
+/// written it yet, and then the call counts as not failed, as before.
+pub fn codex_exit_code(path: &std::path::Path, call_id: &str) -> Option<i64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(TRANSCRIPT_TAIL);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::new();
+    file.take(TRANSCRIPT_TAIL).read_to_end(&mut tail).ok()?;
+    let whole_lines = if start > 0 {
+        let cut = tail
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(tail.len(), |i| i + 1);
+        &tail[cut..]
+    } else {
+        &tail[..]
+    };
+    hpp_core::host::codex_exit_code(whole_lines, call_id)
+}

@@ -236,7 +236,7 @@ fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
     } else {
         Event::PostToolUse
     };
-    let Some(message) = input.failure_message(event) else {
+    let Some(message) = input.failure_message_given(event, codex_exit_code(ctx, &input)) else {
         return Outcome::answer(Answer::Silent);
     };
     // Errors are at the end of the output.
@@ -267,6 +267,22 @@ fn hook(ctx: &Ctx, args: &GotchaHookArgs) -> Result<Outcome, CliError> {
             Outcome::answer(Answer::additional_context(event, &text))
         }
     }
+}
+
+/// Returns the exit code Codex's transcript records for the call a PostToolUse answers, when the
+/// payload has Codex's shape (the response is the output text alone) and names the call and the
+/// transcript; `None` otherwise, so Claude Code's payloads are read as before.
+fn codex_exit_code(ctx: &Ctx, input: &HookInput) -> Option<i64> {
+    if !input
+        .tool_response
+        .as_ref()
+        .is_some_and(serde_json::Value::is_string)
+    {
+        return None;
+    }
+    let call_id = input.tool_use_id.as_deref()?;
+    let path = input.dir(ctx.cwd()).join(input.transcript_path.as_deref()?);
+    crate::gotcha::codex_exit_code(&path, call_id)
 }
 
 /// Returns the task key `<tool>:<first two words of the command or the file>` and the bare tool

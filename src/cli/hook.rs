@@ -190,15 +190,74 @@ fn stop_block(reason: &str) -> Outcome {
     )
 }
 
+/// What a Stop gate found: let the stop go with this answer, or block it with a reason.
+enum StopCheck {
+    Go(Outcome),
+    Block(String),
+}
+
+/// Runs a Stop gate so that it always ends: a stop the host says a Stop hook already continued
+/// (`stop_hook_active`) goes through unchecked, and after [`crate::gates::stop::CAP`] blocks of
+/// the same session in a row the next stop goes through with a systemMessage saying why (a
+/// host that caps nothing, as Codex, would otherwise run forever on a criterion that never
+/// passes). Outside a repository nothing is counted and the check answers alone.
+fn stop_gate(
+    ctx: &Ctx,
+    gate: &str,
+    input: &hpp_core::host::HookInput,
+    check: impl FnOnce() -> Result<StopCheck, CliError>,
+) -> Result<Outcome, CliError> {
+    use crate::gates::stop;
+    let session = input.session_id.as_deref().unwrap_or("solo");
+    let store = ctx.store().ok();
+    if input.stop_hook_active {
+        if let Some(store) = store {
+            stop::reset(store, gate, session);
+        }
+        return Ok(Outcome::raw(Vec::new()));
+    }
+    if let Some(store) = store
+        && stop::blocks_in_a_row(store, gate, session) >= stop::CAP
+    {
+        stop::reset(store, gate, session);
+        return Ok(Outcome::json(
+            &serde_json::json!({"systemMessage": format!(
+                "{gate}: blocked this session's stop {} times in a row, so this stop goes through; the work may not be done (the next stop is checked again)",
+                stop::CAP
+            )}),
+            crate::cli::exit::Exit::Ok,
+        ));
+    }
+    match check()? {
+        StopCheck::Go(answer) => {
+            if let Some(store) = store {
+                stop::reset(store, gate, session);
+            }
+            Ok(answer)
+        }
+        StopCheck::Block(reason) => {
+            if let Some(store) = store
+                && let Err(e) = stop::count_block(store, gate, session)
+            {
+                return Ok(stop_block(&reason).warn(format!(
+                    "{gate}: the count of blocks in a row could not be written: {e}"
+                )));
+            }
+            Ok(stop_block(&reason))
+        }
+    }
+}
+
 fn cmd_hook_loop_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
     let input = crate::cli::input::read_hook_input(
         ctx,
         hpp_core::host::Blank::Empty,
         crate::cli::input::HookNoun::Input,
     )?;
-    if input.stop_hook_active {
-        return Ok(Outcome::raw(Vec::new()));
-    }
+    stop_gate(ctx, "loop gate", &input, || loop_gate_check(ctx))
+}
+
+fn loop_gate_check(ctx: &Ctx) -> Result<StopCheck, CliError> {
     let standing = (|| -> Result<Option<(String, String, usize, String)>, CliError> {
         let store = ctx.store()?;
         let manifest = ctx.manifest()?;
@@ -214,18 +273,18 @@ fn cmd_hook_loop_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
     })();
     match standing {
         Ok(Some((loop_id, state, count, next))) if count > 0 && state != "verified" => {
-            Ok(stop_block(&format!(
+            Ok(StopCheck::Block(format!(
                 "Loop {loop_id} is {state}, not verified. Next step: {next}. Do it and record it with git hpp (git hpp status --loop {loop_id} shows where the loop stands) before finishing, or say plainly that the work is not done."
             )))
         }
-        Ok(_) => Ok(Outcome::raw(Vec::new())),
+        Ok(_) => Ok(StopCheck::Go(Outcome::raw(Vec::new()))),
         Err(e)
             if e.message.contains("not a git repository")
                 || e.message.contains("HEAD is detached") =>
         {
-            Ok(Outcome::raw(Vec::new()))
+            Ok(StopCheck::Go(Outcome::raw(Vec::new())))
         }
-        Err(e) => Ok(stop_block(&format!(
+        Err(e) => Ok(StopCheck::Block(format!(
             "The loop gate could not read the loop: {}. Fix it before finishing (run: git hpp status).",
             e.message
         ))),
@@ -233,19 +292,26 @@ fn cmd_hook_loop_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
 }
 
 fn cmd_hook_evidence_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
-    // The payload says nothing the gate needs, but it is the host's to send: read and drop it.
-    let _ = crate::cli::input::read_hook_input(
+    // The gate needs the session and stop_hook_active; input it cannot read counts as neither,
+    // as before, so a criterion still decides.
+    let input = crate::cli::input::read_hook_input(
         ctx,
         hpp_core::host::Blank::Empty,
         crate::cli::input::HookNoun::Input,
-    );
+    )
+    .unwrap_or_default();
+    ctx.store()?;
+    stop_gate(ctx, "evidence gate", &input, || evidence_gate_check(ctx))
+}
+
+fn evidence_gate_check(ctx: &Ctx) -> Result<StopCheck, CliError> {
     let store = ctx.store()?;
     let criteria = store.config_strings("hpp.criterion");
     if criteria.is_empty() {
-        return Ok(Outcome::json(
+        return Ok(StopCheck::Go(Outcome::json(
             &serde_json::json!({"systemMessage": "evidence gate: no criterion is configured (git config --add hpp.criterion '[\"cargo\",\"test\"]'), so nothing was checked"}),
             crate::cli::exit::Exit::Ok,
-        ));
+        )));
     }
     let mut failed = Vec::new();
     for (n, text) in criteria.iter().enumerate() {
@@ -299,9 +365,9 @@ fn cmd_hook_evidence_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
         }
     }
     if failed.is_empty() {
-        return Ok(Outcome::raw(Vec::new()));
+        return Ok(StopCheck::Go(Outcome::raw(Vec::new())));
     }
-    Ok(stop_block(&format!(
+    Ok(StopCheck::Block(format!(
         "Not done: a criterion does not pass. {}. Fix the cause and stop again; each run is recorded (git hpp evidence list).",
         failed.join("; ")
     )))

@@ -24,7 +24,8 @@ use hpp_core::manifest;
 /// files are copied (hook scripts executable); a different existing file is never replaced
 /// (reported as a conflict); a re-run is a no-op. Claude Code's wiring is printed to paste
 /// into .claude/settings.json, or, with --plugin, written as a plugin's hooks/hooks.json;
-/// Codex's is written to .codex/hooks.json (Codex asks to trust it).
+/// Codex's is written to .codex/hooks.json (Codex runs it only in a trusted project, once each
+/// hook is reviewed and trusted).
 /// Exits 0, 1 when a conflict is left, 2 on refusal.
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("selection").required(true).args(["bundle", "module"])))]
@@ -111,7 +112,7 @@ fn wiring_note(host: &str) -> &'static str {
             "paste the hooks block into .claude/settings.json (it is never written for you)"
         }
         _ => {
-            "written to .codex/hooks.json, where Codex CLI reads a repository's hooks (kept, and to merge by hand, when one is already there); Codex asks you to review and trust them before they run; the commands name the scripts from the repository's top level"
+            "written to .codex/hooks.json, where Codex CLI reads a repository's hooks (kept, and to merge by hand, when one is already there); the commands name the scripts from the repository's top level. Codex runs none of them until you do two things, and `codex exec` never asks for either: it ignores the repository's .codex/ until the project is trusted, then skips every hook not yet trusted, silently. 1) Trust the project: Codex's --trust flag, or trust_level = \"trusted\" for this repository's path under [projects] in ~/.codex/config.toml. 2) Review and trust the hooks: start an interactive `codex` in the repository once and accept them (and, if your Codex version keeps hooks behind a feature flag, enable it under [features] in that config.toml)"
         }
     }
 }

@@ -204,7 +204,8 @@ pub fn plan(
         let wiring = super::wiring(validated, host, &chosen)?;
         if host == "codex" {
             // Codex reads <repo>/.codex/hooks.json (its hooks documentation), the same shape,
-            // and asks the user to trust the hooks before they run: written, not pasted. An
+            // and runs them only in a trusted project once each is trusted (`codex exec` asks
+            // for neither and skips them silently): written, not pasted. An
             // existing file is kept (a conflict), and the block is printed to merge by hand.
             let path = target.join(".codex/hooks.json");
             let existing = files::sha256_of(&path)?;

@@ -341,6 +341,9 @@ pub const PLUGIN_DIR: &str = ".claude/plugins/git-hpp";
 /// The plugin's name (`plugin.json`) and its marketplace's.
 pub const PLUGIN_NAME: &str = "git-hpp";
 
+/// The author the plugin and its marketplace entry name (Claude Code's validator warns on none).
+pub const PLUGIN_AUTHOR: &str = "the git-hpp authors";
+
 /// The marketplace the target's `.claude-plugin/marketplace.json` declares.
 pub const PLUGIN_MARKETPLACE: &str = "git-hpp-workspace";
 
@@ -412,15 +415,18 @@ pub fn plugin_manifests(version: &str) -> (Value, Value) {
         "version": version,
         "description": description,
         "keywords": ["git", "verification", "agents"],
+        "author": {"name": PLUGIN_AUTHOR},
     });
     let marketplace = json!({
         "name": PLUGIN_MARKETPLACE,
         "owner": {"name": "this repository"},
+        "metadata": {"description": description},
         "plugins": [{
             "name": PLUGIN_NAME,
             "source": format!("./{PLUGIN_DIR}"),
             "description": description,
             "version": version,
+            "author": {"name": PLUGIN_AUTHOR},
         }],
     });
     (plugin, marketplace)
@@ -829,7 +835,20 @@ mod tests {
                 matcher_of("territory-guard.sh", "PreToolUse").as_deref(),
                 Some(territory)
             );
-            assert_eq!(matcher_of("gotcha-record.sh", "PostToolUse"), None);
+            // Claude Code calls its tools by names a matcher can list, so the two PostToolUse
+            // hooks start only after the tools that can fail or move a lane (issue 30); Codex's
+            // names for its tools in hooks are not pinned down, so Codex keeps every tool.
+            let post = (host == "claude-code").then_some("Bash|Edit|Write|NotebookEdit");
+            assert_eq!(
+                matcher_of("gotcha-record.sh", "PostToolUse").as_deref(),
+                post
+            );
+            if host == "claude-code" {
+                assert_eq!(
+                    matcher_of("gotcha-record.sh", "PostToolUseFailure").as_deref(),
+                    post
+                );
+            }
             for event in ["SessionStart", "Stop", "PreCompact"] {
                 assert!(
                     all.iter()

@@ -17,10 +17,15 @@ fn hook(sandbox: &Sandbox, script: &str, input: &Value) -> Run {
 }
 
 fn run_script(sandbox: &Sandbox, cwd: &Path, script: &str, stdin: &str) -> Run {
+    run_script_for(sandbox, cwd, script, stdin, "claude-code")
+}
+
+/// Runs a module's hook script as the wiring for `host` runs it (the host its first argument).
+fn run_script_for(sandbox: &Sandbox, cwd: &Path, script: &str, stdin: &str, host: &str) -> Run {
     let path = format!("{MODULES}/{script}");
     let mut child = sandbox
         .command(&path, cwd)
-        .arg("claude-code")
+        .arg(host)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -732,5 +737,193 @@ fn control_a_failing_health_probe_is_a_signal_not_a_refused_session() {
     assert!(
         map.to_string().contains("\"status\":\"unknown\""),
         "a failed probe is no passing signal: {map}"
+    );
+}
+
+/// Codex's Stop payload, as Codex CLI 0.171 sends it (issue 30): its session, transcript, turn,
+/// model and last message beside `stop_hook_active`, which it sets once a Stop hook has blocked.
+fn codex_stop(active: bool) -> Value {
+    json!({"session_id": "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5",
+           "transcript_path": "/home/u/.codex/sessions/2026/12/03/rollout-x.jsonl",
+           "cwd": ".", "hook_event_name": "Stop", "model": "gpt-5-codex", "turn_id": "1",
+           "stop_hook_active": active, "last_assistant_message": "done"})
+}
+
+fn failing_criterion(sandbox: &Sandbox) {
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "test -f done.txt"]"#,
+    ]);
+}
+
+#[test]
+fn the_evidence_gate_under_codex_lets_a_stop_go_once_a_stop_hook_continued_the_turn() {
+    // Issue 30: Codex answered each of 215 stops with stop_hook_active true by another block.
+    let sandbox = Sandbox::repo();
+    failing_criterion(&sandbox);
+    let gate = "operator-kit/hooks/evidence-gate.sh";
+    let first = codex_stop(false).to_string();
+    let blocked = run_script_for(&sandbox, &sandbox.root, gate, &first, "codex").json(0);
+    assert_eq!(blocked["decision"], "block");
+    let again = codex_stop(true).to_string();
+    let run = run_script_for(&sandbox, &sandbox.root, gate, &again, "codex");
+    assert_eq!(run.ok(), "");
+}
+
+#[test]
+fn every_stop_gate_lets_the_stop_through_after_three_blocks_in_a_row() {
+    // A host that never says stop_hook_active still ends: the fourth stop goes, with the reason.
+    let sandbox = Sandbox::repo();
+    failing_criterion(&sandbox);
+    sandbox.start_work().ok();
+    for (gate, name) in [
+        ("operator-kit/hooks/evidence-gate.sh", "evidence gate"),
+        ("operator-kit/hooks/loop-gate.sh", "loop gate"),
+    ] {
+        for host in ["codex", "claude-code"] {
+            let stdin = codex_stop(false).to_string();
+            for n in 1..=3 {
+                let run = run_script_for(&sandbox, &sandbox.root, gate, &stdin, host).json(0);
+                assert_eq!(run["decision"], "block", "{gate} {host} block {n}");
+            }
+            let through = run_script_for(&sandbox, &sandbox.root, gate, &stdin, host).json(0);
+            assert!(through.get("decision").is_none(), "{through}");
+            let message = through["systemMessage"].as_str().expect("a message");
+            assert!(
+                message.starts_with(&format!("{name}: blocked this session's stop 3 times")),
+                "{message}"
+            );
+            // The count starts again: the next stop is checked.
+            let next = run_script_for(&sandbox, &sandbox.root, gate, &stdin, host).json(0);
+            assert_eq!(next["decision"], "block");
+            let other = json!({"session_id": "another", "hook_event_name": "Stop"}).to_string();
+            let run = run_script_for(&sandbox, &sandbox.root, gate, &other, host).json(0);
+            assert_eq!(run["decision"], "block", "another session counts alone");
+            // Reset this host's count for the next round: a stop that went through.
+            let done = codex_stop(true).to_string();
+            let _ = run_script_for(&sandbox, &sandbox.root, gate, &done, host).ok();
+        }
+    }
+}
+
+#[test]
+fn control_a_passing_stop_resets_the_count_of_blocks_in_a_row() {
+    let sandbox = Sandbox::repo();
+    failing_criterion(&sandbox);
+    let gate = "operator-kit/hooks/evidence-gate.sh";
+    let stdin = codex_stop(false).to_string();
+    for _ in 0..2 {
+        let run = run_script_for(&sandbox, &sandbox.root, gate, &stdin, "codex").json(0);
+        assert_eq!(run["decision"], "block");
+    }
+    std::fs::write(sandbox.root.join("done.txt"), "yes\n").expect("writable");
+    assert_eq!(
+        run_script_for(&sandbox, &sandbox.root, gate, &stdin, "codex").ok(),
+        ""
+    );
+    std::fs::remove_file(sandbox.root.join("done.txt")).expect("removable");
+    for n in 1..=3 {
+        let run = run_script_for(&sandbox, &sandbox.root, gate, &stdin, "codex").json(0);
+        assert_eq!(run["decision"], "block", "block {n} after the reset");
+    }
+}
+
+/// Codex's PostToolUse for a shell call (issue 30): the response is the output text alone, no
+/// exit code; the call's id is the `call_id` its transcript records the exec under.
+fn codex_post_tool_use(call_id: &str, transcript: &Path) -> Value {
+    json!({"session_id": "019a2d7a", "transcript_path": transcript.display().to_string(),
+           "cwd": ".", "hook_event_name": "PostToolUse", "model": "gpt-5-codex",
+           "turn_id": "1", "tool_name": "Bash", "tool_use_id": call_id,
+           "tool_input": {"command": "cargo build --offline"},
+           "tool_response": "error: no matching package named `serde` found\n"})
+}
+
+/// Writes a Codex rollout recording `calls` (call id, exit code), in the shape
+/// `hpp_core::host::codex_exit_code` documents: the exec's end event and the function output.
+fn codex_transcript(sandbox: &Sandbox, calls: &[(&str, i64)]) -> std::path::PathBuf {
+    let mut lines = vec![
+        json!({"timestamp": "2026-12-03T10:00:00.000Z", "type": "session_meta",
+        "payload": {"id": "019a2d7a", "cwd": ".", "originator": "codex_exec", "cli_version": "0.171.0"}}),
+    ];
+    for (id, code) in calls {
+        lines.push(
+            json!({"timestamp": "2026-12-03T10:00:01.000Z", "type": "event_msg",
+            "payload": {"type": "exec_command_end", "call_id": id, "stdout": "",
+                        "stderr": "error: no matching package", "exit_code": code}}),
+        );
+        lines.push(json!({"timestamp": "2026-12-03T10:00:01.000Z", "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": id,
+                        "output": json!({"output": "error: no matching package",
+                                         "metadata": {"exit_code": code, "duration_seconds": 0.1}}).to_string()}}));
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let path = sandbox.root.join(".git").join("rollout-test.jsonl");
+    std::fs::write(&path, text).expect("writable");
+    path
+}
+
+#[test]
+fn gotcha_memory_under_codex_records_a_failure_its_transcript_shows() {
+    let sandbox = Sandbox::repo();
+    let transcript = codex_transcript(
+        &sandbox,
+        &[("call_1", 101), ("call_2", 101), ("call_3", 101)],
+    );
+    for n in 1..=3 {
+        let input = codex_post_tool_use(&format!("call_{n}"), &transcript).to_string();
+        let run = run_script_for(
+            &sandbox,
+            &sandbox.root,
+            "gotcha-memory/hooks/gotcha-record.sh",
+            &input,
+            "codex",
+        );
+        if n < 3 {
+            assert_eq!(run.ok(), "");
+        } else {
+            let promoted = run.json(0);
+            assert_eq!(
+                promoted["hookSpecificOutput"]["hookEventName"],
+                "PostToolUse"
+            );
+        }
+    }
+    assert_eq!(
+        sandbox.git(["rev-list", "--count", "refs/hpp/gotchas/failures"]),
+        "3"
+    );
+}
+
+#[test]
+fn control_gotcha_memory_under_codex_records_nothing_for_a_call_that_passed_or_is_unknown() {
+    let sandbox = Sandbox::repo();
+    let transcript = codex_transcript(&sandbox, &[("call_ok", 0)]);
+    for id in ["call_ok", "call_not_in_the_transcript"] {
+        let input = codex_post_tool_use(id, &transcript).to_string();
+        let run = run_script_for(
+            &sandbox,
+            &sandbox.root,
+            "gotcha-memory/hooks/gotcha-record.sh",
+            &input,
+            "codex",
+        );
+        assert_eq!(run.ok(), "");
+    }
+    let missing = codex_post_tool_use("call_ok", &sandbox.root.join("no-such.jsonl")).to_string();
+    let run = run_script_for(
+        &sandbox,
+        &sandbox.root,
+        "gotcha-memory/hooks/gotcha-record.sh",
+        &missing,
+        "codex",
+    );
+    assert_eq!(run.ok(), "");
+    assert!(
+        sandbox
+            .git(["for-each-ref", "refs/hpp/gotchas/"])
+            .is_empty(),
+        "nothing recorded"
     );
 }

@@ -172,7 +172,15 @@ fn codex_gets_the_module_under_agents_and_each_skill_where_codex_looks() {
             .join(".agents/skills/hpp-lane-kit-lane-kit/SKILL.md")
             .is_file()
     );
-    assert!(doc["wiring_note"].as_str().unwrap().contains("trust them"));
+    // What a user does for Codex to run them (issue 30): `codex exec` never asks.
+    let note = doc["wiring_note"].as_str().unwrap();
+    assert!(
+        note.contains("`codex exec` never asks")
+            && note.contains("Trust the project")
+            && note.contains("Review and trust the hooks")
+            && !note.contains("Codex asks you"),
+        "{note}"
+    );
     // The hooks are written where Codex reads a repository's hooks, in the shape it reads.
     let written: Value = serde_json::from_slice(
         &std::fs::read(sandbox.root.join(".codex/hooks.json")).expect("written"),

@@ -407,6 +407,45 @@ fn control_racing_starts_on_colliding_territory_never_both_succeed() {
 }
 
 #[test]
+fn a_glob_territory_is_refused_at_start_with_the_path_to_use() {
+    // Issue 30: `docs/**` was accepted, then the guard denied `docs/inside.md`.
+    let sandbox = Sandbox::repo();
+    for glob in ["docs/**", "docs/*"] {
+        let refused = start(&sandbox, "docs", &[glob], &[]).refused();
+        assert!(
+            refused.contains("is a path, not a glob (use \"docs\")"),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        sandbox.git(["for-each-ref", "refs/hpp/"]),
+        "",
+        "nothing written"
+    );
+}
+
+#[test]
+fn control_the_directory_a_glob_refusal_names_covers_the_files_under_it() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "docs", &["docs"], &[]).ok();
+    let dir = lane_dir(&sandbox, "docs");
+    let inside = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("Write", &dir.join("docs/inside.md"), &dir),
+    );
+    assert_eq!((inside.code, inside.stdout.as_str()), (0, ""), "{inside}");
+    let outside = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &edit("Write", &dir.join("src/a.rs"), &dir),
+    );
+    assert!(outside.stdout.contains("\"deny\""), "{outside}");
+}
+
+#[test]
 fn the_guard_allows_inside_the_territory_and_denies_outside_it_as_claude_code_reads_it() {
     let sandbox = Sandbox::repo();
     start(&sandbox, "ui", &["src/ui"], &["--shared"]).ok();

@@ -209,6 +209,8 @@ pub struct HookInput {
     pub session_id: Option<String>,
     /// `cwd`: the directory the agent works in.
     pub cwd: Option<String>,
+    /// `transcript_path`: the host's record of the session (a JSONL file on both hosts).
+    pub transcript_path: Option<String>,
     /// `stop_hook_active`: a Stop hook already made the agent go on this turn.
     pub stop_hook_active: bool,
 }
@@ -241,6 +243,7 @@ impl HookInput {
         let error = text("error");
         let session_id = text("session_id");
         let cwd = text("cwd");
+        let transcript_path = text("transcript_path");
         let event = match map.remove("hook_event_name") {
             None => EventName::Absent,
             Some(Value::String(name)) => EventName::Named(name),
@@ -255,6 +258,7 @@ impl HookInput {
             error,
             session_id,
             cwd,
+            transcript_path,
             stop_hook_active: map
                 .remove("stop_hook_active")
                 .is_some_and(|v| v == Value::Bool(true)),
@@ -363,8 +367,16 @@ impl HookInput {
     /// non-zero `exit_code`, `exitCode` or `returnCode`. The message is the first non-blank of
     /// `error`, the response's `stderr`, `error` and `stdout`, and the response itself, whole.
     pub fn failure_message(&self, event: Event) -> Option<String> {
+        self.failure_message_given(event, None)
+    }
+
+    /// Returns the message of a failed tool call as [`HookInput::failure_message`] does, where
+    /// `exit_code` is the call's exit code read elsewhere (Codex's transcript, see
+    /// [`codex_exit_code`]): a non-zero one is a failure too.
+    pub fn failure_message_given(&self, event: Event, exit_code: Option<i64>) -> Option<String> {
         let response = self.tool_response.as_ref();
         let failed = event == Event::PostToolUseFailure
+            || exit_code.is_some_and(|c| c != 0)
             || response.is_some_and(|r| {
                 r.get("is_error").and_then(Value::as_bool) == Some(true)
                     || ["exit_code", "exitCode", "returnCode"]
@@ -391,6 +403,64 @@ impl HookInput {
             .unwrap_or_else(|| "the tool call failed without a message".to_owned());
         Some(message)
     }
+}
+
+/// Returns the exit code Codex's transcript records for tool call `call_id`, or `None` when it
+/// records none that this reader knows.
+///
+/// Codex's PostToolUse gives a shell call's `tool_response` as the output text alone, with no
+/// exit code, and Codex has no PostToolUseFailure; its transcript (`transcript_path`, the
+/// session's rollout JSONL) records each exec. The shape assumed, from Codex's rollout files:
+/// one JSON object a line, `{"timestamp", "type", "payload"}`, where the call's result is either
+/// an `event_msg` whose payload is `{"type": "exec_command_end", "call_id", "exit_code", …}`, or
+/// a `response_item` whose payload is `{"type": "function_call_output", "call_id", "output"}`
+/// with `output` a JSON text whose `metadata.exit_code` is the code, or plain text that opens
+/// with `Exit code: N` or says `Process exited with code N`. The call is named by the hook's
+/// `tool_use_id`, which Codex takes from the same `call_id`. Read defensively: any line that is
+/// not JSON or not one of these shapes is skipped, the last record of the call wins, and nothing
+/// is guessed without a `call_id` match (a wrong failure would teach the agent a false gotcha).
+/// The caller bounds what it reads (the end of the file).
+///
+/// ```
+/// let line = br#"{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"c1","exit_code":2}}"#;
+/// assert_eq!(hpp_core::host::codex_exit_code(line, "c1"), Some(2));
+/// assert_eq!(hpp_core::host::codex_exit_code(line, "c2"), None);
+/// ```
+pub fn codex_exit_code(transcript: &[u8], call_id: &str) -> Option<i64> {
+    transcript
+        .split(|b| *b == b'\n')
+        .rev()
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .find_map(|record| {
+            let payload = record.get("payload").unwrap_or(&record);
+            if payload.get("call_id").and_then(Value::as_str) != Some(call_id) {
+                return None;
+            }
+            match payload.get("type").and_then(Value::as_str) {
+                Some("exec_command_end") => payload.get("exit_code").and_then(Value::as_i64),
+                Some("function_call_output" | "custom_tool_call_output") => {
+                    exit_code_of_output(payload.get("output")?)
+                }
+                _ => None,
+            }
+        })
+}
+
+/// The exit code in a Codex function call's `output`: JSON with `metadata.exit_code`, or text
+/// naming the code in its first lines.
+fn exit_code_of_output(output: &Value) -> Option<i64> {
+    let text = output.as_str()?;
+    if let Ok(json) = serde_json::from_str::<Value>(text)
+        && let Some(code) = json.pointer("/metadata/exit_code").and_then(Value::as_i64)
+    {
+        return Some(code);
+    }
+    text.lines().take(8).find_map(|line| {
+        let line = line.trim();
+        line.strip_prefix("Exit code:")
+            .or_else(|| line.strip_prefix("Process exited with code"))
+            .and_then(|rest| rest.trim().parse().ok())
+    })
 }
 
 /// A PreToolUse permission decision.
@@ -592,6 +662,66 @@ mod tests {
         assert_eq!(
             text.failure_message(Event::PostToolUseFailure).as_deref(),
             Some("denied")
+        );
+    }
+
+    /// A Codex rollout around one failed and one passing shell call, in the shapes
+    /// [`codex_exit_code`] documents (issue 30).
+    const CODEX_TRANSCRIPT: &str = concat!(
+        r#"{"timestamp":"2026-12-03T10:00:00.000Z","type":"session_meta","payload":{"id":"019a","cwd":"/w","originator":"codex_exec","cli_version":"0.171.0"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-12-03T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cargo test\"]}","call_id":"call_fail"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-12-03T10:00:02.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_fail","stdout":"","stderr":"error[E0425]","aggregated_output":"error[E0425]","exit_code":101,"duration":{"secs":1,"nanos":0}}}"#,
+        "\n",
+        r#"{"timestamp":"2026-12-03T10:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_fail","output":"{\"output\":\"error[E0425]\",\"metadata\":{\"exit_code\":101,\"duration_seconds\":1.0}}"}}"#,
+        "\n",
+        "not json, as a torn last write would leave\n",
+        r#"{"timestamp":"2026-12-03T10:00:03.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_ok","output":"Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-12-03T10:00:04.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_unified","output":"Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 2\nOutput:\nno such file\n"}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn codex_exit_codes_are_read_from_its_transcript_by_call_id() {
+        let t = CODEX_TRANSCRIPT.as_bytes();
+        assert_eq!(codex_exit_code(t, "call_fail"), Some(101));
+        assert_eq!(codex_exit_code(t, "call_ok"), Some(0));
+        assert_eq!(codex_exit_code(t, "call_unified"), Some(2));
+        // Codex's own PostToolUse shape: the response is the output text, no exit code.
+        let input = parse(&json!({
+            "session_id": "019a", "transcript_path": "/s/rollout.jsonl", "cwd": "/w",
+            "hook_event_name": "PostToolUse", "model": "gpt-5-codex", "turn_id": "1",
+            "tool_name": "Bash", "tool_use_id": "call_fail",
+            "tool_input": {"command": "cargo test"}, "tool_response": "error[E0425]",
+        }));
+        assert_eq!(input.transcript_path.as_deref(), Some("/s/rollout.jsonl"));
+        assert_eq!(input.failure_message(Event::PostToolUse), None);
+        assert_eq!(
+            input
+                .failure_message_given(Event::PostToolUse, codex_exit_code(t, "call_fail"))
+                .as_deref(),
+            Some("error[E0425]")
+        );
+    }
+
+    #[test]
+    fn control_a_codex_call_the_transcript_does_not_record_as_failed_is_no_failure() {
+        let t = CODEX_TRANSCRIPT.as_bytes();
+        assert_eq!(codex_exit_code(t, "call_missing"), None);
+        assert_eq!(codex_exit_code(b"", "call_fail"), None);
+        assert_eq!(
+            codex_exit_code(b"{\"call_id\":\"call_fail\"}\n", "call_fail"),
+            None
+        );
+        let input = parse(
+            &json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                  "tool_use_id": "call_ok", "tool_response": "warning: x"}),
+        );
+        assert_eq!(
+            input.failure_message_given(Event::PostToolUse, codex_exit_code(t, "call_ok")),
+            None
         );
     }
 

@@ -34,6 +34,12 @@ pub enum Error {
         "invalid territory path {0:?}: a territory is relative to the worktree root, not an absolute path"
     )]
     Absolute(String),
+    /// A territory path is a glob: the guard and the collision checks match paths, not
+    /// patterns, so a glob would be accepted at start and then deny the files it names.
+    #[error(
+        "invalid territory path {0:?}: a territory is a path, not a glob ({1}); a directory already covers everything under it"
+    )]
+    Glob(String, String),
     /// A territory path names git's own directory.
     #[error("invalid territory path {0:?}: a territory cannot be inside .git")]
     GitDir(String),
@@ -137,6 +143,9 @@ pub fn normalise_path(path: &str) -> Result<String, Error> {
     Ok(parts.join("/"))
 }
 
+/// The characters that make a path a glob (globset's syntax): refused in a territory.
+const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
+
 /// Normalises a territory: every path normalised, sorted, duplicates dropped; at least one.
 /// Stricter than one path: an absolute path (`/etc`, `C:\x`) is refused rather than read as
 /// relative, and so is any path through `.git`.
@@ -155,6 +164,19 @@ pub fn normalise_territory(paths: &[String]) -> Result<Vec<String>, Error> {
             .any(|part| part.eq_ignore_ascii_case(".git"))
         {
             return Err(Error::GitDir(path.to_owned()));
+        }
+        if path.contains(GLOB_CHARS) {
+            let stem: Vec<&str> = path
+                .split(['/', '\\'])
+                .take_while(|part| !part.contains(GLOB_CHARS))
+                .filter(|part| !part.is_empty())
+                .collect();
+            let hint = if stem.is_empty() {
+                "name the directory or files it should cover".to_owned()
+            } else {
+                format!("use {:?}", stem.join("/"))
+            };
+            return Err(Error::Glob(path.to_owned(), hint));
         }
     }
     let mut out = paths
@@ -503,6 +525,26 @@ mod tests {
         assert_eq!(one(".git/hooks"), Err(Error::GitDir(".git/hooks".into())));
         assert_eq!(one("sub/.GIT"), Err(Error::GitDir("sub/.GIT".into())));
         assert_eq!(one("etc"), Ok(vec!["etc".to_owned()]));
+    }
+
+    #[test]
+    fn a_glob_territory_is_refused_with_the_path_that_covers_it() {
+        // Issue 30: `docs/**` was accepted, then the guard denied `docs/inside.md`.
+        let one = |p: &str| normalise_territory(&[p.to_owned()]);
+        assert_eq!(
+            one("docs/**"),
+            Err(Error::Glob("docs/**".into(), "use \"docs\"".into()))
+        );
+        assert_eq!(
+            one("docs/*").map_err(|e| e.to_string()),
+            Err("invalid territory path \"docs/*\": a territory is a path, not a glob (use \"docs\"); a directory already covers everything under it".into())
+        );
+        assert!(matches!(one("src/{a,b}"), Err(Error::Glob(..))));
+        assert!(
+            matches!(one("*.md"), Err(Error::Glob(_, hint)) if hint == "name the directory or files it should cover")
+        );
+        // The path the refusal names is inside itself, as the guard reads it.
+        assert!(inside(&one("docs").unwrap(), "docs/inside.md"));
     }
 
     #[test]
