@@ -22,6 +22,25 @@ fn public(key: &Path) -> String {
     format!("{}.pub", key.display())
 }
 
+/// Runs `trust init` of root `root` with `key` in `sandbox`, with `--apply` when `apply`.
+fn trust_init(sandbox: &Sandbox, key: &Path, apply: bool) -> String {
+    let public = public(key);
+    let mut args = vec![
+        "trust",
+        "init",
+        "--root",
+        "root",
+        "--key",
+        &public,
+        "--sign-key",
+        text(key),
+    ];
+    if apply {
+        args.push("--apply");
+    }
+    sandbox.hpp_in(&sandbox.root, &args).ok()
+}
+
 /// A repository with SPEC.md committed and a policy: `root` (its root), `checker-b` (checker),
 /// `alice` (person), `maker-m` (maker). Returns the sandbox and the keys by name.
 struct Policy {
@@ -41,39 +60,10 @@ fn with_policy() -> Policy {
     let checker = keygen(&sandbox, "checker");
     let alice = keygen(&sandbox, "alice");
     let maker = keygen(&sandbox, "maker");
-    let plan = sandbox
-        .hpp_in(
-            &sandbox.root,
-            &[
-                "trust",
-                "init",
-                "--root",
-                "root",
-                "--key",
-                &public(&root),
-                "--sign-key",
-                text(&root),
-            ],
-        )
-        .ok();
+    let plan = trust_init(&sandbox, &root, false);
     assert!(plan.contains("plan only"), "{plan}");
     assert!(sandbox.hpp_refs().is_empty(), "a plan writes nothing");
-    let init = sandbox
-        .hpp_in(
-            &sandbox.root,
-            &[
-                "trust",
-                "init",
-                "--root",
-                "root",
-                "--key",
-                &public(&root),
-                "--sign-key",
-                text(&root),
-                "--apply",
-            ],
-        )
-        .ok();
+    let init = trust_init(&sandbox, &root, true);
     assert!(init.contains("pinned SHA256:"), "{init}");
     for (name, key, role) in [
         ("checker-b", &checker, "checker"),
@@ -329,19 +319,7 @@ fn event_verify_with_signatures_required_says_a_gate_on_an_unsigned_approval_doe
     sandbox.hpp(["event", "verify", "--loop", "main"]).ok();
     // Now the repository gets a policy: the approval the gate rests on was never signed.
     let root = keygen(&sandbox, "root");
-    sandbox
-        .hpp([
-            "trust",
-            "init",
-            "--root",
-            "root",
-            "--key",
-            &public(&root),
-            "--sign-key",
-            text(&root),
-            "--apply",
-        ])
-        .ok();
+    trust_init(&sandbox, &root, true);
     let run = sandbox.hpp(["event", "verify", "--loop", "main"]).exit(2);
     assert!(run.stdout.contains("no longer holds"), "{run}");
     assert!(
