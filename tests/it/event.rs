@@ -890,3 +890,40 @@ fn control_a_closed_loop_says_it_takes_no_further_event() {
         "{run}"
     );
 }
+
+/// The whole stderr of a refused run (its reason line and every hint line).
+fn refusal_text(run: crate::harness::Run) -> String {
+    assert_eq!(run.code, 2, "expected a refusal:\n{run}");
+    assert!(
+        run.stdout.is_empty(),
+        "a refusal prints nothing on stdout:\n{run}"
+    );
+    run.stderr
+}
+
+#[test]
+fn a_second_work_item_on_a_moved_loop_is_pointed_to_a_loop_of_its_own() {
+    // Issue 31: `work_started` on a loop that is past planned was refused with a hint that did
+    // not say how to start another work item.
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    let before = sandbox.hpp_refs();
+    let stderr = refusal_text(sandbox.hpp(["event", "append", "--type", "work_started"]));
+    assert!(
+        stderr.contains("hint: to start another work item here, name a new loop: git hpp event append --loop NAME --type work_started"),
+        "{stderr}"
+    );
+    assert_eq!(sandbox.hpp_refs(), before, "nothing was written");
+}
+
+#[test]
+fn control_an_out_of_order_event_gets_no_new_loop_hint() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    let stderr = refusal_text(sandbox.hpp(["event", "append", "--type", "check_passed"]));
+    assert!(!stderr.contains("--loop NAME"), "{stderr}");
+    assert!(
+        stderr.contains("hint: from active the loop takes"),
+        "{stderr}"
+    );
+}

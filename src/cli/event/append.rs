@@ -104,7 +104,7 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
         Ok(appended) => appended,
         Err(gates::Error::Loop(events::Error::Transition(
             e @ hpp_core::event_loop::Error::InvalidTransition { .. },
-        ))) => return Err(transition_refused(spec, e)),
+        ))) => return Err(transition_refused(spec, &args.kind, e)),
         Err(e) => return Err(e.into()),
     };
     let mut p = appended.projection.clone();
@@ -146,6 +146,7 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
 /// An event the loop has no transition for, with the events the loop takes from where it is.
 fn transition_refused(
     spec: &hpp_core::event_loop::LoopSpec,
+    kind: &str,
     e: hpp_core::event_loop::Error,
 ) -> CliError {
     let hpp_core::event_loop::Error::InvalidTransition { state, .. } = &e else {
@@ -166,5 +167,18 @@ fn transition_refused(
             allowed[0]
         )
     };
-    CliError::refused(e).hint(hint)
+    // A new work item on a branch whose loop has moved on belongs in a loop of its own.
+    let starts = spec
+        .transitions()
+        .iter()
+        .any(|t| t.from == spec.initial() && t.event == kind);
+    let elsewhere = starts && state != spec.initial();
+    let refused = CliError::refused(e).hint(hint);
+    if elsewhere {
+        refused.hint(format!(
+            "to start another work item here, name a new loop: git hpp event append --loop NAME --type {kind} ..."
+        ))
+    } else {
+        refused
+    }
 }
