@@ -16,8 +16,6 @@
 //! roles that say whose verdicts and approvals count; without one, an allowed-signers file
 //! given or configured as before; with neither, unsigned records pass and say so.
 
-use std::collections::BTreeSet;
-
 use serde::Serialize;
 use ssh_key::{HashAlg, PublicKey};
 use time::OffsetDateTime;
@@ -536,20 +534,6 @@ pub struct Trust {
     /// Lines to tell the user once: a root pinned on first use, a signers file that adds
     /// nothing beside a policy.
     pub notes: Vec<String>,
-}
-
-impl Trust {
-    /// The principals of the policy that hold `role`, when a policy is in force.
-    pub fn holders(&self, role: rules::Role) -> Option<BTreeSet<String>> {
-        self.policy.as_ref().map(|v| {
-            v.policy
-                .principals
-                .iter()
-                .filter(|(_, p)| p.roles.contains(&role))
-                .map(|(n, _)| n.clone())
-                .collect()
-        })
-    }
 }
 
 /// Decides the rule in force: the repository's policy when it has one (verified; signatures

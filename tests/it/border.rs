@@ -150,25 +150,7 @@ fn control_a_log_legacy_throughout_stays_legacy_and_a_gated_one_verifies() {
 
 /// Machine `clone` approves its HEAD's tree (spec README, session `review:1`) and pushes.
 fn attest_and_push(sandbox: &Sandbox, clone: &Path) {
-    sandbox
-        .hpp_in(
-            clone,
-            &[
-                "attest",
-                "create",
-                "--spec",
-                "README",
-                "--maker",
-                "agent-a",
-                "--checker",
-                "checker-b",
-                "--session",
-                "review:1",
-                "--verdict",
-                "approved",
-            ],
-        )
-        .ok();
+    sandbox.approve_tree_in(clone, "checker-b");
     sandbox.hpp_in(clone, &["push"]).ok();
 }
 

@@ -656,3 +656,82 @@ fn control_the_server_refuses_a_stranger_key_and_a_person_signing_as_checker() {
         assert!(run.stderr.contains("never verified"), "{checker}: {run}");
     }
 }
+
+#[test]
+fn a_threshold_of_two_roots_needs_both_signatures_for_a_change() {
+    let p = with_policy();
+    let second = keygen(&p.sandbox, "second-root");
+    let (one, two) = (text(&p.root).to_owned(), text(&second).to_owned());
+    p.sandbox
+        .hpp([
+            "trust",
+            "add",
+            "root2",
+            "--key",
+            &public(&second),
+            "--role",
+            "root",
+            "--sign-key",
+            &one,
+            "--apply",
+        ])
+        .ok();
+    p.sandbox
+        .hpp([
+            "trust",
+            "set",
+            "--threshold",
+            "2",
+            "--sign-key",
+            &one,
+            "--apply",
+        ])
+        .ok();
+    let before = p.sandbox.hpp_refs();
+    let message = p
+        .sandbox
+        .hpp(["trust", "remove", "alice", "--sign-key", &one, "--apply"])
+        .refused();
+    assert!(message.contains("needs 2 root signature(s)"), "{message}");
+    assert_eq!(p.sandbox.hpp_refs(), before, "nothing was written");
+    p.sandbox
+        .hpp([
+            "trust",
+            "remove",
+            "alice",
+            "--sign-key",
+            &one,
+            "--sign-key",
+            &two,
+            "--apply",
+        ])
+        .ok();
+    let shown = p.sandbox.hpp(["trust", "show", "--json"]).json(0);
+    assert_eq!(shown["threshold"], 2);
+    assert!(
+        shown["policy"]["principals"].get("alice").is_none(),
+        "{shown}"
+    );
+}
+
+#[test]
+fn control_a_threshold_above_the_roots_is_refused() {
+    let p = with_policy();
+    let root = text(&p.root).to_owned();
+    let message = p
+        .sandbox
+        .hpp([
+            "trust",
+            "set",
+            "--threshold",
+            "2",
+            "--sign-key",
+            &root,
+            "--apply",
+        ])
+        .refused();
+    assert!(
+        message.contains("threshold must be between 1 and the number of roots"),
+        "{message}"
+    );
+}

@@ -7,8 +7,9 @@ use crate::cli::exit::CliError;
 use crate::cli::output::Outcome;
 use crate::trust;
 
-/// Set the policy's gate settings for every clone and server (plan, then --apply)
+/// Set the policy's threshold and gate settings for every clone and server (plan, then --apply)
 ///
+/// --threshold N: how many roots must sign each later change.
 /// Plans a change of refs/hpp/trust whose settings name the protected refs (--protect, ref
 /// patterns as hpp.protect takes them) and the push gates' mode (--verify tip|each, as
 /// hpp.verify). The pre-push and pre-receive gates then use them in place of the repository's
@@ -22,6 +23,9 @@ pub struct TrustSetArgs {
     /// What the push gates verify: the new tip, or each commit an update brings
     #[arg(long, value_parser = ["tip", "each"])]
     verify: Option<String>,
+    /// How many roots must sign each later change (1 to the number of roots)
+    #[arg(long, value_name = "N")]
+    threshold: Option<usize>,
     #[command(flatten)]
     keys: RootKeys,
     #[command(flatten)]
@@ -30,9 +34,9 @@ pub struct TrustSetArgs {
 
 /// Plans or writes the settings.
 pub fn cmd_trust_set(ctx: &Ctx, args: &TrustSetArgs) -> Result<Outcome, CliError> {
-    if args.protect.is_empty() && args.verify.is_none() {
+    if args.protect.is_empty() && args.verify.is_none() && args.threshold.is_none() {
         return Err(CliError::refused(
-            "nothing to set: pass --protect PATTERN and/or --verify tip|each",
+            "nothing to set: pass --protect PATTERN, --verify tip|each or --threshold N",
         ));
     }
     let store = ctx.store()?;
@@ -44,8 +48,13 @@ pub fn cmd_trust_set(ctx: &Ctx, args: &TrustSetArgs) -> Result<Outcome, CliError
         if let Some(verify) = &args.verify {
             next.settings.verify = Some(verify.clone());
         }
-        next.check()?;
-        Ok(next)
+        match args.threshold {
+            Some(threshold) => next.with_threshold(threshold),
+            None => {
+                next.check()?;
+                Ok(next)
+            }
+        }
     })?;
     plan_or_apply(ctx, &planned, &args.keys, args.format.json)
 }

@@ -334,8 +334,13 @@ impl Sandbox {
 
     /// Records `checker`'s approval of the workspace tree (spec README, maker `agent-a`).
     pub fn approve_tree(&self, checker: &str) {
+        self.approve_tree_in(&self.root, checker);
+    }
+
+    /// As [`Sandbox::approve_tree`], in the repository at `dir` (a clone beside it).
+    pub fn approve_tree_in(&self, dir: &Path, checker: &str) {
         self.hpp_in(
-            &self.root,
+            dir,
             &[
                 "attest",
                 "create",
