@@ -27,6 +27,7 @@
 
 use serde::Serialize;
 
+use crate::events::reconcile::Join;
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::event_loop::gates::Standing;
 use hpp_store::{self as store, CommitId, Relation, Store, refs};
@@ -102,6 +103,21 @@ pub struct Diverged {
     pub next: String,
 }
 
+/// A loop taken in through a join that kept the remote's side: this machine's side stays
+/// reachable under its preserved ref, and the loop now reads the kept side.
+#[derive(Debug, Clone, Serialize)]
+pub struct Preserved {
+    /// The loop.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// The join commit (its `reconcile.json` says who kept what, and when).
+    pub join: String,
+    /// The side kept as the loop.
+    pub kept: String,
+    /// Where this machine's side is preserved.
+    pub preserved_ref: String,
+}
+
 /// What [`fetch`] did.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Report {
@@ -120,6 +136,8 @@ pub struct Report {
     pub up_to_date: usize,
     /// Records both sides wrote that were not reconciled; the local form kept.
     pub diverged: Vec<Diverged>,
+    /// Loops the remote reconciled keeping its side: this machine's events are preserved.
+    pub preserved: Vec<Preserved>,
     /// Whether the remote's notes were merged into the local notes mirror.
     pub notes_merged: bool,
     /// How many notes the rebuild from the records held here changed after the fetch.
@@ -155,15 +173,27 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
             && let Err(refused) = trusted(store, &staged_name, pin.as_deref())?
         {
             refused
-        } else if let Err(reason) = admissible(store, spec, name, theirs, &staged_name)? {
-            Outcome::Diverged {
-                reason,
-                next: format!(
-                    "it stays staged at {staged_name}; compare with `git log {staged_name}`: nothing here moved"
-                ),
-            }
         } else {
-            take(store, name, theirs, &staged_name)?
+            match admissible(store, spec, name, theirs, &staged_name)? {
+                Err(reason) => Outcome::Diverged {
+                    reason,
+                    next: format!(
+                        "it stays staged at {staged_name}; compare with `git log {staged_name}`: nothing here moved"
+                    ),
+                },
+                Ok(dropped) => {
+                    let outcome = take(store, name, theirs, &staged_name)?;
+                    if let (Some(join), Outcome::Forwarded) = (dropped, &outcome) {
+                        report.preserved.push(Preserved {
+                            name: name.clone(),
+                            join: join.commit.to_string(),
+                            kept: join.kept.to_string(),
+                            preserved_ref: join.preserved_ref,
+                        });
+                    }
+                    outcome
+                }
+            }
         };
         match outcome {
             Outcome::Created | Outcome::Forwarded => report.updated.push(name.clone()),
@@ -295,15 +325,18 @@ const DECISION_FILES: [&str; 2] = ["human_decision.json", "human_decision.sig"];
 
 /// Reads a staged record before it is taken in. A write-once record that exists here is never
 /// moved by the remote's version (a sealed session may take one step: a person's decision); a
-/// loop's staged history must verify from its first event (chains, transitions, the tip's
-/// state) with every gate's records holding under the signature rule in force.
+/// set log's every entry must read as its record; a loop's staged history must verify from its
+/// first event (chains, transitions, the tip's state) with every gate's records holding under
+/// the signature rule in force, and every join it gained must be one `event reconcile` writes.
+/// Returns the join that drops this machine's side of a loop, when one does: taking it in
+/// preserves that side first.
 fn admissible(
     store: &Store,
     spec: &LoopSpec,
     name: &str,
     theirs: &CommitId,
     staged: &str,
-) -> Result<Result<(), String>, Error> {
+) -> Result<Result<Option<Join>, String>, Error> {
     let ours = store.tip(name)?;
     if let Some(ours) = &ours
         && ours != theirs
@@ -325,12 +358,14 @@ fn admissible(
                 .to_owned(),
         ));
     }
-    let Kind::Loop(id) = kind(name) else {
-        return Ok(Ok(()));
-    };
     if ours.as_ref() == Some(theirs) {
-        return Ok(Ok(()));
+        return Ok(Ok(None));
     }
+    let id = match kind(name) {
+        Kind::Set(log) => return Ok(set_entries(store, name, log, theirs)?.map(|()| None)),
+        Kind::Loop(id) => id,
+        Kind::Accepted | Kind::Other => return Ok(Ok(None)),
+    };
     let Ok(id) = id.parse::<refs::LoopId>() else {
         return Ok(Err(format!("{id} is not a loop name")));
     };
@@ -371,6 +406,149 @@ fn admissible(
             "the remote's {} ({}) does not hold: {why}",
             gate.event, gate.kind
         )));
+    }
+    joins(store, &id, ours.as_ref(), staged, &trust)
+}
+
+/// Reads the joins a staged loop gained (those this side does not hold): each must be one
+/// `event reconcile` writes, signed by a person when signatures are required. Returns the join
+/// that drops this side (`ours` only under its second parent), if any.
+fn joins(
+    store: &Store,
+    id: &refs::LoopId,
+    ours: Option<&CommitId>,
+    staged: &str,
+    trust: &crate::trust::Trust,
+) -> Result<Result<Option<Join>, String>, Error> {
+    let chain = store.read_chain(staged, hpp_core::event_log::EVENT_FILE)?;
+    let mut dropped = None;
+    for link in chain.links.iter().filter(|l| l.parents.len() == 2) {
+        if let Some(ours) = ours
+            && store.is_ancestor(&link.commit, ours)?
+        {
+            continue;
+        }
+        let join =
+            match crate::events::reconcile::read_join(store, id, &link.commit, &link.parents)? {
+                Ok(join) => join,
+                Err(reason) => {
+                    return Ok(Err(format!(
+                        "the remote's history holds a join that is not a reconciliation: {reason}"
+                    )));
+                }
+            };
+        if let Err(reason) = person_signed(&join, trust) {
+            return Ok(Err(format!(
+                "the remote's join {} is not signed as required: {reason}",
+                &join.commit.as_str()[..12]
+            )));
+        }
+        if let Some(ours) = ours
+            && dropped.is_none()
+            && store.is_ancestor(ours, &join.preserved)?
+            && !store.is_ancestor(ours, &join.kept)?
+        {
+            dropped = Some(join);
+        }
+    }
+    if let Some(join) = &dropped {
+        match store.create_ref(&join.preserved_ref, &join.preserved) {
+            Ok(()) => {}
+            Err(store::Error::Moved { .. })
+                if store.tip(&join.preserved_ref)?.as_ref() == Some(&join.preserved) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Ok(dropped))
+}
+
+/// Checks the person a join names: when signatures are required, the join carries their
+/// signature over its record and the signers in force admit them as a person; a signature
+/// that is there must verify either way.
+fn person_signed(join: &Join, trust: &crate::trust::Trust) -> Result<(), String> {
+    let Some(armored) = &join.signature else {
+        return if trust.require_signed {
+            Err(
+                "it is not signed by the person who reconciled, and signatures are required"
+                    .to_owned(),
+            )
+        } else {
+            Ok(())
+        };
+    };
+    let Some(by) = &join.by else {
+        return Err("it is signed but names no person (`by`)".to_owned());
+    };
+    let report = crate::sign::check_for(
+        crate::sign::Purpose::Person,
+        &join.record,
+        Some(armored),
+        Some(by),
+        trust.allowed.as_ref(),
+        time::OffsetDateTime::now_utc(),
+    );
+    if report.status == crate::sign::SignatureStatus::Refused {
+        return Err(format!(
+            "{by}'s signature does not verify: {}",
+            report.detail.unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// Reads every entry of a staged set log as its record (the board also by its rules), so a
+/// log with an entry that does not read is neither fast-forwarded nor merged.
+fn set_entries(
+    store: &Store,
+    name: &str,
+    log: SetLog,
+    theirs: &CommitId,
+) -> Result<Result<(), String>, Error> {
+    let parse: fn(&str, &[u8]) -> Result<(), String> = match log {
+        SetLog::Board => {
+            return Ok(crate::board::read_at(store, theirs)
+                .map(|_| ())
+                .map_err(|e| format!("the remote's board does not read: {e}")));
+        }
+        SetLog::Lane => |name, bytes| {
+            hpp_core::lane::claim::LaneRecord::parse(name, bytes)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+        SetLog::Handoffs => |_, bytes| {
+            hpp_core::continuity::parse(bytes)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+        SetLog::Gotchas if name == refs::GOTCHA_FAILURES => |_, bytes| {
+            hpp_core::gotcha::parse_failure(bytes)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+        SetLog::Gotchas => |_, bytes| {
+            hpp_core::gotcha::parse_gotcha(bytes)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    };
+    let file = match log {
+        SetLog::Board => crate::board::FILE,
+        SetLog::Lane => crate::lanes::LANE_FILE,
+        SetLog::Handoffs => hpp_core::continuity::FILE,
+        SetLog::Gotchas if name == refs::GOTCHA_FAILURES => hpp_core::gotcha::FAILURE_FILE,
+        SetLog::Gotchas => hpp_core::gotcha::GOTCHA_FILE,
+    };
+    let chain = store.read_set_at(name, theirs, file)?;
+    for link in &chain.links {
+        let short = &link.commit.as_str()[..12];
+        let Some(bytes) = &link.payload else {
+            return Ok(Err(format!("the remote's entry {short} holds no {file}")));
+        };
+        if let Err(e) = parse(name, bytes) {
+            return Ok(Err(format!(
+                "the remote's entry {short} does not read: {e}"
+            )));
+        }
     }
     Ok(Ok(()))
 }

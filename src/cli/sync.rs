@@ -30,8 +30,13 @@ pub struct PushArgs {
 /// the gotcha memory: each entry kept exactly once), re-landed for Hop's accepted chain, and
 /// otherwise reported with the command that settles it (a loop: `event reconcile`). The
 /// remote's notes history is joined so a push stays a fast-forward, then refs/notes/hpp is
-/// rebuilt from the records held here: a line no verified record backs is dropped. Exits 0 when
-/// everything was taken in, 2 when a record diverged (the local one kept).
+/// rebuilt from the records held here: a line no verified record backs is dropped. Each record
+/// is read before its ref moves: a write-once record never moves once here, a set log's every
+/// entry must read, a loop's new events must verify with their gates' records, and a join the
+/// remote wrote must be a well-formed reconciliation (signed by a person where signatures are
+/// required) whose dropped side is then preserved here. Exits 0 when everything was taken in,
+/// 1 when something was left out (named, with the reason; it stays staged and the local record
+/// is kept).
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The remote
@@ -75,6 +80,14 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     for name in &report.updated {
         human.push_str(&format!("\n  updated {name}"));
     }
+    for p in &report.preserved {
+        human.push_str(&format!(
+            "\n  reconciled {} on the remote, keeping its side ({}); this machine's side is preserved at {}",
+            p.name,
+            &p.kept[..12],
+            p.preserved_ref
+        ));
+    }
     for name in &report.merged {
         human.push_str(&format!(
             "\n  merged  {name} (both machines wrote it; `git hpp push {}` shares the merge)",
@@ -99,14 +112,15 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     }
     for d in &report.diverged {
         human.push_str(&format!(
-            "\ndiverged: {} ({}); the local record was kept and the remote's is at {}. Next: {}.",
+            "\ndiverged: {} ({}); the local record was kept and the remote's stays at {}. Next: {}.",
             d.name, d.reason, d.staged, d.next
         ));
     }
+    // Something left out is "not yet", not a refusal: everything else was taken in.
     let exit = if report.diverged.is_empty() {
         Exit::Ok
     } else {
-        Exit::Block
+        Exit::Warn
     };
     Ok(Outcome::document(args.format.json, &report, human, exit))
 }

@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use hpp_core::event_log::JOIN_FILE;
+use hpp_core::event_log::{JOIN_FILE, JOIN_SIGNATURE_FILE};
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::record::canonical_json;
 use hpp_store::refs::{self, LoopId};
@@ -71,6 +71,9 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// The person's signature could not be made.
+    #[error("the reconciliation could not be signed: {0}")]
+    Sign(String),
     /// The loop moved while reconciling.
     #[error("loop {id} moved while it was being reconciled: run the command again")]
     Moved {
@@ -105,6 +108,17 @@ pub struct Record {
     pub remote: String,
     /// When, RFC 3339 UTC.
     pub at: String,
+    /// The person who chose, when they signed the choice ([`JOIN_SIGNATURE_FILE`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// A person's signature over a join record's bytes: who, and how to sign.
+pub struct Person<'a> {
+    /// The principal recorded as `by`.
+    pub by: &'a str,
+    /// Signs the record's bytes; returns the armored signature or why it could not.
+    pub sign: &'a dyn Fn(&[u8]) -> Result<Vec<u8>, String>,
 }
 
 /// What [`reconcile`] did.
@@ -127,6 +141,7 @@ pub fn reconcile(
     remote: &str,
     keep: Keep,
     at: &str,
+    person: Option<&Person<'_>>,
 ) -> Result<Reconciled, Error> {
     let name = refs::loop_log(id);
     let ours = store
@@ -188,8 +203,17 @@ pub fn reconcile(
         preserved_ref: preserved_ref.clone(),
         remote: remote.to_owned(),
         at: at.to_owned(),
+        by: person.map(|p| p.by.to_owned()),
     };
     let bytes = canonical_json(&serde_json::to_value(&record).expect("a record serialises"));
+    let signature = person
+        .map(|p| (p.sign)(&bytes))
+        .transpose()
+        .map_err(Error::Sign)?;
+    let mut files: Vec<(&str, &[u8])> = vec![(JOIN_FILE, &bytes)];
+    if let Some(signature) = &signature {
+        files.push((JOIN_SIGNATURE_FILE, signature));
+    }
     match store.create_ref(&preserved_ref, &other) {
         Ok(()) | Err(store::Error::Moved { .. }) => {}
         Err(e) => return Err(e.into()),
@@ -199,14 +223,7 @@ pub fn reconcile(
         &kept.as_str()[..12],
         &other.as_str()[..12]
     );
-    let commit = match store.join_record(
-        &name,
-        &ours,
-        &kept,
-        &other,
-        &[(JOIN_FILE, &bytes)],
-        &message,
-    ) {
+    let commit = match store.join_record(&name, &ours, &kept, &other, &files, &message) {
         Ok(commit) => commit,
         Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {
             return Err(Error::Moved { id: id.clone() });
@@ -218,4 +235,91 @@ pub fn reconcile(
         record,
         events: kept_state.chain.events,
     })
+}
+
+/// A join another machine wrote, as [`read_join`] found it well formed.
+#[derive(Debug, Clone)]
+pub struct Join {
+    /// The join commit.
+    pub commit: CommitId,
+    /// Its first parent: the side kept as the loop.
+    pub kept: CommitId,
+    /// Its second parent: the side joined and preserved.
+    pub preserved: CommitId,
+    /// The ref that preserves it (`refs/hpp/preserved/loops/<loop>/<commit>`).
+    pub preserved_ref: String,
+    /// The record's bytes.
+    pub record: Vec<u8>,
+    /// The person it names as having chosen.
+    pub by: Option<String>,
+    /// Their signature over [`Join::record`], when the join carries one.
+    pub signature: Option<Vec<u8>>,
+}
+
+/// Reads the join `commit` of loop `id` (parents `parents`) and checks that it is what
+/// [`reconcile`] writes: two parents, the first parent's tree plus a [`JOIN_FILE`] only, a
+/// record (and a person's signature) of this loop naming the first parent as kept and the second as preserved under its
+/// preserved ref. Returns why when it is not. (Whether the choice was a person's is their
+/// signature's to say: the caller checks it under the signature rule in force.)
+pub fn read_join(
+    store: &Store,
+    id: &LoopId,
+    commit: &CommitId,
+    parents: &[CommitId],
+) -> Result<Result<Join, String>, store::Error> {
+    let short = &commit.as_str()[..12];
+    let [kept, preserved] = parents else {
+        return Ok(Err(format!(
+            "{short} has {} parents, not two",
+            parents.len()
+        )));
+    };
+    let Some(bytes) = store.read_commit_file(commit, JOIN_FILE)? else {
+        return Ok(Err(format!("{short} has two parents and no {JOIN_FILE}")));
+    };
+    let Ok(serde_json::Value::Object(record)) = serde_json::from_slice::<serde_json::Value>(&bytes)
+    else {
+        return Ok(Err(format!(
+            "the {JOIN_FILE} of {short} is not a JSON object"
+        )));
+    };
+    let field = |key: &str| record.get(key).and_then(serde_json::Value::as_str);
+    let preserved_ref = refs::preserved_loop(id, preserved.as_str());
+    let expected = [
+        ("schema", SCHEMA),
+        ("loop", id.as_str()),
+        ("kept", kept.as_str()),
+        ("preserved", preserved.as_str()),
+        ("preserved_ref", preserved_ref.as_str()),
+    ];
+    for (key, want) in expected {
+        if field(key) != Some(want) {
+            return Ok(Err(format!(
+                "the {JOIN_FILE} of {short} does not match the join: {key} is not {want}"
+            )));
+        }
+    }
+    if !matches!(field("keep"), Some("ours" | "theirs")) {
+        return Ok(Err(format!(
+            "the {JOIN_FILE} of {short} names no side kept (ours or theirs)"
+        )));
+    }
+    let changed = store.changed_paths(&store.commit_tree(kept)?, &store.commit_tree(commit)?)?;
+    if let Some(other) = changed
+        .iter()
+        .find(|p| p.as_str() != JOIN_FILE && p.as_str() != JOIN_SIGNATURE_FILE)
+    {
+        return Ok(Err(format!(
+            "{short} changes {other} of the kept event; a join adds {JOIN_FILE} only"
+        )));
+    }
+    Ok(Ok(Join {
+        commit: commit.clone(),
+        kept: kept.clone(),
+        preserved: preserved.clone(),
+        preserved_ref,
+        by: field("by").map(str::to_owned),
+        signature: store.read_commit_file(commit, JOIN_SIGNATURE_FILE)?,
+        record: bytes,
+    }))
 }

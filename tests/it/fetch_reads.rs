@@ -86,7 +86,7 @@ fn a_write_once_attestation_is_never_moved_by_a_remote_descendant() {
         "attestation.json",
         &record.replace("approved", "blocked"),
     );
-    let run = border.sandbox.hpp_in(&border.b, &["fetch"]).exit(2);
+    let run = border.sandbox.hpp_in(&border.b, &["fetch"]).exit(1);
     assert!(run.stdout.contains(&format!("diverged: {name}")), "{run}");
     assert!(run.stdout.contains("written once"), "{run}");
     assert_eq!(
@@ -107,7 +107,7 @@ fn a_loop_is_not_fast_forwarded_to_a_child_with_a_bad_event() {
         "event.json",
         "{\"not\":\"an event\"}",
     );
-    let run = border.sandbox.hpp_in(&border.b, &["fetch"]).exit(2);
+    let run = border.sandbox.hpp_in(&border.b, &["fetch"]).exit(1);
     assert!(
         run.stdout.contains("diverged: refs/hpp/loops/main"),
         "{run}"

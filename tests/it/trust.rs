@@ -468,7 +468,7 @@ fn a_diverged_loop_is_never_overwritten_by_push_or_fetch() {
         "the remote keeps B's loop"
     );
 
-    let fetched = sandbox.hpp(["fetch", "--json"]).json(2);
+    let fetched = sandbox.hpp(["fetch", "--json"]).json(1);
     assert_eq!(fetched["diverged"][0]["ref"], loop_ref, "{fetched}");
     assert_eq!(
         sandbox.git(["rev-parse", loop_ref]),

@@ -279,7 +279,7 @@ fn a_clone_trusts_the_first_root_once_pins_it_and_leaves_a_forged_policy_staged(
     let mallory_pub = std::fs::read_to_string(public(&mallory)).expect("the key");
     let before = p.sandbox.git_in(&b, &["rev-parse", "refs/hpp/trust"]);
     forge_policy_edit(&p.sandbox, &remote, &mallory_pub);
-    let run = p.sandbox.hpp_in(&b, &["fetch"]).exit(2);
+    let run = p.sandbox.hpp_in(&b, &["fetch"]).exit(1);
     assert!(run.stdout.contains("diverged: refs/hpp/trust"), "{run}");
     assert!(run.stdout.contains("is refused"), "{run}");
     assert_eq!(

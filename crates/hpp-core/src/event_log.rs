@@ -29,6 +29,10 @@ pub const SIGNATURE_FILE: &str = "event.sig";
 /// when the loop is read.
 pub const JOIN_FILE: &str = "reconcile.json";
 
+/// The blob beside [`JOIN_FILE`] that holds the reconciling person's signature (SSHSIG, their
+/// namespace) over the join record's bytes; required when signatures are.
+pub const JOIN_SIGNATURE_FILE: &str = "reconcile.sig";
+
 /// Returns the id of the event at 1-based position `seq`: `event:<seq>`.
 pub fn event_id(seq: usize) -> String {
     format!("event:{seq}")
