@@ -113,12 +113,15 @@ pub struct Record {
     pub by: Option<String>,
 }
 
+/// Signs a join record's bytes: the armored signature, or why it could not be made.
+pub type Signer<'a> = &'a dyn Fn(&[u8]) -> Result<Vec<u8>, String>;
+
 /// A person's signature over a join record's bytes: who, and how to sign.
 pub struct Person<'a> {
     /// The principal recorded as `by`.
     pub by: &'a str,
     /// Signs the record's bytes; returns the armored signature or why it could not.
-    pub sign: &'a dyn Fn(&[u8]) -> Result<Vec<u8>, String>,
+    pub sign: Signer<'a>,
 }
 
 /// What [`reconcile`] did.
