@@ -735,3 +735,100 @@ fn control_a_threshold_above_the_roots_is_refused() {
         "{message}"
     );
 }
+
+/// Appends `work_started` to loop `feature` in `dir`, by `who`.
+fn start_feature(sandbox: &Sandbox, dir: &Path, who: &str) {
+    let data = format!(r#"{{"who":"{who}","work":"W","maker":"agent-{who}"}}"#);
+    sandbox
+        .hpp_in(
+            dir,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--loop",
+                "feature",
+                "--data",
+                &data,
+            ],
+        )
+        .ok();
+}
+
+#[test]
+fn a_join_is_taken_only_when_a_person_signed_the_choice() {
+    let p = with_policy();
+    let a = p.sandbox.root.clone();
+    let remote = p.sandbox.path("remote.git");
+    p.sandbox
+        .git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+    p.sandbox
+        .git(["push", "-q", text(&remote), "main", "refs/hpp/*:refs/hpp/*"]);
+    p.sandbox.git(["remote", "add", "origin", text(&remote)]);
+    let b = p.sandbox.path("b");
+    p.sandbox.git(["clone", "-q", text(&remote), text(&b)]);
+    p.sandbox.hpp_in(&b, &["fetch"]).ok();
+    start_feature(&p.sandbox, &a, "a");
+    start_feature(&p.sandbox, &b, "b");
+    p.sandbox.hpp_in(&a, &["push"]).ok();
+    let _ = p.sandbox.hpp_in(&b, &["fetch"]).exit(1);
+    let reconcile = ["event", "reconcile", "--loop", "feature", "--keep", "ours"];
+    let unsigned = p.sandbox.hpp_in(&b, &reconcile).refused();
+    assert!(unsigned.contains("it must be signed"), "{unsigned}");
+
+    // A join written without a signature (plain git) is left out on A.
+    let loop_ref = "refs/hpp/loops/feature";
+    let ours = p.sandbox.git_in(&b, &["rev-parse", loop_ref]);
+    let theirs = p.sandbox.git_in(&a, &["rev-parse", loop_ref]);
+    let record = format!(
+        r#"{{"at":"2026-12-03T00:00:00Z","keep":"ours","kept":"{ours}","loop":"feature","preserved":"{theirs}","preserved_ref":"refs/hpp/preserved/loops/feature/{theirs}","remote":"origin","schema":"hpp.loop-reconcile/v1"}}"#
+    );
+    let blob = p
+        .sandbox
+        .git_fed_in(&b, &["hash-object", "-w", "--stdin"], &record);
+    let mut listing = p.sandbox.git_in(&b, &["ls-tree", &ours]);
+    listing.push_str(&format!("\n100644 blob {blob}\treconcile.json\n"));
+    let tree = p.sandbox.git_fed_in(&b, &["mktree"], &listing);
+    let join = p.sandbox.git_in(
+        &b,
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &ours,
+            "-p",
+            &theirs,
+            "-m",
+            "join",
+        ],
+    );
+    p.sandbox.git_in(
+        &b,
+        &["push", "-q", text(&remote), &format!("{join}:{loop_ref}")],
+    );
+    let refused = p.sandbox.hpp_in(&a, &["fetch"]).exit(1);
+    assert!(
+        refused.stdout.contains("not signed as required"),
+        "{refused}"
+    );
+    assert_eq!(p.sandbox.git_in(&a, &["rev-parse", loop_ref]), theirs);
+
+    // The person's signed choice is taken, A's side preserved.
+    p.sandbox
+        .git_in(&remote, &["update-ref", loop_ref, &theirs, &join]);
+    let mut signed = reconcile.to_vec();
+    signed.extend(["--by", "alice", "--sign-key", text(&p.alice)]);
+    p.sandbox.hpp_in(&b, &signed).ok();
+    p.sandbox.hpp_in(&b, &["push"]).ok();
+    let taken = p.sandbox.hpp_in(&a, &["fetch"]).ok();
+    assert!(
+        taken.contains(&format!(
+            "preserved at refs/hpp/preserved/loops/feature/{theirs}"
+        )),
+        "{taken}"
+    );
+    p.sandbox
+        .hpp_in(&a, &["event", "verify", "--loop", "feature"])
+        .ok();
+}
