@@ -298,6 +298,17 @@ pub fn check_store(
     spec: &LoopSpec,
     options: attest::VerifyOptions<'_>,
 ) -> Result<StoreCheck, store::Error> {
+    check_store_noting(store, spec, options, &[])
+}
+
+/// As [`check_store`], with `noting` (the commits a remote's notes name, say) also owed the
+/// lines their verified records back, as HEAD and the branch tips are.
+pub fn check_store_noting(
+    store: &Store,
+    spec: &LoopSpec,
+    options: attest::VerifyOptions<'_>,
+    noting: &[CommitId],
+) -> Result<StoreCheck, store::Error> {
     let all = store.list(refs::PREFIX)?;
     let mut check = StoreCheck {
         refs: all.len(),
@@ -376,7 +387,7 @@ pub fn check_store(
             .unwrap_or_default();
         attested.entry(tree).or_default().push(name);
     }
-    let notes = check_notes(store, &attested, options)?;
+    let notes = check_notes(store, &attested, options, noting)?;
     check.notes_missing = notes.missing;
     check.notes_unbacked = notes.unbacked;
     for repair in &check.notes_missing {
@@ -692,9 +703,11 @@ fn check_notes(
     store: &Store,
     attested: &Attested<'_>,
     options: attest::VerifyOptions<'_>,
+    noting: &[CommitId],
 ) -> Result<Notes, store::Error> {
     let mut at_hand: Vec<CommitId> = store.head_commit()?.into_iter().collect();
     at_hand.extend(store.list("refs/heads/")?.into_iter().map(|(_, id)| id));
+    at_hand.extend(noting.iter().cloned());
     at_hand.sort();
     at_hand.dedup();
     let mut commits = at_hand.clone();
@@ -746,6 +759,50 @@ fn check_notes(
         }
     }
     Ok(notes)
+}
+
+/// Tells whether every line of every note in `notes_ref` (a remote's notes, staged) is one a
+/// verified record held here backs, so the notes can be taken as they are. Returns the commits
+/// those notes name beside the answer.
+pub fn notes_backed_in(
+    store: &Store,
+    notes_ref: &str,
+    options: attest::VerifyOptions<'_>,
+) -> Result<(bool, Vec<CommitId>), store::Error> {
+    let names: Vec<String> = store
+        .list(refs::ATTESTATIONS_PREFIX)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let mut attested: Attested<'_> = BTreeMap::new();
+    for name in &names {
+        let tree = name[refs::ATTESTATIONS_PREFIX.len()..]
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        attested.entry(tree).or_default().push(name);
+    }
+    let noted = store.noted_objects_in(notes_ref)?;
+    let commits: Vec<CommitId> = noted
+        .iter()
+        .filter_map(|hex| store.commit_id(hex))
+        .collect();
+    // A note on a commit not held here names nothing a record here can back.
+    let mut all_backed = commits.len() == noted.len();
+    for commit in &commits {
+        let tree = store.commit_tree(commit)?;
+        let backed = backed_lines(store, &tree, attested.get(tree.as_str()), options)?;
+        let text = store.note_in(notes_ref, commit)?.unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        if text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .any(|l| !backed.iter().any(|(_, b)| b.trim_end() == l))
+        {
+            all_backed = false;
+        }
+    }
+    Ok((all_backed, commits))
 }
 
 /// The note lines the records of `tree` back, as `(attestation ref, line)`: each record that

@@ -138,8 +138,13 @@ pub struct Report {
     pub diverged: Vec<Diverged>,
     /// Loops the remote reconciled keeping its side: this machine's events are preserved.
     pub preserved: Vec<Preserved>,
-    /// Whether the remote's notes were merged into the local notes mirror.
-    pub notes_merged: bool,
+    /// Whether the local notes mirror moved to take in the remote's notes history (its lines
+    /// only when every one is backed by a record held here; the mirror is then rebuilt from
+    /// the records held here).
+    pub notes_joined: bool,
+    /// Where the remote's notes are staged, when it has them.
+    #[serde(skip)]
+    pub notes_staged: Option<String>,
     /// How many notes the rebuild from the records held here changed after the fetch.
     pub notes_rebuilt: usize,
     /// The trust policy's root this fetch pinned (`hpp.trustRoot`), trusted on first use.
@@ -155,7 +160,7 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
     let mut report = Report {
         remote: remote.to_owned(),
         staging: staged.prefix.clone(),
-        notes_merged: staged.notes_moved,
+        notes_staged: staged.notes.clone(),
         ..Report::default()
     };
     // Hop's accepted chain last: re-landing reads the other side's states through their pins,

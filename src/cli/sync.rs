@@ -62,7 +62,11 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let mut report = crate::reconcile::fetch(store, manifest.loop_spec(), &args.remote)?;
-    report.notes_rebuilt = rebuild_notes(ctx, store)?;
+    let noting = match report.notes_staged.clone() {
+        Some(staged) => settle_notes(ctx, store, &staged, &mut report)?,
+        None => Vec::new(),
+    };
+    report.notes_rebuilt = rebuild_notes(ctx, store, &noting)?;
     let mut human = format!(
         "fetched from {}: {} updated, {} merged, {} up to date",
         report.remote,
@@ -94,8 +98,11 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
             report.remote
         ));
     }
-    if report.notes_merged {
-        human.push_str(&format!("\n  merged  {}", hpp_store::NOTES_REF));
+    if report.notes_joined {
+        human.push_str(&format!(
+            "\n  joined  the history of {} (its lines are rebuilt from the records held here)",
+            hpp_store::NOTES_REF
+        ));
     }
     if report.notes_rebuilt > 0 {
         human.push_str(&format!(
@@ -125,16 +132,38 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     Ok(Outcome::document(args.format.json, &report, human, exit))
 }
 
+/// Settles the local notes with the remote's staged at `staged`: taken as they are only when
+/// every line is backed by a record held here, else their history joined without their lines.
+/// Returns the commits the remote's notes name (owed their lines by the rebuild).
+fn settle_notes(
+    ctx: &Ctx,
+    store: &hpp_store::Store,
+    staged: &str,
+    report: &mut crate::reconcile::Report,
+) -> Result<Vec<hpp_store::CommitId>, CliError> {
+    let trust = ctx.trust(None, false, false)?;
+    let (backed, noting) =
+        crate::doctor::notes_backed_in(store, staged, crate::attest::VerifyOptions::of(&trust))?;
+    report.notes_joined = store.settle_notes(staged, backed)?;
+    Ok(noting)
+}
+
 /// Rebuilds the notes mirror from the records this repository holds, as
 /// `doctor --repair --apply` does: a line no verified record backs (a remote's forged line)
-/// is dropped, a verified record's missing line added. Returns how many notes changed.
-fn rebuild_notes(ctx: &Ctx, store: &hpp_store::Store) -> Result<usize, CliError> {
+/// is dropped, a verified record's missing line added, on HEAD, the branch tips and the
+/// commits in `noting`. Returns how many notes changed.
+fn rebuild_notes(
+    ctx: &Ctx,
+    store: &hpp_store::Store,
+    noting: &[hpp_store::CommitId],
+) -> Result<usize, CliError> {
     let manifest = ctx.manifest()?;
     let trust = ctx.trust(None, false, false)?;
-    let check = crate::doctor::check_store(
+    let check = crate::doctor::check_store_noting(
         store,
         manifest.loop_spec(),
         crate::attest::VerifyOptions::of(&trust),
+        noting,
     )?;
     if check.notes_missing.is_empty() && check.notes_unbacked.is_empty() {
         return Ok(0);

@@ -183,10 +183,37 @@ fn a_forged_note_line_on_the_remote_never_reaches_the_local_notes() {
     );
     let reader = sandbox.path("reader");
     sandbox.git(["clone", "-q", text(&remote), text(&reader)]);
+    // The reader has notes of its own: an attestation of another commit.
+    std::fs::write(reader.join("local.txt"), "mine\n").expect("writable");
+    sandbox.git_in(&reader, &["add", "local.txt"]);
+    sandbox.git_in(&reader, &["commit", "-q", "-m", "local"]);
+    sandbox.approve_tree_in(&reader, "checker-b");
+    sandbox.git_in(&reader, &["checkout", "-q", "HEAD~1"]);
     sandbox.hpp_in(&reader, &["fetch"]).ok();
     let note = note_of_head(&sandbox, &reader);
     assert!(!note.contains("forged"), "the forged line came in:\n{note}");
     assert!(note.contains("review:1"), "the real line is there:\n{note}");
+    // Derived, never merged: no notes commit this machine wrote ever held the line.
+    let written = sandbox.git_in(
+        &reader,
+        &[
+            "rev-list",
+            "refs/notes/hpp",
+            "--not",
+            "refs/notes/remote-hpp/origin/hpp",
+        ],
+    );
+    assert!(!written.trim().is_empty(), "the notes moved");
+    for commit in written.lines() {
+        let tree = sandbox.git_in(&reader, &["ls-tree", "-r", commit]);
+        for line in tree.lines() {
+            let blob = line.split_whitespace().nth(2).expect("an object");
+            let text = sandbox.git_in(&reader, &["cat-file", "-p", blob]);
+            assert!(!text.contains("forged"), "{commit} held the forged line");
+        }
+    }
+    // The remote's history is joined, so publishing the notes is a fast-forward.
+    sandbox.hpp_in(&reader, &["push"]).ok();
 }
 
 #[test]

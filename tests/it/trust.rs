@@ -620,7 +620,7 @@ fn a_stray_ref_beside_a_valid_attestation_does_not_block_its_tree() {
 }
 
 #[test]
-fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
+fn notes_written_on_two_machines_are_derived_on_fetch_and_push_again() {
     let trust = setup(false);
     // B attests a new commit of its own and publishes it first.
     std::fs::write(trust.b.join("B.txt"), "from b\n").expect("writable");
@@ -642,6 +642,7 @@ fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
     ];
     trust.sandbox.hpp_in(&trust.b, &b_args).ok();
     trust.sandbox.hpp_in(&trust.b, &["push"]).ok();
+    trust.git_b(&["push", "-q", "origin", "HEAD:refs/heads/b"]);
     // A attests another commit; its notes now differ from the remote's.
     let a = &trust.sandbox;
     std::fs::write(a.root.join("A.txt"), "from a\n").expect("writable");
@@ -654,18 +655,22 @@ fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
     .ok();
     let pushed = a.hpp(["push", "--json"]).json(2);
     assert_eq!(pushed["rejected"][0]["ref"], "refs/notes/hpp", "{pushed}");
-    // A fetch merges both sides' notes forward; the push is then a fast-forward.
-    let fetched = a.hpp(["fetch", "--json"]).json(0);
-    assert_eq!(fetched["notes_merged"], true, "{fetched}");
-    a.hpp(["push"]).ok();
-    let a_head = a.git(["rev-parse", "HEAD"]);
-    let b_head = trust.git_b(&["rev-parse", "HEAD"]);
+    // A takes B's branch, then its records: the fetch joins both sides' notes histories and
+    // derives the lines of both commits from the records held here; the push is then a
+    // fast-forward.
     a.git([
         "fetch",
         "-q",
         text(&trust.remote),
-        "main:refs/remotes/b/main",
+        "refs/heads/b:refs/remotes/b/main",
     ]);
+    let fetched = a.hpp(["fetch", "--json"]).json(0);
+    assert_eq!(fetched["notes_joined"], true, "{fetched}");
+
+    a.hpp(["push"]).ok();
+    a.git(["push", "-q", "origin", "HEAD:refs/heads/a"]);
+    let a_head = a.git(["rev-parse", "HEAD"]);
+    let b_head = trust.git_b(&["rev-parse", "HEAD"]);
     assert!(
         a.git(["notes", "--ref=hpp", "show", &a_head])
             .contains("session review:a")
@@ -674,6 +679,7 @@ fn notes_written_on_two_machines_merge_on_fetch_and_push_again() {
         a.git(["notes", "--ref=hpp", "show", &b_head])
             .contains("session review:b")
     );
+    trust.git_b(&["fetch", "-q", "origin", "refs/heads/a:refs/remotes/a/main"]);
     trust.sandbox.hpp_in(&trust.b, &["fetch"]).ok();
     assert!(
         trust

@@ -388,11 +388,16 @@ impl Store {
 
     /// Returns the note on `commit` in [`NOTES_REF`], if any.
     pub fn note(&self, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
+        self.note_in(NOTES_REF, commit)
+    }
+
+    /// Returns the note on `commit` in the notes ref `notes_ref` (a remote's, staged), if any.
+    pub fn note_in(&self, notes_ref: &str, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
         let mut notes = self
             .repo
             .notes()
             .map_err(git("opening notes"))?
-            .with_refs([NOTES_REF])
+            .with_refs([notes_ref])
             .map_err(git("opening notes"))?;
         let found = notes
             .get(commit.oid())
@@ -478,12 +483,17 @@ impl Store {
     /// Lists every object that has a note in [`NOTES_REF`] (through `git notes list`, which
     /// reads every fan-out layout git writes), sorted.
     pub fn noted_objects(&self) -> Result<Vec<String>, Error> {
-        if self.tip(NOTES_REF)?.is_none() {
+        self.noted_objects_in(NOTES_REF)
+    }
+
+    /// As [`Store::noted_objects`], of the notes ref `notes_ref` (a remote's, staged).
+    pub fn noted_objects_in(&self, notes_ref: &str) -> Result<Vec<String>, Error> {
+        if self.tip(notes_ref)?.is_none() {
             return Ok(Vec::new());
         }
         let out = super::git_cli::stdout(
             super::git_cli::in_repo(self.repo.git_dir(), self.workdir())
-                .args(["notes", "--ref", NOTES_REF, "list"]),
+                .args(["notes", "--ref", notes_ref, "list"]),
             "git notes list",
         )?;
         let mut objects: Vec<String> = String::from_utf8_lossy(&out)

@@ -8,10 +8,12 @@
 //!
 //! The notes mirror is the one ref every machine writes, so it is not fetched over the local
 //! one: the remote's notes land in a staging ref, `refs/notes/remote-hpp/<remote>/hpp` (which
-//! mirrors the remote and may move any way, like `refs/remotes/`), and are merged into
-//! `refs/notes/hpp` forward: a fast-forward when one side contains the other, else
-//! `git notes merge -s cat_sort_uniq` (the union of the lines of both notes). After a fetch, a
-//! push of the notes is a fast-forward again.
+//! mirrors the remote and may move any way, like `refs/remotes/`). The application settles
+//! `refs/notes/hpp` with them once the records are in ([`Store::settle_notes`]): a fast-forward
+//! when every remote line is backed by a record held here, else their history is joined (a
+//! commit with both tips as parents and the local notes' tree), never their lines; the notes
+//! are derived from the records each machine holds. After a fetch, a push of the notes is a
+//! fast-forward again.
 
 use std::process::Command;
 
@@ -63,8 +65,9 @@ pub struct Staged {
     pub prefix: String,
     /// Each staged record under its local name (`refs/hpp/…`), with the remote's tip.
     pub refs: Vec<(String, super::CommitId)>,
-    /// Whether the local notes mirror moved (the remote's notes merged in).
-    pub notes_moved: bool,
+    /// Where the remote's notes mirror is staged, when it has one; the local notes are left
+    /// for the caller to settle ([`Store::settle_notes`]) once the records are taken in.
+    pub notes: Option<String>,
 }
 
 /// What a push did.
@@ -150,7 +153,7 @@ impl Store {
             .collect())
     }
 
-    /// Fetches `remote`'s records into their staging namespace and merges its notes mirror.
+    /// Fetches `remote`'s records and its notes mirror into their staging namespaces.
     ///
     /// `refs/hpp-remote/<remote>/*` mirrors the remote's `refs/hpp/*` and may move any way (as
     /// `refs/remotes/` does), so the fetch is forced there and never fails on divergence; the
@@ -189,12 +192,13 @@ impl Store {
                 )
             })
             .collect();
-        let notes_moved = self.merge_notes(&name)?;
+        let staged_notes = notes_staging(&name);
+        let notes = self.tip_oid(&staged_notes)?.map(|_| staged_notes);
         Ok(Staged {
             remote: remote.to_owned(),
             prefix,
             refs,
-            notes_moved,
+            notes,
         })
     }
 
@@ -212,71 +216,57 @@ impl Store {
         }
     }
 
-    /// Merges the staged notes of the remote staged as `name` into the local notes mirror, forward only. Returns
-    /// whether the local notes moved.
-    fn merge_notes(&self, name: &str) -> Result<bool, Error> {
-        let staging = notes_staging(name);
-        let Some(theirs) = self.tip_oid(&staging)? else {
+    /// Settles the local notes mirror with the remote's staged at `staging`, forward only.
+    /// With `take` (the caller found every line of the remote's notes backed by a record held
+    /// here) and the local notes its ancestor or absent, it fast-forwards to the remote's, so
+    /// machines converge on one notes history. Otherwise it joins the remote's history without
+    /// taking a line of it: the local notes move to a commit whose parents are both tips (the
+    /// remote's alone when the local notes are its ancestor or absent) and whose tree is the
+    /// local notes' own; the caller then derives the lines from the records held here. Either
+    /// way the next push of the notes is a fast-forward. Returns whether the local notes moved.
+    pub fn settle_notes(&self, staging: &str, take: bool) -> Result<bool, Error> {
+        let Some(theirs) = self.tip_oid(staging)? else {
             return Ok(false);
         };
         let ours = self.tip_oid(super::NOTES_REF)?;
-        let is_ancestor = |a: &str, b: &str| -> Result<bool, Error> {
-            Ok(self
-                .run_git(&["merge-base", "--is-ancestor", a, b], "git merge-base")?
-                .0)
-        };
-        match ours {
-            None => {
-                self.cas(super::NOTES_REF, None, theirs)?;
-                Ok(true)
-            }
-            Some(ours)
-                if ours == theirs || is_ancestor(&theirs.to_string(), &ours.to_string())? =>
-            {
-                Ok(false)
-            }
-            Some(ours) if is_ancestor(&ours.to_string(), &theirs.to_string())? => {
-                self.cas(super::NOTES_REF, Some(ours), theirs)?;
-                Ok(true)
-            }
-            Some(_) => {
-                let mut cmd = self.git_cli();
-                cmd.args([
-                    "notes",
-                    "--ref",
-                    super::NOTES_REF,
-                    "merge",
-                    "-q",
-                    "-s",
-                    "cat_sort_uniq",
-                    &staging,
-                ]);
-                // git needs an identity for the merge commit; give it ours where it has none.
-                if !self
-                    .git_cli()
-                    .args(["var", "GIT_COMMITTER_IDENT"])
-                    .output()
-                    .is_ok_and(|o| o.status.success())
-                {
-                    for (k, v) in [
-                        ("GIT_AUTHOR_NAME", super::FALLBACK_NAME),
-                        ("GIT_AUTHOR_EMAIL", super::FALLBACK_EMAIL),
-                        ("GIT_COMMITTER_NAME", super::FALLBACK_NAME),
-                        ("GIT_COMMITTER_EMAIL", super::FALLBACK_EMAIL),
-                    ] {
-                        cmd.env(k, v);
-                    }
-                }
-                let out = super::git_cli::output(&mut cmd, super::NOTES_REF)?;
-                if !out.status.success() {
-                    return Err(Error::GitFailed {
-                        what: super::NOTES_REF.into(),
-                        stderr: whole_error(&String::from_utf8_lossy(&out.stderr)),
-                    });
-                }
-                Ok(true)
-            }
+        let holds = |a: gix::ObjectId, b: gix::ObjectId| self.is_ancestor(&a.into(), &b.into());
+        if let Some(ours) = ours
+            && (ours == theirs || holds(theirs, ours)?)
+        {
+            return Ok(false);
         }
+        // The local notes are the remote's ancestor (or absent): nothing of ours to keep.
+        let behind = match ours {
+            Some(ours) => holds(ours, theirs)?,
+            None => true,
+        };
+        if take && behind {
+            self.cas(super::NOTES_REF, ours, theirs)?;
+            return Ok(true);
+        }
+        let tree = match ours {
+            Some(ours) => self.commit_tree(&ours.into())?,
+            None => {
+                self.repo
+                    .write_object(gix::objs::Tree::empty())
+                    .map_err(super::git("writing the empty tree"))?;
+                self.empty_tree()
+            }
+        };
+        let mut parents: Vec<super::CommitId> = Vec::with_capacity(2);
+        if let Some(ours) = ours
+            && !behind
+        {
+            parents.push(ours.into());
+        }
+        parents.push(theirs.into());
+        let joined = self.write_commit(
+            &tree,
+            &parents,
+            "hpp notes: the remote's history joined, none of its lines taken\n\nThe notes mirror is derived from the records held here.\n",
+        )?;
+        self.cas(super::NOTES_REF, ours, joined.oid())?;
+        Ok(true)
     }
 
     /// Returns the values of `remote.<name>.<key>`.
