@@ -13,7 +13,8 @@ use crate::events;
 /// Prints the state, event and evidence counts, the history, the next step and the chain's
 /// status; then each gate (holds, not yet, reference missing, no longer holds, held on another
 /// tree, unchecked for legacy events) and the command that passes the next one, against the
-/// workspace as it is now. A broken chain is refused with exit 2, naming the first divergent
+/// workspace as it is now. A state whose gates no longer hold (or whose records are missing)
+/// is marked "not standing" beside it (`standing: false` in the JSON). A broken chain is refused with exit 2, naming the first divergent
 /// event. Reads refs/hpp/loops/<loop> and the records its events name; a loop of 64 events or
 /// more, once verified whole, is remembered by its tip under .git/hpp-cache (a moved or forged
 /// tip is verified whole again).
@@ -52,7 +53,7 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let chain = &state.chain;
     let status = serde_json::to_value(chain.status).expect("a status serialises");
     let status = status.as_str().unwrap_or_default();
-    let value = json!({
+    let mut value = json!({
         "loop": state.id,
         "event_log": state.ref_name,
         "manifest": manifest.origin(),
@@ -72,8 +73,26 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     } else {
         String::new()
     };
+    // A state whose gates no longer hold is not that state: say so beside it, first.
+    let fallen: Vec<&str> = outlook
+        .gates
+        .iter()
+        .filter(|g| {
+            g.status.starts_with("no longer holds") || g.status.starts_with("reference missing")
+        })
+        .map(|g| g.gate.as_str())
+        .collect();
+    let standing = if fallen.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (not standing: gate {} does not hold; `git hpp event verify` says why)",
+            fallen.join(", ")
+        )
+    };
+    value["standing"] = json!(fallen.is_empty());
     let mut human = format!(
-        "HPP status: {} · loop={} · events={} · next={} · chain={status}{legacy}",
+        "HPP status: {}{standing} · loop={} · events={} · next={} · chain={status}{legacy}",
         p.state, state.id, p.event_count, p.next_step
     );
     for gate in &outlook.gates {

@@ -124,6 +124,7 @@ fn ungated_events_after_gated_ones_break_the_loop() {
         "{status}"
     );
     assert!(!status.contains("unchecked (legacy)"), "{status}");
+    assert!(status.contains("(not standing: gate "), "{status}");
 }
 
 #[test]
@@ -132,6 +133,8 @@ fn control_a_log_legacy_throughout_stays_legacy_and_a_gated_one_verifies() {
     sandbox.walk_to_verified("main");
     let verified = sandbox.hpp(["event", "verify", "--loop", "main"]).ok();
     assert!(!verified.contains("no longer holds"), "{verified}");
+    let status = sandbox.hpp(["status", "--loop", "main", "--json"]).json(0);
+    assert_eq!(status["standing"], true, "{status}");
     let file = sandbox.path("legacy.jsonl");
     std::fs::write(
         &file,

@@ -365,6 +365,12 @@ fn a_revoked_approval_no_longer_holds_in_event_verify() {
         status.contains("gate read-only-checker: no longer holds: checker-b revoked"),
         "{status}"
     );
+    assert!(
+        status.starts_with("HPP status: verified (not standing: gate "),
+        "the state is not read as standing: {status}"
+    );
+    let json = sandbox.hpp(["status", "--json"]).json(0);
+    assert_eq!(json["standing"], false, "{json}");
 }
 
 #[test]
