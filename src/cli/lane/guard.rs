@@ -21,7 +21,8 @@ use hpp_store::Store;
 /// hpp.lane.outsideEdits: ask, the default; deny; allow); any other edit outside a lane, or
 /// another tool, is allowed silently. Claude Code: a denial is printed as
 /// hookSpecificOutput.permissionDecision "deny" with the reason, a question as "ask", exit 0.
-/// Codex: a denial is exit 2 with the reason on stderr; it cannot ask, so a question is denied.
+/// Codex: a denial is exit 2 with the reason on stderr; it cannot ask, so a question is answered
+/// with permissionDecision "deny", as the policy hook answers MANUAL.
 /// A payload that is not a JSON object is refused (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct LaneGuardArgs {
