@@ -236,3 +236,33 @@ fn control_with_git_hpp_on_path_a_safe_call_is_allowed_and_refusals_pass_through
         "a refusal from git-hpp is its own line, not the fail-closed one"
     );
 }
+
+#[test]
+fn the_hooks_that_guard_nothing_fail_open_without_git_hpp() {
+    let sandbox = Sandbox::repo();
+    let path = path_without_hpp(&sandbox, "bin");
+    let start = json!({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup",
+                       "cwd": "."});
+    let post = json!({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                      "tool_input": {"command": "cargo test"}, "cwd": ".",
+                      "tool_response": {"stdout": "", "stderr": "error", "exit_code": 101}});
+    let stop = payload(GUARDS[2].0, "claude-code", "", false);
+    for (script, input) in [
+        ("continuity-kit/hooks/handoff-inject.sh", &start),
+        ("continuity-kit/hooks/handoff-write.sh", &stop),
+        ("continuity-kit/hooks/turn-checkpoint.sh", &stop),
+        ("gotcha-memory/hooks/gotcha-preamble.sh", &start),
+        ("gotcha-memory/hooks/gotcha-record.sh", &post),
+        ("health-kit/hooks/health-probe.sh", &start),
+        ("lane-kit/hooks/lane-register.sh", &start),
+    ] {
+        for host in ["claude-code", "codex"] {
+            let run = run_with_path(&sandbox, &path, script, host, input);
+            assert_eq!(
+                (run.code, run.stdout.as_str()),
+                (0, ""),
+                "{script} {host}: {run}"
+            );
+        }
+    }
+}
