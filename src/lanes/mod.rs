@@ -322,12 +322,17 @@ pub fn real_path(path: &Path) -> PathBuf {
 
 /// Returns the open lane whose worktree contains `dir` (the innermost, if worktrees nest).
 pub fn lane_of_dir(store: &Store, dir: &Path) -> Result<Option<LaneRecord>, Error> {
+    Ok(innermost_lane(&read_all(store)?, dir).cloned())
+}
+
+/// Returns the open lane of `lanes` whose worktree contains `dir` (the innermost).
+fn innermost_lane<'a>(lanes: &'a [LaneRecord], dir: &Path) -> Option<&'a LaneRecord> {
     let dir = real_path(dir);
-    Ok(read_all(store)?
-        .into_iter()
+    lanes
+        .iter()
         .filter(|l| !l.is_closed())
         .filter(|l| dir.starts_with(real_path(Path::new(&l.worktree))))
-        .max_by_key(|l| l.worktree.len()))
+        .max_by_key(|l| l.worktree.len())
 }
 
 fn start_record(req: &StartRequest, worktree: &Path, territory: Vec<String>) -> LaneRecord {
@@ -716,38 +721,39 @@ pub fn close(store: &Store, id: &LaneId, keep_worktree: bool, now: i64) -> Resul
 }
 
 /// Decides whether the session working in `cwd` may edit `file` (relative to `cwd` or
-/// absolute): see [`guard::decide`].
+/// absolute): see [`guard::decide`]. `outside` is what a session in no lane gets for an edit
+/// inside a live exclusive lane's territory.
 pub fn guard_edit(
     store: &Store,
     cwd: &Path,
     file: &Path,
     now: i64,
     thresholds: Thresholds,
+    outside: guard::OutsideEdits,
 ) -> Result<guard::Decision, Error> {
-    let own = lane_of_dir(store, cwd)?;
-    let Some(own) = own else {
-        return Ok(guard::Decision::Allow);
-    };
-    let own_root = real_path(Path::new(&own.worktree));
-    let file = real_path(&cwd.join(file));
-    let others: Vec<(LaneRecord, Liveness)> = read_all(store)?
-        .into_iter()
-        .map(|l| {
-            let alive = holding(&l, now, thresholds);
-            (l, alive)
-        })
+    let records = read_all(store)?;
+    let own = innermost_lane(&records, cwd);
+    let lanes: Vec<(LaneRecord, Liveness)> = records
+        .iter()
+        .map(|l| (l.clone(), holding(l, now, thresholds)))
         .collect();
+    // Outside every lane, only a live exclusive claim can make an edit the guard's business:
+    // without one, the worktree list (a git process) is not worth asking for.
+    let claimed = lanes
+        .iter()
+        .any(|(l, alive)| l.exclusive && !l.is_closed() && alive.holds_claim());
+    if own.is_none() && (outside == guard::OutsideEdits::Allow || !claimed) {
+        return Ok(guard::Decision::Allow);
+    }
+    let own_root = own.map_or_else(|| real_path(cwd), |o| real_path(Path::new(&o.worktree)));
+    let file = real_path(&cwd.join(file));
     let worktrees: Vec<PathBuf> = store
         .list_worktrees()?
         .into_iter()
         .map(|w| real_path(&w.path))
         .collect();
     Ok(guard::decide(
-        Some(&own),
-        &own_root,
-        &file,
-        &others,
-        &worktrees,
+        own, &own_root, &file, &lanes, &worktrees, outside,
     ))
 }
 

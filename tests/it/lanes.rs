@@ -785,3 +785,121 @@ fn control_a_closed_lane_in_a_source_file_is_still_projected_as_dead() {
         .json(0);
     assert_eq!(map["liveness"]["gone"], "dead", "{map}");
 }
+
+/// Claude Code's PreToolUse for a Write, as it sends it: session, transcript, cwd, tool and its
+/// input.
+fn claude_write(file: &Path, cwd: &Path) -> Value {
+    json!({
+        "session_id": "8f0c2b9e-4c1d-4a57-9b1e-2f6a0d3c7e11",
+        "transcript_path": "/home/u/.claude/projects/work/8f0c2b9e.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "pub fn m() {}\n"},
+        "tool_use_id": "toolu_01",
+    })
+}
+
+#[test]
+fn a_session_in_no_lane_is_asked_before_it_edits_a_live_exclusive_lane_territory() {
+    // Issue 30, item 4: such an edit used to go through silently.
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "core", &["src/core"], &[]).ok();
+    let main = &sandbox.root;
+    let file = main.join("src/core/m.rs");
+    let asked = hook(&sandbox, GUARD, &[], &claude_write(&file, main));
+    assert_eq!(asked.code, 0, "{asked}");
+    let answer: Value = serde_json::from_str(&asked.stdout).expect("a JSON answer");
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{answer}"
+    );
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .expect("a reason");
+    assert!(
+        reason.starts_with(
+            "lane territory guard: src/core/m.rs is inside the territory of alive exclusive lane core (src/core) and this session is in no lane"
+        ),
+        "{reason}"
+    );
+    // The lane's own worktree, edited from outside it, is the same territory.
+    let theirs = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &claude_write(&lane_dir(&sandbox, "core").join("src/core/m.rs"), main),
+    );
+    assert!(theirs.stdout.contains("\"ask\""), "{theirs}");
+    // Codex cannot ask: it denies, as the policy hook does for MANUAL.
+    let codex = hook(
+        &sandbox,
+        GUARD,
+        &["codex"],
+        &json!({
+            "session_id": "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5", "cwd": main,
+            "hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_use_id": "call_1",
+            "tool_input": {"command": "*** Begin Patch\n*** Update File: src/core/m.rs\n@@\n-a\n+b\n*** End Patch\n"},
+        }),
+    );
+    let answer: Value = serde_json::from_str(&codex.stdout).expect("a JSON answer");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("exclusive lane core") && r.contains("cannot ask")),
+        "{answer}"
+    );
+    // hpp.lane.outsideEdits: deny refuses, allow lets it through, anything else is refused.
+    sandbox.git(["config", "hpp.lane.outsideEdits", "deny"]);
+    let denied = hook(&sandbox, GUARD, &[], &claude_write(&file, main));
+    let answer: Value = serde_json::from_str(&denied.stdout).expect("a JSON answer");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    sandbox.git(["config", "hpp.lane.outsideEdits", "allow"]);
+    let allowed = hook(&sandbox, GUARD, &[], &claude_write(&file, main));
+    assert_eq!(
+        (allowed.code, allowed.stdout.as_str()),
+        (0, ""),
+        "{allowed}"
+    );
+    sandbox.git(["config", "hpp.lane.outsideEdits", "sometimes"]);
+    let bad = with_stdin(
+        sandbox.hpp_command(main, &["lane", "guard", "--host", "claude-code"]),
+        &claude_write(&file, main).to_string(),
+    );
+    assert_eq!(
+        bad.refused(),
+        "hpp.lane.outsideEdits is `sometimes`: expected ask, deny or allow"
+    );
+}
+
+#[test]
+fn control_outside_every_territory_or_inside_its_own_lane_an_edit_is_silent() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "core", &["src/core"], &[]).ok();
+    start(&sandbox, "docs", &["docs"], &["--shared"]).ok();
+    let main = &sandbox.root;
+    for rel in ["src/corex.rs", "src/ui/a.rs", "docs/guide.md", "README"] {
+        let run = hook(&sandbox, GUARD, &[], &claude_write(&main.join(rel), main));
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{rel}: {run}");
+    }
+    let dir = lane_dir(&sandbox, "core");
+    let own = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &claude_write(&dir.join("src/core/m.rs"), &dir),
+    );
+    assert_eq!((own.code, own.stdout.as_str()), (0, ""), "{own}");
+    // Once the lane is closed its territory is free again.
+    sandbox.hpp(["lane", "close", "core"]).ok();
+    let free = hook(
+        &sandbox,
+        GUARD,
+        &[],
+        &claude_write(&main.join("src/core/m.rs"), main),
+    );
+    assert_eq!((free.code, free.stdout.as_str()), (0, ""), "{free}");
+}

@@ -26,6 +26,7 @@ mod durability;
 mod evals;
 mod event;
 mod evidence;
+mod fail_closed;
 mod fetch_reads;
 mod findings;
 mod gate;

@@ -4,6 +4,8 @@
 # refs/hpp/checkpoints/<session>/turn/<n> (the snapshot tree and checkpoint.json), without
 # touching the index or HEAD; a turn that changed nothing writes none. The JSON is read by
 # `git hpp hook turn-checkpoint`. Prints nothing and always exits 0.
+# Fails open: it guards nothing, so when git-hpp cannot run it still exits 0 and the agent
+# goes on (the guarding hooks are the ones that fail closed).
 # Usage: turn-checkpoint.sh [claude-code|codex]
 git hpp hook turn-checkpoint --host "${1:-${HPP_HOST:-claude-code}}"
 exit 0

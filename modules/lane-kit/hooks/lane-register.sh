@@ -5,6 +5,8 @@
 # gets a heartbeat and the agent is told its lane, territory and branch; on any other event (a
 # PostToolUse) the lane gets a heartbeat at most once every HPP_LANE_HEARTBEAT_EVERY seconds
 # (default 60). Outside a lane, or without git-hpp, it says nothing. It never blocks the agent.
+# Fails open: it guards nothing, so when git-hpp cannot run it still exits 0 and the agent
+# goes on (the guarding hooks are the ones that fail closed).
 # Usage: lane-register.sh [claude-code|codex]   (the same line for both events)
 host="${1:-claude-code}"
 every="${HPP_LANE_HEARTBEAT_EVERY:-60}"

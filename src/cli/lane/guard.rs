@@ -8,7 +8,7 @@ use crate::cli::input::{HookNoun, read_hook_input};
 use crate::cli::output::Outcome;
 use crate::lanes;
 use hpp_core::host::{Answer, Blank};
-use hpp_core::lane::guard::Decision;
+use hpp_core::lane::guard::{Decision, OutsideEdits};
 use hpp_store::Store;
 
 /// Check a file edit against the lanes (a PreToolUse hook)
@@ -16,10 +16,14 @@ use hpp_store::Store;
 /// Reads the host's PreToolUse JSON on stdin (tool_name Edit, Write or NotebookEdit
 /// with tool_input.file_path or notebook_path; Codex apply_patch with the patch text; cwd) and
 /// denies an edit outside the territory of the lane whose worktree holds cwd, inside another
-/// live exclusive lane's territory, or in another worktree of the repository. Outside a lane,
-/// or for other tools, it allows silently. Claude Code: a denial is printed as
-/// hookSpecificOutput.permissionDecision "deny" with the reason, exit 0. Codex: a denial is exit
-/// 2 with the reason on stderr. A payload that is not a JSON object is refused (exit 2).
+/// live exclusive lane's territory, or in another worktree of the repository. A session in no
+/// lane that edits inside a live exclusive lane's territory is asked (git config
+/// hpp.lane.outsideEdits: ask, the default; deny; allow); any other edit outside a lane, or
+/// another tool, is allowed silently. Claude Code: a denial is printed as
+/// hookSpecificOutput.permissionDecision "deny" with the reason, a question as "ask", exit 0.
+/// Codex: a denial is exit 2 with the reason on stderr; it cannot ask, so a question is answered
+/// with permissionDecision "deny", as the policy hook answers MANUAL.
+/// A payload that is not a JSON object is refused (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct LaneGuardArgs {
     /// The agent host whose payload is on stdin
@@ -45,13 +49,35 @@ pub fn cmd_lane_guard(ctx: &Ctx, args: &LaneGuardArgs) -> Result<Outcome, CliErr
         return allow();
     };
     let thresholds = args.thresholds.resolve(&store)?;
+    let outside = outside_edits(&store)?;
+    let mut asked = None;
     for path in paths {
-        let decision = lanes::guard_edit(&store, &cwd, &path, now(), thresholds).map_err(refuse)?;
-        if let Decision::Deny(reason) = decision {
-            return Outcome::answer(args.host.0.deny(format!("lane territory guard: {reason}")));
+        match lanes::guard_edit(&store, &cwd, &path, now(), thresholds, outside).map_err(refuse)? {
+            Decision::Allow => {}
+            Decision::Deny(reason) => {
+                return Outcome::answer(
+                    args.host.0.deny(format!("lane territory guard: {reason}")),
+                );
+            }
+            Decision::Ask(reason) => {
+                asked.get_or_insert(reason);
+            }
         }
     }
-    allow()
+    match asked {
+        // Codex cannot ask: it refuses, as for the policy's MANUAL.
+        Some(reason) => Outcome::answer(args.host.0.ask(format!("lane territory guard: {reason}"))),
+        None => allow(),
+    }
+}
+
+/// `git config hpp.lane.outsideEdits`: what a session in no lane gets for an edit inside a live
+/// exclusive lane's territory (`ask`, the default; `deny`; `allow`). Another value is refused.
+fn outside_edits(store: &Store) -> Result<OutsideEdits, CliError> {
+    store
+        .config_string("hpp.lane.outsideEdits")
+        .map_or(Ok(OutsideEdits::default()), |value| value.parse())
+        .map_err(|e| CliError::refused(e).hint("git config hpp.lane.outsideEdits ask"))
 }
 
 /// A shell command: the lane git guard. `git config hpp.lane.gitGuard` says what a sweeping git

@@ -2,10 +2,12 @@
 //!
 //! A lane edits only inside its own territory, never inside the territory of another live
 //! (alive, suspect or unknown) exclusive lane, and never in another worktree of the repository.
-//! A session that is in no lane is not guarded; a file outside every worktree of the repository
-//! is not the repository's business.
+//! A session that is in no lane is asked about an edit inside a live exclusive lane's territory
+//! ([`OutsideEdits`], git config `hpp.lane.outsideEdits`) and otherwise not guarded; a file
+//! outside every worktree of the repository is not the repository's business.
 
 use std::path::{Component, Path, PathBuf};
+use std::str::FromStr;
 
 use super::claim::{LaneRecord, inside};
 use super::liveness::Liveness;
@@ -15,8 +17,41 @@ use super::liveness::Liveness;
 pub enum Decision {
     /// The edit may go ahead.
     Allow,
+    /// A person decides, with the reason they read (a host that cannot ask refuses).
+    Ask(String),
     /// The edit is refused, with the reason the agent reads.
     Deny(String),
+}
+
+/// What a session in no lane gets for an edit inside a live exclusive lane's territory: the
+/// value of git config `hpp.lane.outsideEdits`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutsideEdits {
+    /// A person is asked (the default).
+    #[default]
+    Ask,
+    /// The edit is refused.
+    Deny,
+    /// The edit goes ahead silently, as before lanes were guarded from outside.
+    Allow,
+}
+
+/// A value of `hpp.lane.outsideEdits` that is none of `ask`, `deny`, `allow`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("hpp.lane.outsideEdits is `{0}`: expected ask, deny or allow")]
+pub struct InvalidOutsideEdits(pub String);
+
+impl FromStr for OutsideEdits {
+    type Err = InvalidOutsideEdits;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.to_ascii_lowercase().as_str() {
+            "ask" => Ok(Self::Ask),
+            "deny" => Ok(Self::Deny),
+            "allow" => Ok(Self::Allow),
+            _ => Err(InvalidOutsideEdits(text.to_owned())),
+        }
+    }
 }
 
 /// Removes `.` and resolves `..` lexically (no file system access).
@@ -36,16 +71,19 @@ pub fn lexical(path: &Path) -> PathBuf {
 
 /// Decides whether `file` (absolute, lexically clean) may be edited by the session whose lane
 /// is `own` with its worktree at `own_root`. `others` are the repository's other lanes with
-/// their liveness now; `worktrees` every worktree root of the repository.
+/// their liveness now; `worktrees` every worktree root of the repository. A session in no lane
+/// (`own` is `None` or closed; `own_root` is then not read) gets `outside` for an edit inside a
+/// live exclusive lane's territory, and [`Decision::Allow`] for any other.
 pub fn decide(
     own: Option<&LaneRecord>,
     own_root: &Path,
     file: &Path,
     others: &[(LaneRecord, Liveness)],
     worktrees: &[PathBuf],
+    outside: OutsideEdits,
 ) -> Decision {
     let Some(own) = own.filter(|o| !o.is_closed()) else {
-        return Decision::Allow;
+        return outside_any_lane(file, others, worktrees, outside);
     };
     let territory = own.territory.join(", ");
     let Ok(rel) = file.strip_prefix(own_root) else {
@@ -64,11 +102,7 @@ pub fn decide(
         }
         return Decision::Allow;
     };
-    let rel = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = slashed(rel);
     if !inside(&own.territory, &rel) {
         return Decision::Deny(format!(
             "{rel} is outside lane {}'s territory ({territory})",
@@ -91,6 +125,56 @@ pub fn decide(
         }
     }
     Decision::Allow
+}
+
+/// The guard for a session in no lane: an edit inside a live exclusive lane's territory, judged
+/// against the innermost worktree that holds the file (the main one, or the lane's own), gets
+/// `outside`; every other edit is allowed.
+fn outside_any_lane(
+    file: &Path,
+    others: &[(LaneRecord, Liveness)],
+    worktrees: &[PathBuf],
+    outside: OutsideEdits,
+) -> Decision {
+    if outside == OutsideEdits::Allow {
+        return Decision::Allow;
+    }
+    let Some(rel) = worktrees
+        .iter()
+        .filter(|w| file.starts_with(w))
+        .max_by_key(|w| w.components().count())
+        .and_then(|root| file.strip_prefix(root).ok())
+        .map(slashed)
+    else {
+        return Decision::Allow;
+    };
+    let Some((lane, liveness)) = others.iter().find(|(lane, liveness)| {
+        lane.exclusive
+            && !lane.is_closed()
+            && liveness.holds_claim()
+            && inside(&lane.territory, &rel)
+    }) else {
+        return Decision::Allow;
+    };
+    let reason = format!(
+        "{rel} is inside the territory of {} exclusive lane {} ({}) and this session is in no lane; edit it from the lane's worktree {}, or settle it with the lane first",
+        liveness.as_str(),
+        lane.id,
+        lane.territory.join(", "),
+        lane.worktree
+    );
+    match outside {
+        OutsideEdits::Deny => Decision::Deny(reason),
+        OutsideEdits::Ask | OutsideEdits::Allow => Decision::Ask(reason),
+    }
+}
+
+/// Returns a relative path with `/` between its components, as territories are written.
+fn slashed(rel: &Path) -> String {
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The git calls that act on a whole worktree or its shared history rather than on named
@@ -188,9 +272,17 @@ mod tests {
             Path::new("/r.lanes/a/src/x.rs"),
             &[],
             &roots(),
+            OutsideEdits::Ask,
         );
         assert_eq!(d, Decision::Allow);
-        let none = decide(None, Path::new("/r"), Path::new("/r/x"), &[], &roots());
+        let none = decide(
+            None,
+            Path::new("/r"),
+            Path::new("/r/x"),
+            &[],
+            &roots(),
+            OutsideEdits::Ask,
+        );
         assert_eq!(none, Decision::Allow, "no lane, no guard");
         let outside_repo = decide(
             Some(&own),
@@ -198,6 +290,7 @@ mod tests {
             Path::new("/tmp/notes.md"),
             &[],
             &roots(),
+            OutsideEdits::Ask,
         );
         assert_eq!(outside_repo, Decision::Allow);
     }
@@ -212,9 +305,17 @@ mod tests {
             Path::new("/r.lanes/a/srcx/y.rs"),
             &[],
             &roots(),
+            OutsideEdits::Ask,
         );
         assert!(matches!(out, Decision::Deny(ref m) if m.contains("outside lane a's territory")));
-        let main = decide(Some(&own), root, Path::new("/r/src/y.rs"), &[], &roots());
+        let main = decide(
+            Some(&own),
+            root,
+            Path::new("/r/src/y.rs"),
+            &[],
+            &roots(),
+            OutsideEdits::Ask,
+        );
         assert!(matches!(main, Decision::Deny(ref m) if m.contains("in the worktree /r,")));
         let b = lane("b", &["src/core"], true, "/r.lanes/b");
         let others = vec![(b.clone(), Liveness::Alive)];
@@ -224,6 +325,7 @@ mod tests {
             Path::new("/r.lanes/a/src/core/m.rs"),
             &others,
             &roots(),
+            OutsideEdits::Ask,
         );
         assert!(matches!(taken, Decision::Deny(ref m) if m.contains("alive exclusive lane b")));
         let dead = vec![(b, Liveness::Dead)];
@@ -233,8 +335,92 @@ mod tests {
             Path::new("/r.lanes/a/src/core/m.rs"),
             &dead,
             &roots(),
+            OutsideEdits::Ask,
         );
         assert_eq!(free, Decision::Allow, "a dead lane holds nothing");
+    }
+
+    #[test]
+    fn outside_any_lane_an_edit_in_a_live_exclusive_territory_is_asked_about_or_refused() {
+        let b = lane("b", &["src/core"], true, "/r.lanes/b");
+        let others = vec![(b.clone(), Liveness::Suspect)];
+        let worktrees = vec![PathBuf::from("/r"), PathBuf::from("/r.lanes/b")];
+        let main = Path::new("/r");
+        let asked = decide(
+            None,
+            main,
+            Path::new("/r/src/core/m.rs"),
+            &others,
+            &worktrees,
+            OutsideEdits::Ask,
+        );
+        assert_eq!(
+            asked,
+            Decision::Ask(
+                "src/core/m.rs is inside the territory of suspect exclusive lane b (src/core) and this session is in no lane; edit it from the lane's worktree /r.lanes/b, or settle it with the lane first".into()
+            )
+        );
+        // In the lane's own worktree the path is judged against that worktree's root.
+        let in_its_worktree = decide(
+            None,
+            main,
+            Path::new("/r.lanes/b/src/core/m.rs"),
+            &others,
+            &worktrees,
+            OutsideEdits::Deny,
+        );
+        assert!(
+            matches!(in_its_worktree, Decision::Deny(ref m) if m.starts_with("src/core/m.rs is inside"))
+        );
+        let allowed = decide(
+            None,
+            main,
+            Path::new("/r/src/core/m.rs"),
+            &others,
+            &worktrees,
+            OutsideEdits::Allow,
+        );
+        assert_eq!(allowed, Decision::Allow);
+        assert_eq!("DENY".parse::<OutsideEdits>(), Ok(OutsideEdits::Deny));
+        assert_eq!(
+            "block".parse::<OutsideEdits>().map_err(|e| e.to_string()),
+            Err("hpp.lane.outsideEdits is `block`: expected ask, deny or allow".into())
+        );
+    }
+
+    #[test]
+    fn control_outside_any_lane_other_paths_and_shared_or_dead_lanes_are_allowed_silently() {
+        let worktrees = vec![PathBuf::from("/r"), PathBuf::from("/r.lanes/b")];
+        let main = Path::new("/r");
+        let b = lane("b", &["src/core"], true, "/r.lanes/b");
+        let alive = vec![(b.clone(), Liveness::Alive)];
+        for file in ["/r/src/corex.rs", "/r/docs/a.md", "/tmp/src/core/m.rs"] {
+            let d = decide(
+                None,
+                main,
+                Path::new(file),
+                &alive,
+                &worktrees,
+                OutsideEdits::Deny,
+            );
+            assert_eq!(d, Decision::Allow, "{file}");
+        }
+        let shared = vec![(
+            lane("s", &["src/core"], false, "/r.lanes/s"),
+            Liveness::Alive,
+        )];
+        let dead = vec![(b, Liveness::Dead)];
+        for others in [shared, dead] {
+            let d = decide(
+                None,
+                main,
+                Path::new("/r/src/core/m.rs"),
+                &others,
+                &worktrees,
+                OutsideEdits::Deny,
+            );
+            assert_eq!(d, Decision::Allow);
+        }
     }
 
     #[test]
