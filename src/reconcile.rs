@@ -179,7 +179,7 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
         {
             refused
         } else {
-            match admissible(store, spec, name, theirs, &staged_name)? {
+            match admissible(store, spec, name, store.tip(name)?, theirs, &staged_name)? {
                 Err(reason) => Outcome::Diverged {
                     reason,
                     next: format!(
@@ -187,6 +187,9 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
                     ),
                 },
                 Ok(dropped) => {
+                    if let Some(join) = &dropped {
+                        preserve(store, join)?;
+                    }
                     let outcome = take(store, name, theirs, &staged_name)?;
                     if let (Some(join), Outcome::Forwarded) = (dropped, &outcome) {
                         report.preserved.push(Preserved {
@@ -339,10 +342,10 @@ fn admissible(
     store: &Store,
     spec: &LoopSpec,
     name: &str,
+    ours: Option<CommitId>,
     theirs: &CommitId,
     staged: &str,
 ) -> Result<Result<Option<Join>, String>, Error> {
-    let ours = store.tip(name)?;
     if let Some(ours) = &ours
         && ours != theirs
         && WRITE_ONCE.iter().any(|prefix| name.starts_with(prefix))
@@ -393,7 +396,7 @@ fn admissible(
         store,
         spec,
         &state,
-        crate::attest::VerifyOptions::of(&trust),
+        crate::attest::VerifyOptions::of(&trust).history_elsewhere(),
     ) {
         Ok(gates) => gates,
         Err(crate::gates::Error::Store(e)) => return Err(e.into()),
@@ -456,15 +459,124 @@ fn joins(
             dropped = Some(join);
         }
     }
-    if let Some(join) = &dropped {
-        match store.create_ref(&join.preserved_ref, &join.preserved) {
-            Ok(()) => {}
-            Err(store::Error::Moved { .. })
-                if store.tip(&join.preserved_ref)?.as_ref() == Some(&join.preserved) => {}
-            Err(e) => return Err(e.into()),
+    Ok(Ok(dropped))
+}
+
+/// Preserves the side a join drops under its preserved ref, created once (already there with
+/// the same commit is fine).
+fn preserve(store: &Store, join: &Join) -> Result<(), Error> {
+    match store.create_ref(&join.preserved_ref, &join.preserved) {
+        Ok(()) => Ok(()),
+        Err(store::Error::Moved { .. })
+            if store.tip(&join.preserved_ref)?.as_ref() == Some(&join.preserved) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One update of `refs/hpp/` a push makes, as the server's gate reads it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The ref.
+    pub name: String,
+    /// Where it was (`None`: it is new).
+    pub old: Option<String>,
+    /// Where the push moves it (`None`: a deletion).
+    pub new: Option<String>,
+}
+
+/// An update of `refs/hpp/` the server's gate refuses: the ref and the rule it breaks.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refused {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// The rule, in words, with what broke it.
+    pub reason: String,
+}
+
+/// The server's gate over `refs/hpp/` (ARCHITECTURE §4): the same reading as [`fetch`], for
+/// what a push brings. `store` reads the refs as the push would leave them (the receiving
+/// store: the push's objects and ref values visible). Per update: a record is never deleted;
+/// only commits live under `refs/hpp/`; every ref moves forward only; a write-once record is
+/// created, never moved; a set log's every entry reads; a loop's new history verifies with its
+/// gates' records, and a join that drops the server's side comes with that side preserved in
+/// the same push (or already here). Returns every refusal (none: the push may go).
+pub fn receive(
+    store: &Store,
+    spec: &LoopSpec,
+    updates: &[Received],
+) -> Result<Vec<Refused>, Error> {
+    let mut refused = Vec::new();
+    for update in updates {
+        if !update.name.starts_with(refs::PREFIX) {
+            continue;
+        }
+        if let Some(reason) = receive_one(store, spec, update)? {
+            refused.push(Refused {
+                name: update.name.clone(),
+                reason,
+            });
         }
     }
-    Ok(Ok(dropped))
+    Ok(refused)
+}
+
+/// Reads one update of `refs/hpp/`; returns why it is refused, if it is.
+fn receive_one(store: &Store, spec: &LoopSpec, update: &Received) -> Result<Option<String>, Error> {
+    let name = &update.name;
+    let Some(new) = &update.new else {
+        return Ok(Some(
+            "records are never deleted: a ref under refs/hpp/ only moves forward".to_owned(),
+        ));
+    };
+    let Some(theirs) = store.commit_id(new) else {
+        return Ok(Some(format!(
+            "{} is not a commit: only record commits live under refs/hpp/",
+            &new[..new.len().min(12)]
+        )));
+    };
+    let ours = match &update.old {
+        None => None,
+        Some(old) => match store.commit_id(old) {
+            Some(ours) => Some(ours),
+            None => {
+                return Ok(Some(
+                    "what is here is not a record commit; it cannot move".to_owned(),
+                ));
+            }
+        },
+    };
+    if let Some(ours) = &ours {
+        if WRITE_ONCE.iter().any(|prefix| name.starts_with(prefix)) {
+            return Ok(Some(
+                "this record is written once: it may be created, never moved".to_owned(),
+            ));
+        }
+        if !store.is_ancestor(ours, &theirs)? {
+            return Ok(Some(format!(
+                "a record moves forward only: {} does not contain {}",
+                &theirs.as_str()[..12],
+                &ours.as_str()[..12]
+            )));
+        }
+    }
+    let dropped = match admissible(store, spec, name, ours, &theirs, name)? {
+        Ok(dropped) => dropped,
+        Err(reason) => return Ok(Some(reason.replace("the remote's", "the pushed"))),
+    };
+    if let Some(join) = dropped
+        && store.tip(&join.preserved_ref)?.as_ref() != Some(&join.preserved)
+    {
+        return Ok(Some(format!(
+            "the join {} drops this repository's side without preserving it: push {} with it",
+            &join.commit.as_str()[..12],
+            join.preserved_ref
+        )));
+    }
+    Ok(None)
 }
 
 /// Checks the person a join names: when signatures are required, the join carries their

@@ -62,6 +62,11 @@ pub struct VerifyOptions<'a> {
     /// The trust policy in force, when there is one: a verdict counts only from a principal it
     /// gives the `checker` role.
     pub policy: Option<&'a Policy>,
+    /// Whether the repository's history may not be here yet (a server taking records in
+    /// before the branch they are about, a fetch reading records before checking them out): a
+    /// root commit a record names that this repository does not hold at all is then not a
+    /// mismatch. One it holds that is not a root still is. `verify` of a commit never sets it.
+    pub history_elsewhere: bool,
 }
 
 impl<'a> VerifyOptions<'a> {
@@ -71,6 +76,16 @@ impl<'a> VerifyOptions<'a> {
             allowed: trust.allowed.as_ref(),
             require_signed: trust.require_signed,
             policy: trust.policy.as_ref().map(|v| &v.policy),
+            history_elsewhere: false,
+        }
+    }
+
+    /// These options, reading records whose history may not be here yet
+    /// ([`VerifyOptions::history_elsewhere`]).
+    pub fn history_elsewhere(self) -> Self {
+        Self {
+            history_elsewhere: true,
+            ..self
         }
     }
 }
@@ -357,7 +372,10 @@ fn judge(
             store.tree_entry_id(tree, &spec_path)?
         },
         repo_id: repo_id.to_owned(),
-        roots_present: roots.iter().all(|root| store.is_root_commit(root)),
+        roots_present: roots.iter().all(|root| {
+            store.is_root_commit(root)
+                || (options.history_elsewhere && store.commit_id(root).is_none())
+        }),
         signer_problem: signer_problem.clone(),
         signature_ok,
         evidence_ok: evidence_problems.is_empty(),

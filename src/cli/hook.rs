@@ -400,11 +400,37 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
         .iter()
         .map(|u| PendingUpdate {
             name: u.remote_ref.clone(),
-            new: (!u.local_oid.bytes().all(|b| b == b'0')).then(|| u.local_oid.clone()),
+            new: pending_new(&u.local_oid),
         })
         .collect();
-    ctx.receive(&pending)?;
+    let store = ctx.receive(&pending)?;
+    // The records first: what the push does under refs/hpp/ is read as a fetch reads it.
+    let received: Vec<crate::reconcile::Received> = updates
+        .iter()
+        .map(|u| crate::reconcile::Received {
+            name: u.remote_ref.clone(),
+            old: u.old().map(str::to_owned),
+            new: pending_new(&u.local_oid),
+        })
+        .collect();
+    let manifest = ctx.manifest()?;
+    let refused = crate::reconcile::receive(store, manifest.loop_spec(), &received)?;
+    if let Some((first, rest)) = refused.split_first() {
+        let mut error = CliError::refused(format!(
+            "push to this repository refused: {}: {}",
+            first.name, first.reason
+        ));
+        for other in rest {
+            error = error.hint(format!("also {}: {}", other.name, other.reason));
+        }
+        return Err(error);
+    }
     check(ctx, &updates, "this repository")
+}
+
+/// The new value of a pushed ref, `None` for a deletion (all zeros).
+fn pending_new(oid: &str) -> Option<String> {
+    (!oid.bytes().all(|b| b == b'0')).then(|| oid.to_owned())
 }
 
 /// Runs the gate over `updates` with the repository's configuration; a refusal names the first

@@ -71,6 +71,7 @@ impl<'a> GateOptions<'a> {
             allowed: self.allowed,
             require_signed: self.require_signed,
             policy: self.policy,
+            history_elsewhere: false,
         }
     }
 }

@@ -165,3 +165,140 @@ fn control_a_bad_hpp_verify_value_refuses_the_push_saying_why() {
         "{run}"
     );
 }
+
+impl Server {
+    /// The server's `refs/hpp/` as `<id> <ref>` lines.
+    fn server_records(&self) -> String {
+        self.sandbox.git_in(
+            &self.bare,
+            &[
+                "for-each-ref",
+                "--format=%(objectname) %(refname)",
+                "refs/hpp/",
+            ],
+        )
+    }
+
+    /// The maker's first ref under `prefix`.
+    fn first(&self, prefix: &str) -> String {
+        self.sandbox
+            .git(["for-each-ref", "--format=%(refname)", prefix])
+            .lines()
+            .next()
+            .expect("a record")
+            .to_owned()
+    }
+
+    /// A child of `parent` whose `file` says `content`, written in the maker's repository.
+    fn edited_child(&self, parent: &str, file: &str, content: &str) -> String {
+        let blob = self.sandbox.git_fed_in(
+            &self.sandbox.root,
+            &["hash-object", "-w", "--stdin"],
+            content,
+        );
+        let listing: String = self
+            .sandbox
+            .git_in(&self.sandbox.root, &["ls-tree", parent])
+            .lines()
+            .map(|line| {
+                if line.ends_with(&format!("\t{file}")) {
+                    format!("100644 blob {blob}\t{file}\n")
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        let tree = self
+            .sandbox
+            .git_fed_in(&self.sandbox.root, &["mktree"], &listing);
+        self.sandbox.git_in(
+            &self.sandbox.root,
+            &["commit-tree", &tree, "-p", parent, "-m", "edited"],
+        )
+    }
+
+    /// Asserts the push of `args` is refused by the server's gate saying `rule`, with the
+    /// server's records as they were.
+    fn refused(&self, args: &[&str], rule: &str) {
+        let before = self.server_records();
+        let run = self.push(args);
+        assert_ne!(run.code, 0, "{args:?}: {run}");
+        assert!(run.stderr.contains("pre-receive"), "{args:?}: {run}");
+        assert!(run.stderr.contains(rule), "{args:?}: {run}");
+        assert_eq!(self.server_records(), before, "{args:?}: nothing moved");
+    }
+}
+
+/// A server holding the maker's walked loop, an attestation of main and an evidence bundle.
+fn server_with_records() -> Server {
+    let server = server();
+    server.sandbox.start_work().ok();
+    server.sandbox.walk_steps("main", 1..3);
+    let run = server.push(&["--atomic", "main", "refs/hpp/*:refs/hpp/*"]);
+    assert_eq!(run.code, 0, "{run}");
+    server
+}
+
+#[test]
+fn the_server_never_lets_a_record_be_deleted_rewritten_or_edited() {
+    let server = server_with_records();
+    let attestation = server.first("refs/hpp/attestations/");
+    server.refused(&[&format!(":{attestation}")], "records are never deleted");
+    // A loop rewritten: its tip moved back to its first event, forced.
+    let loop_ref = "refs/hpp/loops/main";
+    let first = server
+        .sandbox
+        .git(["rev-list", "--max-parents=0", loop_ref]);
+    server.refused(
+        &[&format!("+{}:{loop_ref}", first.trim())],
+        "moves forward only",
+    );
+    // An evidence bundle fast-forwarded to an edited child.
+    let evidence = server.first("refs/hpp/evidence/");
+    let record = server
+        .sandbox
+        .git(["show", &format!("{evidence}:record.json")]);
+    let child = server.edited_child(
+        &evidence,
+        "record.json",
+        &record.replace("passed", "failed"),
+    );
+    server.refused(&[&format!("{child}:{evidence}")], "written once");
+    // A blob where a record belongs.
+    let blob = server.sandbox.git_fed_in(
+        &server.sandbox.root,
+        &["hash-object", "-w", "--stdin"],
+        "not a record",
+    );
+    let tree = attestation
+        .trim_start_matches("refs/hpp/attestations/")
+        .split('/')
+        .next()
+        .expect("a tree")
+        .to_owned();
+    server.refused(
+        &[&format!("{blob}:refs/hpp/attestations/{tree}/planted")],
+        "only record commits",
+    );
+    // A loop fast-forwarded to a child with an event that does not read.
+    let child = server.edited_child(loop_ref, "event.json", "{\"not\":\"an event\"}");
+    server.refused(&[&format!("{child}:{loop_ref}")], "does not verify");
+}
+
+#[test]
+fn control_an_honest_push_of_new_records_and_events_passes_the_server() {
+    let server = server_with_records();
+    server.sandbox.walk_steps("main", 3..4);
+    server.work("reviewed change\n");
+    server.attest();
+    let before = server.server_records();
+    let run = server.push(&["--atomic", "main", "refs/hpp/*:refs/hpp/*"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_ne!(server.server_records(), before, "the records moved forward");
+    assert_eq!(
+        server
+            .sandbox
+            .git_in(&server.bare, &["rev-parse", "refs/hpp/loops/main"]),
+        server.sandbox.git(["rev-parse", "refs/hpp/loops/main"])
+    );
+}
