@@ -383,7 +383,8 @@ pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliEr
         .or(args.url.as_deref())
         .unwrap_or("the remote")
         .to_owned();
-    ctx.store()?;
+    // The records the push brings must not publish a secret their branch does not hold.
+    crate::gates::secrets::check(ctx.store()?, &updates)?;
     check(ctx, &updates, &destination)
 }
 
@@ -404,6 +405,7 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
         })
         .collect();
     ctx.receive(&pending)?;
+    crate::gates::secrets::check(ctx.store()?, &updates)?;
     check(ctx, &updates, "this repository")
 }
 

@@ -39,6 +39,7 @@ mod init;
 mod install;
 mod lanes;
 mod layers;
+mod leaks;
 mod limits;
 mod loop_gates;
 mod machines;
