@@ -104,11 +104,7 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
 /// Reads the record `name` at `commit`: for an attestation, its snapshot against the tree of
 /// the commit it was made at; for an evidence bundle, its kept artifacts. Returns the first file
 /// that holds a secret the base does not. Other refs keep no workspace bytes: `None`.
-pub fn record_leak(
-    store: &Store,
-    name: &str,
-    commit: &str,
-) -> Result<Option<Leak>, store::Error> {
+pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
     let (kept, base) = if name.starts_with(refs::ATTESTATIONS_PREFIX) {
         (
             hpp_core::attestation::SNAPSHOT_ENTRY,

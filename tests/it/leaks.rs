@@ -68,7 +68,10 @@ fn control_a_secret_line_added_to_a_tracked_file_is_never_pushed() {
     let (sandbox, remote) = pushed_repo("region = eu-west-1\n");
     append(&sandbox, &format!("aws = {}", aws_key()));
     let attested = attest(&sandbox);
-    assert_eq!(attested.code, 0, "the attestation is still recorded:\n{attested}");
+    assert_eq!(
+        attested.code, 0,
+        "the attestation is still recorded:\n{attested}"
+    );
     assert!(
         attested.stderr.contains(
             "config.txt holds an AWS access key id that HEAD does not; git hpp push will refuse"
@@ -93,7 +96,10 @@ fn control_a_secret_line_added_to_a_tracked_file_is_never_pushed() {
         &remote,
         &["cat-file", "--batch-all-objects", "--batch-check"],
     );
-    assert!(!objects.contains(&blob), "the secret's blob reached the remote");
+    assert!(
+        !objects.contains(&blob),
+        "the secret's blob reached the remote"
+    );
 }
 
 #[test]
@@ -178,4 +184,28 @@ fn control_a_clean_record_pushes() {
     // Nothing new: the second push reads nothing and moves nothing.
     let again = sandbox.hpp(["push"]).ok();
     assert!(again.contains("0 updated"), "{again}");
+}
+
+#[test]
+fn the_client_pre_push_hook_refuses_the_same_record_on_a_plain_git_push() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    sandbox.hpp(["hooks", "install", "--apply"]).ok();
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    attest(&sandbox).ok_with_stderr();
+    let record = attestation_ref(&sandbox);
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .args(["push", "origin", "refs/hpp/*:refs/hpp/*"])
+        .output()
+        .expect("git push runs");
+    let run = Run::from_output(&out);
+    assert_ne!(run.code, 0, "the hook refused:\n{run}");
+    assert!(
+        run.stderr.contains(&format!(
+            "hpp: push refused: {record} keeps config.txt, which looks like it holds an AWS access key id"
+        )),
+        "{run}"
+    );
+    assert!(!run.stderr.contains(&aws_key()), "{run}");
+    assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
 }

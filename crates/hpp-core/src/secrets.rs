@@ -293,7 +293,10 @@ mod tests {
             Some("an AWS access key id"),
             "binary old contents hold no line"
         );
-        assert_eq!(shape_added(None, b"\0-----BEGIN RSA PRIVATE KEY-----"), None);
+        assert_eq!(
+            shape_added(None, b"\0-----BEGIN RSA PRIVATE KEY-----"),
+            None
+        );
     }
 
     #[test]
@@ -306,7 +309,10 @@ mod tests {
         let old = key("b3BlbnNzaC1rZXktdjEAAAA");
         assert_eq!(shape_added(Some(old.as_bytes()), old.as_bytes()), None);
         assert_eq!(
-            shape_added(Some(old.as_bytes()), key("AAAAC3NzaC1lZDI1NTE5AAAA").as_bytes()),
+            shape_added(
+                Some(old.as_bytes()),
+                key("AAAAC3NzaC1lZDI1NTE5AAAA").as_bytes()
+            ),
             Some("a private key block")
         );
         assert_eq!(
