@@ -2,8 +2,8 @@
 //! read for workspace bytes that look like a secret, so a record written before these checks
 //! existed, or by another tool, cannot publish one.
 //!
-//! Only records that keep workspace bytes are read: an attestation's snapshot and an evidence
-//! bundle's kept artifacts. Event data, names and command lines are refused when they are
+//! Only records that keep workspace bytes are read: an attestation's snapshot, a turn
+//! checkpoint's snapshot and an evidence bundle's kept artifacts. Event data, names and command lines are refused when they are
 //! written.
 //!
 //! What the branch already holds is not a leak. An attestation's snapshot is compared with the
@@ -12,7 +12,8 @@
 //! at all (one tree diff), and a file that differs counts only for a secret-shaped line (or
 //! private key block) the same path there does not hold ([`secrets::shape_added`]). So an edit
 //! next to a committed secret passes, and a secret added to a tracked file, uncommitted, does
-//! not. An evidence bundle's artifacts are all read.
+//! not. A turn checkpoint is compared the same way with the HEAD it recorded; an evidence
+//! bundle's artifacts are all read.
 
 use hpp_core::secrets;
 use hpp_store::{self as store, Store, TreeId, refs};
@@ -83,12 +84,17 @@ pub fn secrets_brought(
     Ok(found)
 }
 
-/// Reads every record under `refs/hpp/attestations/` and `refs/hpp/evidence/` that `remote`
+/// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/` and
+/// `refs/hpp/evidence/` that `remote`
 /// does not have, and refuses the first that keeps a secret the branch does not already hold
 /// ([`record_leak`]). A remote that has every record costs one `git ls-remote`.
 pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
     let there = store.remote_records(remote)?;
-    for prefix in [refs::ATTESTATIONS_PREFIX, refs::EVIDENCE_PREFIX] {
+    for prefix in [
+        refs::ATTESTATIONS_PREFIX,
+        refs::CHECKPOINTS_PREFIX,
+        refs::EVIDENCE_PREFIX,
+    ] {
         for (name, commit) in store.list(prefix)? {
             if there.contains(&name) {
                 continue;
@@ -101,14 +107,24 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reads the record `name` at `commit`: for an attestation, its snapshot against the tree of
-/// the commit it was made at; for an evidence bundle, its kept artifacts. Returns the first file
+/// Reads the record `name` at `commit`: for an attestation or a turn checkpoint, its snapshot
+/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts. Returns the first file
 /// that holds a secret the base does not. Other refs keep no workspace bytes: `None`.
 pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
     let (kept, base) = if name.starts_with(refs::ATTESTATIONS_PREFIX) {
         (
             hpp_core::attestation::SNAPSHOT_ENTRY,
-            attested_base(store, commit)?,
+            recorded_base(
+                store,
+                commit,
+                hpp_core::attestation::RECORD_FILE,
+                "base_commit",
+            )?,
+        )
+    } else if name.starts_with(refs::CHECKPOINTS_PREFIX) {
+        (
+            crate::continuity_checkpoint::SNAPSHOT,
+            recorded_base(store, commit, crate::continuity_checkpoint::FILE, "head")?,
         )
     } else if name.starts_with(refs::EVIDENCE_PREFIX) {
         (hpp_core::evidence::ARTIFACTS_DIR, store.empty_tree())
@@ -131,15 +147,20 @@ pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Lea
         }))
 }
 
-/// The tree of the commit the attestation at `commit` was made at, when this repository has
-/// it; else the empty tree (every file of the snapshot is then read).
-fn attested_base(store: &Store, commit: &str) -> Result<TreeId, store::Error> {
+/// The tree of the commit the record at `commit` was made at (named by `field` of its JSON
+/// `file`), when this repository has it; else the empty tree (every file is then read).
+fn recorded_base(
+    store: &Store,
+    commit: &str,
+    file: &str,
+    field: &str,
+) -> Result<TreeId, store::Error> {
     let base = store
-        .read_file(commit, hpp_core::attestation::RECORD_FILE)?
+        .read_file(commit, file)?
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .and_then(|record| {
             record
-                .get("base_commit")
+                .get(field)
                 .and_then(serde_json::Value::as_str)
                 .and_then(|hex| store.commit_id(hex))
         });

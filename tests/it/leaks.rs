@@ -209,3 +209,26 @@ fn the_client_pre_push_hook_refuses_the_same_record_on_a_plain_git_push() {
     assert!(!run.stderr.contains(&aws_key()), "{run}");
     assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
 }
+
+#[test]
+fn a_turn_checkpoint_with_a_secret_line_is_not_pushed_either() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    let stop = r#"{"session_id": "s-1", "hook_event_name": "Stop", "stop_hook_active": false}"#;
+    let cmd = sandbox.hpp_command(
+        &sandbox.root,
+        &["hook", "turn-checkpoint", "--host", "claude-code"],
+    );
+    let run = Run::fed(cmd, stop);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run}");
+    let pushed = sandbox.hpp(["push"]);
+    assert!(!pushed.stderr.contains(&aws_key()), "{pushed}");
+    let reason = pushed.refused();
+    assert!(
+        reason.contains(
+            "refs/hpp/checkpoints/s-1/turn/1 keeps config.txt, which looks like it holds an AWS access key id"
+        ),
+        "{reason}"
+    );
+    assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
+}
