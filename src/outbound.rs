@@ -3,8 +3,9 @@
 //! existed, or by another tool, cannot publish one.
 //!
 //! Only records that keep workspace bytes are read: an attestation's snapshot, a turn
-//! checkpoint's snapshot and an evidence bundle's kept artifacts. Event data, names and command lines are refused when they are
-//! written.
+//! checkpoint's snapshot and an evidence bundle's kept artifacts. Event data, names and command
+//! lines are refused when they are written. Hop's states are not read here: `hop` refuses a
+//! state that adds a secret-shaped file when it writes one.
 //!
 //! What the branch already holds is not a leak. An attestation's snapshot is compared with the
 //! tree of the commit it was made at (its `base_commit`, the branch's tip then; the empty tree
@@ -85,9 +86,9 @@ pub fn secrets_brought(
 }
 
 /// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/` and
-/// `refs/hpp/evidence/` that `remote`
-/// does not have, and refuses the first that keeps a secret the branch does not already hold
-/// ([`record_leak`]). A remote that has every record costs one `git ls-remote`.
+/// `refs/hpp/evidence/` that `remote` does not have, and refuses the first that keeps a secret
+/// the branch does not already hold ([`record_leak`]). A remote that has every record costs one
+/// `git ls-remote`.
 pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
     let there = store.remote_records(remote)?;
     for prefix in [
@@ -108,8 +109,9 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
 }
 
 /// Reads the record `name` at `commit`: for an attestation or a turn checkpoint, its snapshot
-/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts. Returns the first file
-/// that holds a secret the base does not. Other refs keep no workspace bytes: `None`.
+/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts.
+/// Returns the first file that holds a secret the base does not. Any other ref is not read
+/// (`None`).
 pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
     let (kept, base) = if name.starts_with(refs::ATTESTATIONS_PREFIX) {
         (
