@@ -13,6 +13,9 @@ use hpp_store::{self as store, CommitId, Content, Store, TreeId, refs};
 /// The record beside the snapshot.
 pub const FILE: &str = "checkpoint.json";
 
+/// The entry of the record's tree that keeps the workspace snapshot.
+pub const SNAPSHOT: &str = "snapshot";
+
 /// Its schema.
 pub const SCHEMA: &str = "hpp.turn-checkpoint/v1";
 
@@ -64,7 +67,7 @@ pub fn write(store: &Store, session: &str, at: &str) -> Result<Option<Checkpoint
     let tree = store.snapshot()?;
     if last > 0
         && store
-            .entry_id(&refs::turn_checkpoint(session, last), "snapshot")?
+            .entry_id(&refs::turn_checkpoint(session, last), SNAPSHOT)?
             .as_deref()
             == Some(tree.as_str())
     {
@@ -86,7 +89,7 @@ pub fn write(store: &Store, session: &str, at: &str) -> Result<Option<Checkpoint
             &name,
             &[
                 (FILE, Content::Bytes(canonical_json(&record))),
-                ("snapshot", Content::Tree(tree.clone())),
+                (SNAPSHOT, Content::Tree(tree.clone())),
             ],
             &format!("hpp turn checkpoint {session} #{turn}\n"),
         ) {

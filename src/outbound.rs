@@ -2,9 +2,19 @@
 //! read for workspace bytes that look like a secret, so a record written before these checks
 //! existed, or by another tool, cannot publish one.
 //!
-//! Only records that keep workspace bytes are read: an attestation's snapshot (the files it
-//! adds to the commit it was made at, as `attest create` checks them) and an evidence bundle's
-//! kept artifacts. Event data, names and command lines are refused when they are written.
+//! Only records that keep workspace bytes are read: an attestation's snapshot, a turn
+//! checkpoint's snapshot and an evidence bundle's kept artifacts. Event data, names and command
+//! lines are refused when they are written. Hop's states are not read here: `hop` refuses a
+//! state that adds a secret-shaped file when it writes one.
+//!
+//! What the branch already holds is not a leak. An attestation's snapshot is compared with the
+//! tree of the commit it was made at (its `base_commit`, the branch's tip then; the empty tree
+//! when this repository lacks that commit): paths whose blob id is the same there are not read
+//! at all (one tree diff), and a file that differs counts only for a secret-shaped line (or
+//! private key block) the same path there does not hold ([`secrets::shape_added`]). So an edit
+//! next to a committed secret passes, and a secret added to a tracked file, uncommitted, does
+//! not. A turn checkpoint is compared the same way with the HEAD it recorded; an evidence
+//! bundle's artifacts are all read.
 
 use hpp_core::secrets;
 use hpp_store::{self as store, Store, TreeId, refs};
@@ -54,51 +64,105 @@ pub fn secret_file_added(
     Ok(None)
 }
 
-/// Reads every record under `refs/hpp/attestations/` and `refs/hpp/evidence/` that `remote`
-/// does not have, and refuses the first that keeps a secret-shaped file.
+/// Finds every file `tree` holds with a secret-shaped line (or private key block) that the
+/// same path in `base` does not hold ([`secrets::shape_added`]): its path and the shape, in path
+/// order. Paths whose blob is the same in both trees are not read.
+pub fn secrets_brought(
+    store: &Store,
+    base: &TreeId,
+    tree: &TreeId,
+) -> Result<Vec<(String, &'static str)>, store::Error> {
+    let mut found = Vec::new();
+    for path in store.changed_paths(base, tree)? {
+        let Some(bytes) = store.tree_blob(tree, &path)? else {
+            continue;
+        };
+        let old = store.tree_blob(base, &path)?;
+        if let Some(shape) = secrets::shape_added(old.as_deref(), &bytes) {
+            found.push((path, shape));
+        }
+    }
+    Ok(found)
+}
+
+/// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/` and
+/// `refs/hpp/evidence/` that `remote` does not have, and refuses the first that keeps a secret
+/// the branch does not already hold ([`record_leak`]). A remote that has every record costs one
+/// `git ls-remote`.
 pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
     let there = store.remote_records(remote)?;
-    for prefix in [refs::ATTESTATIONS_PREFIX, refs::EVIDENCE_PREFIX] {
+    for prefix in [
+        refs::ATTESTATIONS_PREFIX,
+        refs::CHECKPOINTS_PREFIX,
+        refs::EVIDENCE_PREFIX,
+    ] {
         for (name, commit) in store.list(prefix)? {
             if there.contains(&name) {
                 continue;
             }
-            let (kept, base) = if prefix == refs::ATTESTATIONS_PREFIX {
-                (
-                    hpp_core::attestation::SNAPSHOT_ENTRY,
-                    attested_base(store, &name)?,
-                )
-            } else {
-                (hpp_core::evidence::ARTIFACTS_DIR, store.empty_tree())
-            };
-            let Some(tree) = store
-                .entry_id(commit.as_str(), kept)?
-                .and_then(|id| TreeId::parse(&id))
-            else {
-                continue;
-            };
-            if let Some((path, shape)) = secret_file_added(store, &base, &tree)? {
-                return Err(Leak {
-                    record: name,
-                    path,
-                    shape,
-                }
-                .into());
+            if let Some(leak) = record_leak(store, &name, commit.as_str())? {
+                return Err(leak.into());
             }
         }
     }
     Ok(())
 }
 
-/// The tree of the commit an attestation was made at, when this repository has it; else the
-/// empty tree (every file of the snapshot is then read).
-fn attested_base(store: &Store, name: &str) -> Result<TreeId, Error> {
+/// Reads the record `name` at `commit`: for an attestation or a turn checkpoint, its snapshot
+/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts.
+/// Returns the first file that holds a secret the base does not. Any other ref is not read
+/// (`None`).
+pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
+    let (kept, base) = if name.starts_with(refs::ATTESTATIONS_PREFIX) {
+        (
+            hpp_core::attestation::SNAPSHOT_ENTRY,
+            recorded_base(
+                store,
+                commit,
+                hpp_core::attestation::RECORD_FILE,
+                "base_commit",
+            )?,
+        )
+    } else if name.starts_with(refs::CHECKPOINTS_PREFIX) {
+        (
+            crate::continuity_checkpoint::SNAPSHOT,
+            recorded_base(store, commit, crate::continuity_checkpoint::FILE, "head")?,
+        )
+    } else if name.starts_with(refs::EVIDENCE_PREFIX) {
+        (hpp_core::evidence::ARTIFACTS_DIR, store.empty_tree())
+    } else {
+        return Ok(None);
+    };
+    let Some(tree) = store
+        .entry_id(commit, kept)?
+        .and_then(|id| TreeId::parse(&id))
+    else {
+        return Ok(None);
+    };
+    Ok(secrets_brought(store, &base, &tree)?
+        .into_iter()
+        .next()
+        .map(|(path, shape)| Leak {
+            record: name.to_owned(),
+            path,
+            shape,
+        }))
+}
+
+/// The tree of the commit the record at `commit` was made at (named by `field` of its JSON
+/// `file`), when this repository has it; else the empty tree (every file is then read).
+fn recorded_base(
+    store: &Store,
+    commit: &str,
+    file: &str,
+    field: &str,
+) -> Result<TreeId, store::Error> {
     let base = store
-        .read_file(name, hpp_core::attestation::RECORD_FILE)?
+        .read_file(commit, file)?
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .and_then(|record| {
             record
-                .get("base_commit")
+                .get(field)
                 .and_then(serde_json::Value::as_str)
                 .and_then(|hex| store.commit_id(hex))
         });

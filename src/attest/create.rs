@@ -107,6 +107,20 @@ pub struct Created {
     pub record: Record,
     /// The commits that got a note: HEAD and branch tips whose tree is the attested snapshot.
     pub noted: Vec<CommitId>,
+    /// Tracked files whose snapshot holds a secret-shaped line HEAD's tree does not: recorded,
+    /// and `git hpp push` will refuse to publish the record ([`crate::outbound`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets_kept: Vec<SecretKept>,
+}
+
+/// A file of the snapshot that holds a secret HEAD does not: its path and the shape, never the
+/// value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SecretKept {
+    /// The file, relative to the worktree root.
+    pub path: String,
+    /// The shape found.
+    pub shape: &'static str,
 }
 
 /// Records an attestation of the current workspace snapshot.
@@ -167,6 +181,7 @@ pub fn create_with(
     let noted = mirror_notes(store, at_hand.head, &snapshot, &line)?;
     Ok(Created {
         status: "recorded",
+        secrets_kept: at_hand.secrets_kept,
         attestation_ref,
         record: rec,
         noted,
@@ -183,6 +198,8 @@ struct AtHand {
     snapshot: TreeId,
     /// HEAD, whose note mirrors the record.
     head: Option<CommitId>,
+    /// Tracked files holding a secret HEAD does not.
+    secrets_kept: Vec<SecretKept>,
 }
 
 /// Reads what the attestation binds: the spec, the evidence bundles, the snapshot, the
@@ -198,6 +215,7 @@ fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHa
     }
     let snapshot = store.snapshot()?;
     refuse_secret_files(store, &snapshot)?;
+    let secrets_kept = secrets_kept(store, &snapshot)?;
     let evidence = bind_evidence(
         store,
         &snapshot,
@@ -230,6 +248,7 @@ fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHa
         spec_bytes,
         snapshot,
         head,
+        secrets_kept,
     })
 }
 
@@ -245,6 +264,21 @@ pub fn refuse_secret_files(store: &Store, snapshot: &TreeId) -> Result<(), Error
         Some((path, shape)) => Err(Error::SecretFile { path, shape }),
         None => Ok(()),
     }
+}
+
+/// Finds the files of `snapshot` (tracked ones: [`refuse_secret_files`] refused any it adds)
+/// that hold a secret-shaped line HEAD's tree does not ([`crate::outbound::secrets_brought`]).
+/// They are recorded with a warning, not refused: the workspace is what was checked, and the
+/// push, which publishes it, refuses instead.
+fn secrets_kept(store: &Store, snapshot: &TreeId) -> Result<Vec<SecretKept>, Error> {
+    let base = match store.head_commit()? {
+        Some(head) => store.commit_tree(&head)?,
+        None => store.empty_tree(),
+    };
+    Ok(crate::outbound::secrets_brought(store, &base, snapshot)?
+        .into_iter()
+        .map(|(path, shape)| SecretKept { path, shape })
+        .collect())
 }
 
 /// Resolves the spec inside the worktree at `root` and reads it: its path relative to the root

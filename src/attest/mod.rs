@@ -23,7 +23,8 @@ use hpp_core::attestation as record;
 use hpp_store as store;
 
 pub use self::create::{
-    CreateRequest, Created, Deliberation, create, create_with, refuse_secret_files, stricter,
+    CreateRequest, Created, Deliberation, SecretKept, create, create_with, refuse_secret_files,
+    stricter,
 };
 pub use self::verify::{
     Broken, CommitVerdict, Judged, TreeVerification, VerifyOptions, repo_identity, resolve,

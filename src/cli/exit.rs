@@ -350,6 +350,16 @@ impl From<crate::gates::push::Error> for CliError {
     }
 }
 
+// A record a push brings that keeps a secret: the push is refused.
+impl From<crate::gates::secrets::Error> for CliError {
+    fn from(e: crate::gates::secrets::Error) -> Self {
+        match e {
+            crate::gates::secrets::Error::Store(inner) => inner.into(),
+            leak => CliError::refused(format!("push refused: {leak}")),
+        }
+    }
+}
+
 // The gotcha memory: the store's failures are the store's; everything else is refused.
 impl From<crate::gotcha::Error> for CliError {
     fn from(e: crate::gotcha::Error) -> Self {

@@ -96,7 +96,8 @@ pub struct EvidenceGateArgs {
 /// patterns; default refs/heads/main and refs/heads/master); git config hpp.verify says whether
 /// the pushed tip (tip, the default) or every commit the push brings (each) must verify;
 /// signatures are required as `git hpp verify` requires them (an allowed-signers file
-/// configured, unless hpp.requireSigned=false). Deleting a ref and pushing refs/hpp/* pass.
+/// configured, unless hpp.requireSigned=false). Deleting a ref passes; refs/hpp/* records pass
+/// unless one keeps a secret-shaped line its branch does not hold (as `git hpp push` refuses).
 /// Exits 0 to let the push go, 2 to refuse it (with the commit, what is missing, and the command
 /// that would fix it). A client hook can be skipped (--no-verify): the server's pre-receive gate
 /// is the one that holds.
@@ -114,8 +115,9 @@ pub struct PrePushArgs {
 /// push to. Reads git's pre-receive lines (<old> <new> <ref>) on stdin; the push's objects are
 /// read from git's quarantine and its refs/hpp/* updates count as landed, so an atomic push of
 /// the records and the branch together passes. Protected refs, hpp.verify and the signature
-/// requirement are read from the server repository's config, as for pre-push. Exits 0 to accept
-/// the push, 2 to refuse all of it (git then updates no ref).
+/// requirement are read from the server repository's config, as for pre-push. A refs/hpp/*
+/// record that keeps a secret-shaped line its branch does not hold is refused too, as by
+/// `git hpp push`. Exits 0 to accept the push, 2 to refuse all of it (git then updates no ref).
 #[derive(Debug, clap::Args)]
 pub struct PreReceiveArgs {}
 
@@ -383,7 +385,8 @@ pub fn cmd_hook_pre_push(ctx: &Ctx, args: &PrePushArgs) -> Result<Outcome, CliEr
         .or(args.url.as_deref())
         .unwrap_or("the remote")
         .to_owned();
-    ctx.store()?;
+    // The records the push brings must not publish a secret their branch does not hold.
+    crate::gates::secrets::check(ctx.store()?, &updates)?;
     check(ctx, &updates, &destination)
 }
 
@@ -425,6 +428,7 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
         }
         return Err(error);
     }
+    crate::gates::secrets::check(store, &updates)?;
     check(ctx, &updates, "this repository")
 }
 

@@ -11,7 +11,11 @@ use hpp_store::SyncReport;
 ///
 /// Runs `git push <remote> 'refs/hpp/*:refs/hpp/*' 'refs/notes/hpp*:refs/notes/hpp*'`. A
 /// record the remote has in another form is rejected by git and reported as divergence with
-/// what to do; nothing is overwritten. Exits 0 when everything moved, 2 on divergence.
+/// what to do; nothing is overwritten. First reads every attestation, turn checkpoint and
+/// evidence record the remote lacks (one `git ls-remote`): one whose kept files hold a
+/// secret-shaped line the branch it was made on does not hold refuses the push, naming the
+/// record, the file and the shape.
+/// Exits 0 when everything moved, 2 on divergence or a refusal.
 #[derive(Debug, clap::Args)]
 pub struct PushArgs {
     /// The remote

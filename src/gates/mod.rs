@@ -12,6 +12,7 @@
 //!   `event verify` reports), and [`outlook`]: where a loop's gates stand against the workspace
 //!   (what `status` and `resume` show);
 //! - [`push`]: the pre-push and pre-receive gates (which commits of a push must verify);
+//! - [`secrets`]: the records a push brings, read for a secret their branch does not hold;
 //! - [`stop`]: the cap on the consecutive blocks of one session's stop, shared by the Stop gates;
 //! - [`records`]: the record checks the loop gates share (a bundle that still holds for a tree,
 //!   an approval by a checker who is not the maker).
@@ -24,6 +25,7 @@ pub mod append;
 pub mod outlook;
 pub mod push;
 pub mod records;
+pub mod secrets;
 pub mod standing;
 pub mod stop;
 

@@ -231,7 +231,6 @@ const FLOORS: &[&[&str]] = &[
         "events",
         "paths",
         "process",
-        "outbound",
         "board",
         "continuity",
         "continuity_checkpoint",
@@ -239,7 +238,8 @@ const FLOORS: &[&[&str]] = &[
         "hooks",
         "modules",
     ],
-    &["sign", "lanes", "monitors"],
+    // What leaves the machine: reads the records of the floor below (turn checkpoints).
+    &["sign", "lanes", "monitors", "outbound"],
     // The trust root, and the records above the log.
     &["trust", "evidence", "deliberation"],
     &["attest", "hop"],

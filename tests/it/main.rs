@@ -40,6 +40,7 @@ mod init;
 mod install;
 mod lanes;
 mod layers;
+mod leaks;
 mod limits;
 mod loop_gates;
 mod machines;

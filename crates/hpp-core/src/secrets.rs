@@ -53,15 +53,20 @@ const SECRET_FLAGS: &[&str] = &[
 /// Values of an environment-style assignment that are settings, not secrets.
 const HARMLESS_VALUES: &[&str] = &["true", "false", "yes", "no", "on", "off"];
 
+/// The header line of a private key block.
+const PRIVATE_KEY_HEADER: &str = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----";
+
+/// [`PRIVATE_KEY_HEADER`] alone: where a block [`units`] keeps whole begins.
+static KEY_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(PRIVATE_KEY_HEADER).expect("the private key header is a valid regex")
+});
+
 /// Shapes that mark a file's contents as a secret: precise enough to check whole files (source
 /// that mentions a password does not match; a private key or a live token does).
 static FILE_SHAPES: LazyLock<[(&'static str, Regex); 6]> = LazyLock::new(|| {
     let re = |p: &str| Regex::new(p).expect("a file shape is a valid regex");
     [
-        (
-            "a private key block",
-            re(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        ),
+        ("a private key block", re(PRIVATE_KEY_HEADER)),
         (
             "a GitHub token",
             re(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
@@ -98,6 +103,60 @@ pub fn shape_in_file(bytes: &[u8]) -> Option<&'static str> {
         .iter()
         .find(|(_, shape)| shape.is_match(&text))
         .map(|(name, _)| *name)
+}
+
+/// Names the secret shape of the first secret-shaped line of `new` that `old` does not hold,
+/// if any: the shape, never the value. A private key block counts as one unit, from its header
+/// to its end line, so a different key under the same header is new. A line `old` already
+/// holds (anywhere in it) is not new: it is in the history already. `None` for binary
+/// contents, as [`shape_in_file`].
+///
+/// ```
+/// use hpp_core::secrets::shape_added;
+/// let key = b"aws = AKIAIOSFODNN7EXAMPLE\n";
+/// assert_eq!(shape_added(None, key), Some("an AWS access key id"));
+/// assert_eq!(shape_added(Some(b"x = 1\n"), b"x = 1\naws = AKIAIOSFODNN7EXAMPLE\n"), Some("an AWS access key id"));
+/// assert_eq!(shape_added(Some(key), b"x = 1\naws = AKIAIOSFODNN7EXAMPLE\n"), None);
+/// ```
+pub fn shape_added(old: Option<&[u8]>, new: &[u8]) -> Option<&'static str> {
+    // Most files hold no secret: one whole-file match decides them without splitting lines.
+    shape_in_file(new)?;
+    let old_text = old
+        .filter(|bytes| !bytes.iter().take(8192).any(|b| *b == 0))
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let held: std::collections::HashSet<String> = units(&old_text).collect();
+    let new_text = String::from_utf8_lossy(new);
+    units(&new_text)
+        .filter(|unit| !held.contains(unit))
+        .find_map(|unit| {
+            FILE_SHAPES
+                .iter()
+                .find(|(_, shape)| shape.is_match(&unit))
+                .map(|(name, _)| *name)
+        })
+}
+
+/// The units a text is compared by: its lines (without a trailing `\r`), except that a private
+/// key block, from its `-----BEGIN ... PRIVATE KEY-----` line to the next `-----END` line, is one.
+fn units(text: &str) -> impl Iterator<Item = String> + '_ {
+    let header = &*KEY_BLOCK;
+    let mut lines = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l));
+    std::iter::from_fn(move || {
+        let line = lines.next()?;
+        if !header.is_match(line) {
+            return Some(line.to_owned());
+        }
+        let mut block = line.to_owned();
+        for next in lines.by_ref() {
+            block.push('\n');
+            block.push_str(next);
+            if next.trim_start().starts_with("-----END") {
+                break;
+            }
+        }
+        Some(block)
+    })
 }
 
 /// A name that looks like a secret: names are stored in records that are pushed.
@@ -215,6 +274,56 @@ mod tests {
             assert_eq!(shape_in_file(text.as_bytes()), None, "{text}");
         }
         assert_eq!(shape_in_file(b"\0-----BEGIN RSA PRIVATE KEY-----"), None);
+    }
+
+    #[test]
+    fn a_secret_line_is_new_unless_the_old_contents_hold_it() {
+        let aws = "aws = AKIAIOSFODNN7EXAMPLE";
+        let old = format!("region = eu\n{aws}\n");
+        let moved = format!("{aws}\nregion = eu\nretries = 3\n");
+        assert_eq!(shape_added(Some(old.as_bytes()), moved.as_bytes()), None);
+        let other = "aws = AKIAIOSFODNN7EXAMPLF";
+        let replaced = format!("region = eu\n{other}\n");
+        assert_eq!(
+            shape_added(Some(old.as_bytes()), replaced.as_bytes()),
+            Some("an AWS access key id")
+        );
+        assert_eq!(
+            shape_added(Some(b"\0binary"), aws.as_bytes()),
+            Some("an AWS access key id"),
+            "binary old contents hold no line"
+        );
+        assert_eq!(
+            shape_added(None, b"\0-----BEGIN RSA PRIVATE KEY-----"),
+            None
+        );
+    }
+
+    #[test]
+    fn control_a_different_key_under_the_same_header_is_new() {
+        let key = |body: &str| {
+            format!(
+                "-----BEGIN OPENSSH PRIVATE KEY-----\r\n{body}\r\n-----END OPENSSH PRIVATE KEY-----\r\nafter\n"
+            )
+        };
+        let old = key("b3BlbnNzaC1rZXktdjEAAAA");
+        assert_eq!(shape_added(Some(old.as_bytes()), old.as_bytes()), None);
+        assert_eq!(
+            shape_added(
+                Some(old.as_bytes()),
+                key("AAAAC3NzaC1lZDI1NTE5AAAA").as_bytes()
+            ),
+            Some("a private key block")
+        );
+        assert_eq!(
+            units("a\n-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----\nb")
+                .collect::<Vec<_>>(),
+            [
+                "a",
+                "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----",
+                "b"
+            ]
+        );
     }
 
     #[test]

@@ -154,7 +154,13 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
     for commit in &created.noted {
         human.push_str(&format!("\nnoted on {commit} (git log --notes=hpp)"));
     }
-    let outcome = Outcome::document(args.format.json, &created, human, exit);
+    let mut outcome = Outcome::document(args.format.json, &created, human, exit);
+    for kept in &created.secrets_kept {
+        outcome = outcome.warn(format!(
+            "{} holds {} that HEAD does not; git hpp push will refuse {} (remove it from the file, delete the record with git update-ref -d, and attest again)",
+            kept.path, kept.shape, created.attestation_ref
+        ));
+    }
     Ok(match warning {
         Some(warning) => outcome.warn(warning),
         None => outcome,

@@ -1,0 +1,234 @@
+//! Nothing secret leaves (issue 28, item 4): a secret-shaped line added to a tracked file and
+//! not committed is kept in an attestation's snapshot; `git hpp push` and the server's
+//! pre-receive gate refuse to publish it (naming the record, the file and the shape, never the
+//! value), and `attest create` warns. What the branch already holds is not a leak.
+
+use std::path::PathBuf;
+
+use crate::harness::{Run, Sandbox};
+
+/// An AWS access key id's shape, assembled so this file does not hold one literally.
+fn aws_key() -> String {
+    format!("AKIA{}", "IOSFODNN7EXAMPLE")
+}
+
+/// A private key block's header, assembled the same way.
+fn key_header() -> String {
+    format!("-----BEGIN {} PRIVATE KEY-----", "OPENSSH")
+}
+
+/// A repository on `main` with `SPEC.md` and `config.txt` (tracked), pushed to a bare
+/// `remote.git` that is its `origin`. Returns the sandbox and the bare repository.
+fn pushed_repo(config: &str) -> (Sandbox, PathBuf) {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nIt works.\n").expect("writable");
+    std::fs::write(sandbox.root.join("config.txt"), config).expect("writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec and config"]);
+    let remote = sandbox.path("remote.git");
+    let bare = remote.to_str().expect("utf-8");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", bare]);
+    sandbox.git(["remote", "add", "origin", bare]);
+    sandbox.git(["push", "-q", "origin", "main"]);
+    (sandbox, remote)
+}
+
+/// Adds `line` to the tracked `config.txt`, without committing it.
+fn append(sandbox: &Sandbox, line: &str) {
+    let path = sandbox.root.join("config.txt");
+    let mut text = std::fs::read_to_string(&path).expect("readable");
+    text.push_str(line);
+    text.push('\n');
+    std::fs::write(path, text).expect("writable");
+}
+
+fn attest(sandbox: &Sandbox) -> Run {
+    let args = crate::harness::attest_args("review:1", "approved");
+    sandbox.hpp_in(&sandbox.root, &args)
+}
+
+/// The remote's refs under refs/hpp/.
+fn remote_records(sandbox: &Sandbox) -> String {
+    sandbox.git(["ls-remote", "origin", "refs/hpp/*"])
+}
+
+/// The one attestation ref this repository holds.
+fn attestation_ref(sandbox: &Sandbox) -> String {
+    let refs = sandbox.git([
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/hpp/attestations/",
+    ]);
+    assert_eq!(refs.lines().count(), 1, "one attestation: {refs}");
+    refs
+}
+
+#[test]
+fn control_a_secret_line_added_to_a_tracked_file_is_never_pushed() {
+    let (sandbox, remote) = pushed_repo("region = eu-west-1\n");
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    let attested = attest(&sandbox);
+    assert_eq!(
+        attested.code, 0,
+        "the attestation is still recorded:\n{attested}"
+    );
+    assert!(
+        attested.stderr.contains(
+            "config.txt holds an AWS access key id that HEAD does not; git hpp push will refuse"
+        ),
+        "{attested}"
+    );
+    assert!(!attested.stderr.contains(&aws_key()), "{attested}");
+    assert!(!attested.stdout.contains(&aws_key()), "{attested}");
+    let record = attestation_ref(&sandbox);
+    let pushed = sandbox.hpp(["push"]);
+    assert!(!pushed.stderr.contains(&aws_key()), "{pushed}");
+    let reason = pushed.refused();
+    assert!(
+        reason.contains(&format!(
+            "{record} keeps config.txt, which looks like it holds an AWS access key id"
+        )),
+        "{reason}"
+    );
+    assert_eq!(remote_records(&sandbox), "", "no record reached the remote");
+    let blob = sandbox.git(["hash-object", "config.txt"]);
+    let objects = sandbox.git_in(
+        &remote,
+        &["cat-file", "--batch-all-objects", "--batch-check"],
+    );
+    assert!(
+        !objects.contains(&blob),
+        "the secret's blob reached the remote"
+    );
+}
+
+#[test]
+fn control_the_server_refuses_a_record_with_a_secret_line_when_the_client_hook_is_skipped() {
+    let (sandbox, remote) = pushed_repo("name = service\n");
+    sandbox
+        .hpp_in(&remote, &["hooks", "install", "--server", "--apply"])
+        .ok();
+    append(&sandbox, &key_header());
+    attest(&sandbox).ok_with_stderr();
+    let record = attestation_ref(&sandbox);
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .args(["push", "--no-verify", "origin", "refs/hpp/*:refs/hpp/*"])
+        .output()
+        .expect("git push runs");
+    let run = Run::from_output(&out);
+    assert_ne!(run.code, 0, "the server refused:\n{run}");
+    assert!(
+        run.stderr.contains(&format!(
+            "{record} keeps config.txt, which looks like it holds a private key block"
+        )),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("PRIVATE KEY-----"), "{run}");
+    assert_eq!(remote_records(&sandbox), "", "the server took no record");
+}
+
+#[test]
+fn the_server_gate_reads_a_received_record_directly() {
+    let (sandbox, remote) = pushed_repo("name = service\n");
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    attest(&sandbox).ok_with_stderr();
+    let record = attestation_ref(&sandbox);
+    // Without the hook, the record lands; the gate run by hand then names what it would refuse.
+    sandbox.git(["push", "-q", "origin", &format!("{record}:{record}")]);
+    let new = sandbox.git(["rev-parse", &record]);
+    let zero = "0".repeat(new.len());
+    let mut cmd = sandbox.hpp_command(&remote, &["hook", "pre-receive"]);
+    cmd.env("GIT_DIR", &remote);
+    let run = Run::fed(cmd, &format!("{zero} {new} {record}\n"));
+    assert!(!run.stderr.contains(&aws_key()), "{run}");
+    let reason = run.refused();
+    assert!(
+        reason.contains(&format!(
+            "{record} keeps config.txt, which looks like it holds an AWS access key id"
+        )),
+        "{reason}"
+    );
+}
+
+#[test]
+fn control_a_secret_line_the_branch_already_holds_does_not_block() {
+    let line = format!("aws = {}", aws_key());
+    let (sandbox, remote) = pushed_repo(&format!("{line}\nregion = eu-west-1\n"));
+    sandbox
+        .hpp_in(&remote, &["hooks", "install", "--server", "--apply"])
+        .ok();
+    // An ordinary edit of the file that already holds the line, and the line copied into a
+    // second place of it: neither is a new secret.
+    append(&sandbox, "retries = 3");
+    append(&sandbox, &line);
+    let attested = attest(&sandbox).ok_with_stderr();
+    assert!(!attested.contains("will refuse"), "{attested}");
+    sandbox.hpp(["push"]).ok();
+    let record = attestation_ref(&sandbox);
+    assert!(
+        remote_records(&sandbox).contains(&record),
+        "the record reached the remote"
+    );
+}
+
+#[test]
+fn control_a_clean_record_pushes() {
+    let (sandbox, _remote) = pushed_repo("region = eu-west-1\n");
+    append(&sandbox, "let password = read_password();");
+    let attested = attest(&sandbox).ok_with_stderr();
+    assert!(!attested.contains("warning: config.txt"), "{attested}");
+    sandbox.hpp(["push"]).ok();
+    let record = attestation_ref(&sandbox);
+    assert!(remote_records(&sandbox).contains(&record), "pushed");
+    // Nothing new: the second push reads nothing and moves nothing.
+    let again = sandbox.hpp(["push"]).ok();
+    assert!(again.contains("0 updated"), "{again}");
+}
+
+#[test]
+fn the_client_pre_push_hook_refuses_the_same_record_on_a_plain_git_push() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    sandbox.hpp(["hooks", "install", "--apply"]).ok();
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    attest(&sandbox).ok_with_stderr();
+    let record = attestation_ref(&sandbox);
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .args(["push", "origin", "refs/hpp/*:refs/hpp/*"])
+        .output()
+        .expect("git push runs");
+    let run = Run::from_output(&out);
+    assert_ne!(run.code, 0, "the hook refused:\n{run}");
+    assert!(
+        run.stderr.contains(&format!(
+            "hpp: push refused: {record} keeps config.txt, which looks like it holds an AWS access key id"
+        )),
+        "{run}"
+    );
+    assert!(!run.stderr.contains(&aws_key()), "{run}");
+    assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
+}
+
+#[test]
+fn a_turn_checkpoint_with_a_secret_line_is_not_pushed_either() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    let stop = r#"{"session_id": "s-1", "hook_event_name": "Stop", "stop_hook_active": false}"#;
+    let cmd = sandbox.hpp_command(
+        &sandbox.root,
+        &["hook", "turn-checkpoint", "--host", "claude-code"],
+    );
+    let run = Run::fed(cmd, stop);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run}");
+    let pushed = sandbox.hpp(["push"]);
+    assert!(!pushed.stderr.contains(&aws_key()), "{pushed}");
+    let reason = pushed.refused();
+    assert!(
+        reason.contains(
+            "refs/hpp/checkpoints/s-1/turn/1 keeps config.txt, which looks like it holds an AWS access key id"
+        ),
+        "{reason}"
+    );
+    assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
+}
