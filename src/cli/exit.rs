@@ -108,6 +108,9 @@ impl From<store::Error> for CliError {
         match e {
             E::NotARepository { .. } => CliError::refused(&e)
                 .hint("run it inside a git repository, or create one with `git init`"),
+            E::UnsupportedFormat { .. } => CliError::refused(e).hint(
+                "git-hpp works in repositories git makes by default (SHA-1 objects, the files ref backend); `git init` without --object-format or --ref-format makes one",
+            ),
             E::Clash { .. } => CliError::refused(e)
                 .hint("loop names nest like branch names: `a` and `a/b` cannot both exist"),
             E::NoSuchRevision { ref spec } if spec == "HEAD" => {

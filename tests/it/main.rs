@@ -29,6 +29,7 @@ mod evidence;
 mod fail_closed;
 mod fetch_reads;
 mod findings;
+mod formats;
 mod gate;
 mod gotcha;
 mod graph;

@@ -54,3 +54,16 @@ pub(super) fn stdout(cmd: &mut Command, what: &str) -> Result<Vec<u8>, Error> {
     }
     Ok(out.stdout)
 }
+
+/// The object format of the repository at or above `cwd`, as git names it (`sha1`, `sha256`),
+/// or `None` when git cannot say.
+pub(crate) fn object_format(cwd: &std::path::Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .current_dir(cwd)
+        .args(["rev-parse", "--show-object-format"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}

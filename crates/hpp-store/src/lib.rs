@@ -79,6 +79,13 @@ pub enum Error {
         /// Where the search started.
         path: PathBuf,
     },
+    /// The repository is in a format the store cannot read yet (an object format or a ref
+    /// backend git ships that gix does not).
+    #[error("this repository uses {format}, which git-hpp cannot read yet")]
+    UnsupportedFormat {
+        /// The format, with the setting that names it.
+        format: String,
+    },
     /// A compare-and-swap lost: the ref is no longer where the writer read it.
     #[error("{name} moved: expected {}, found {}", expected.as_ref().map_or("nothing", CommitId::as_str), actual.as_ref().map_or("nothing", CommitId::as_str))]
     Moved {
@@ -367,18 +374,31 @@ impl Store {
     /// Opens the repository that git would use from `cwd`: `GIT_DIR` (and `GIT_WORK_TREE`) when
     /// set, else the first repository found upwards, linked worktrees included.
     pub fn discover(cwd: &Path) -> Result<Self, Error> {
-        gix::discover_with_environment_overrides(cwd)
-            .map(Self::from_repo)
-            .map_err(|e| {
-                // Tell "no repository here" apart from a repository that failed to open.
-                if gix::discover::upwards(cwd).is_err() {
-                    Error::NotARepository {
-                        path: cwd.to_owned(),
-                    }
-                } else {
-                    git(format!("opening the repository from {}", cwd.display()))(e)
+        let repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
+            // Tell "no repository here" apart from a repository that failed to open, and that
+            // from one in a format this build cannot read (git names it).
+            if gix::discover::upwards(cwd).is_err() {
+                Error::NotARepository {
+                    path: cwd.to_owned(),
                 }
-            })
+            } else if let Some(format) = git_cli::object_format(cwd).filter(|f| f != "sha1") {
+                Error::UnsupportedFormat {
+                    format: format!("the {format} object format (extensions.objectFormat)"),
+                }
+            } else {
+                git(format!("opening the repository from {}", cwd.display()))(e)
+            }
+        })?;
+        let refs = repo
+            .config_snapshot()
+            .string("extensions.refStorage")
+            .map(|v| v.to_string().to_ascii_lowercase());
+        if let Some(backend) = refs.filter(|b| b != "files") {
+            return Err(Error::UnsupportedFormat {
+                format: format!("the {backend} ref backend (extensions.refStorage)"),
+            });
+        }
+        Ok(Self::from_repo(repo))
     }
 
     /// Creates a new repository with a worktree at `path`, isolated from the environment and
