@@ -115,6 +115,9 @@ impl From<store::Error> for CliError {
                     "commit first (`git commit`); until then `git hpp attest verify` checks the workspace itself",
                 )
             }
+            E::Shallow { .. } => CliError::refused(e).hint(
+                "work in a clone with the whole history, or deepen this one: git fetch --unshallow",
+            ),
             E::Moved { .. }
             | E::Busy { .. }
             | E::Contended { .. }

@@ -1,0 +1,230 @@
+//! Verification in the clones CI systems make (issue 28, item 7): a depth-1 clone, one commit
+//! fetched by id into an empty repository (what hosted checkout steps do), `blob:none` and
+//! `tree:0` partial clones, a detached HEAD. In each, `git hpp fetch` then `git hpp verify HEAD`
+//! passes for an attested head and fails for one nobody attested; a shallow boundary is never
+//! taken for the history's root, and a blob the promisor remote holds is fetched, not reported
+//! as broken.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Run, Sandbox};
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("sandbox paths are UTF-8")
+}
+
+/// A project with some history, its head attested, everything pushed to a bare remote that
+/// serves partial clones and fetches by id, as hosted forges do.
+struct Project {
+    sandbox: Sandbox,
+    remote: PathBuf,
+    /// The attested head.
+    head: String,
+}
+
+impl Project {
+    fn url(&self) -> String {
+        format!("file://{}", text(&self.remote))
+    }
+
+    /// Runs `git` in `dir`.
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.sandbox.git_in(dir, args)
+    }
+
+    /// Runs `git hpp fetch` then `git hpp verify HEAD` in `dir`.
+    fn fetch_and_verify(&self, dir: &Path) -> Run {
+        self.sandbox.hpp_in(dir, &["fetch", "origin"]).ok();
+        self.sandbox.hpp_in(dir, &["verify", "HEAD"])
+    }
+
+    /// A new empty directory beside the project.
+    fn dir(&self, name: &str) -> PathBuf {
+        let dir = self.sandbox.path(name);
+        std::fs::create_dir_all(&dir).expect("the sandbox is writable");
+        dir
+    }
+
+    /// Commits a change nobody attested on top of the head, and pushes it; returns its id.
+    fn unattested_head(&self) -> String {
+        let root = &self.sandbox.root;
+        std::fs::write(root.join("late.txt"), "not reviewed\n").expect("the sandbox is writable");
+        self.git(root, &["add", "late.txt"]);
+        self.git(root, &["commit", "-q", "-m", "unreviewed"]);
+        self.git(
+            root,
+            &["push", "-q", text(&self.remote), "HEAD:refs/heads/late"],
+        );
+        self.git(root, &["rev-parse", "HEAD"])
+    }
+}
+
+fn project() -> Project {
+    let sandbox = Sandbox::repo();
+    for (i, body) in ["one", "two", "three"].iter().enumerate() {
+        std::fs::create_dir_all(sandbox.root.join("src")).expect("the sandbox is writable");
+        std::fs::write(sandbox.root.join(format!("src/f{i}.txt")), body)
+            .expect("the sandbox is writable");
+        sandbox.git(["add", "-A"]);
+        sandbox.git(["commit", "-q", "-m", body]);
+    }
+    sandbox.approve_tree("checker-b");
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+    for (key, value) in [
+        ("uploadpack.allowFilter", "true"),
+        ("uploadpack.allowAnySHA1InWant", "true"),
+    ] {
+        sandbox.git_in(&remote, &["config", key, value]);
+    }
+    sandbox.git(["push", "-q", text(&remote), "main"]);
+    sandbox.hpp(["push", text(&remote)]).ok();
+    let head = sandbox.git(["rev-parse", "HEAD"]);
+    Project {
+        sandbox,
+        remote,
+        head,
+    }
+}
+
+/// What actions/checkout does: one commit fetched by id at depth 1 into an empty repository,
+/// checked out detached.
+fn checkout_by_id(project: &Project, dir: &Path, sha: &str) {
+    project.git(dir, &["init", "-q"]);
+    project.git(dir, &["remote", "add", "origin", &project.url()]);
+    project.git(
+        dir,
+        &[
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--depth=1",
+            "origin",
+            &format!("+{sha}:refs/remotes/origin/pr"),
+        ],
+    );
+    project.git(dir, &["checkout", "-q", "--detach", sha]);
+}
+
+fn assert_passes(run: Run, head: &str) {
+    assert_eq!(run.code, 0, "verify failed:\n{run}");
+    assert!(
+        run.stdout.contains(&format!("ok   {}", &head[..12])),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_depth_one_clone_verifies_its_attested_head() {
+    let project = project();
+    let clone = project.sandbox.path("shallow");
+    project.git(
+        &project.sandbox.root,
+        &["clone", "-q", "--depth", "1", &project.url(), text(&clone)],
+    );
+    assert!(
+        clone.join(".git/shallow").exists(),
+        "the clone is shallow, as CI's is"
+    );
+    assert_passes(project.fetch_and_verify(&clone), &project.head);
+}
+
+#[test]
+fn one_commit_fetched_by_id_into_an_empty_repository_verifies() {
+    let project = project();
+    let dir = project.dir("by-id");
+    checkout_by_id(&project, &dir, &project.head);
+    assert_passes(project.fetch_and_verify(&dir), &project.head);
+}
+
+#[test]
+fn a_blob_none_partial_clone_fetches_what_it_reads() {
+    let project = project();
+    let clone = project.sandbox.path("blobless");
+    project.git(
+        &project.sandbox.root,
+        &[
+            "clone",
+            "-q",
+            "--filter=blob:none",
+            &project.url(),
+            text(&clone),
+        ],
+    );
+    let run = project.fetch_and_verify(&clone);
+    assert!(!run.stdout.contains("holds no readable record"), "{run}");
+    assert_passes(run, &project.head);
+}
+
+#[test]
+fn a_tree_zero_partial_clone_fetches_what_it_reads() {
+    let project = project();
+    let clone = project.sandbox.path("treeless");
+    project.git(
+        &project.sandbox.root,
+        &[
+            "clone",
+            "-q",
+            "--filter=tree:0",
+            &project.url(),
+            text(&clone),
+        ],
+    );
+    let run = project.fetch_and_verify(&clone);
+    assert!(!run.stdout.contains("holds no readable record"), "{run}");
+    assert_passes(run, &project.head);
+}
+
+#[test]
+fn a_detached_head_verifies() {
+    let project = project();
+    let clone = project.sandbox.path("detached");
+    project.git(
+        &project.sandbox.root,
+        &["clone", "-q", &project.url(), text(&clone)],
+    );
+    project.git(&clone, &["checkout", "-q", "--detach", &project.head]);
+    assert_passes(project.fetch_and_verify(&clone), &project.head);
+}
+
+#[test]
+fn a_shallow_boundary_is_never_named_as_the_root() {
+    let project = project();
+    let clone = project.sandbox.path("shallow");
+    project.git(
+        &project.sandbox.root,
+        &["clone", "-q", "--depth", "1", &project.url(), text(&clone)],
+    );
+    // Attesting here would name the boundary as the history's root: refused, with why.
+    let run = project.sandbox.hpp_in(
+        &clone,
+        &[
+            "attest",
+            "create",
+            "--spec",
+            "README",
+            "--maker",
+            "agent-a",
+            "--checker",
+            "checker-c",
+            "--session",
+            "review:2",
+            "--verdict",
+            "approved",
+        ],
+    );
+    let stderr = run.refused();
+    assert!(stderr.contains("shallow"), "{stderr}");
+}
+
+#[test]
+fn control_an_unattested_head_fails_in_a_depth_one_checkout() {
+    let project = project();
+    let late = project.unattested_head();
+    let dir = project.dir("by-id");
+    checkout_by_id(&project, &dir, &late);
+    let run = project.fetch_and_verify(&dir);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stdout.contains("FAIL"), "{run}");
+    assert!(run.stdout.contains("no attestation for its tree"), "{run}");
+}
