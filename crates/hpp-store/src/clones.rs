@@ -130,7 +130,7 @@ impl Store {
         if !self.repo.has_object(id) {
             self.fetch_promised([id]);
         }
-        Ok(self.repo.find_object(id)?)
+        self.repo.find_object(id)
     }
 
     /// Looks `path` (`/`-separated) up inside the tree `tree`, fetching each tree on the way

@@ -390,10 +390,10 @@ impl Store {
             Err(e) if self.promisor_remote().is_some() => {
                 return self.note_by_git(commit).map_err(|_| Error::Git {
                     context: format!("reading the note of {commit}"),
-                    source: e.into(),
+                    source: e,
                 });
             }
-            Err(e) => return Err(git(format!("reading the note of {commit}"))(e.into())),
+            Err(e) => return Err(git(format!("reading the note of {commit}"))(e)),
         };
         Ok(found.into_iter().next().map(|n| n.blob.data.clone()))
     }
