@@ -13,7 +13,7 @@ fn text(path: &Path) -> &str {
     path.to_str().expect("sandbox paths are UTF-8")
 }
 
-/// A project with some history, its head attested, everything pushed to a bare remote that
+/// A project with some history, its head attested at the end of a walked loop, everything pushed to a bare remote that
 /// serves partial clones and fetches by id, as hosted forges do.
 struct Project {
     sandbox: Sandbox,
@@ -68,7 +68,9 @@ fn project() -> Project {
         sandbox.git(["add", "-A"]);
         sandbox.git(["commit", "-q", "-m", body]);
     }
-    sandbox.approve_tree("checker-b");
+    // A walked loop: its events, an evidence bundle and the approval that binds it all travel.
+    sandbox.start_work().ok();
+    sandbox.walk_steps("main", 1..5);
     let remote = sandbox.path("remote.git");
     sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
     for (key, value) in [
