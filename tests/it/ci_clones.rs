@@ -230,3 +230,40 @@ fn control_an_unattested_head_fails_in_a_depth_one_checkout() {
     assert!(run.stdout.contains("FAIL"), "{run}");
     assert!(run.stdout.contains("no attestation for its tree"), "{run}");
 }
+
+#[test]
+fn control_a_shallow_clone_that_cannot_fetch_the_roots_says_what_was_not_checked() {
+    let project = project();
+    // A server that serves no commit by id that is not a ref's tip (protocol v0 without
+    // allowAnySHA1InWant): the roots cannot be fetched.
+    project.git(
+        &project.remote,
+        &["config", "uploadpack.allowAnySHA1InWant", "false"],
+    );
+    let clone = project.sandbox.path("shallow");
+    project.git(
+        &project.sandbox.root,
+        &["clone", "-q", "--depth", "1", &project.url(), text(&clone)],
+    );
+    project.git(&clone, &["config", "protocol.version", "0"]);
+    // The loop's gate cannot be checked here either, so its log stays staged (exit 2); the
+    // write-once records are taken in.
+    let fetched = project.sandbox.hpp_in(&clone, &["fetch", "origin"]).exit(2);
+    assert!(
+        fetched.stdout.contains("updated refs/hpp/attestations/"),
+        "{fetched}"
+    );
+    let run = project.sandbox.hpp_in(&clone, &["verify", "HEAD"]);
+    assert_eq!(run.code, 2, "not a pass: {run}");
+    assert!(
+        run.stdout.contains("not checked: this clone is shallow"),
+        "{run}"
+    );
+    let boundary = project.git(&clone, &["rev-parse", "HEAD"]);
+    assert!(
+        !run.stdout
+            .contains(&format!("rooted at {}", &boundary[..12])),
+        "the boundary is not named as the root: {run}"
+    );
+    assert!(!run.stdout.contains("holds no readable record"), "{run}");
+}
