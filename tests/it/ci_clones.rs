@@ -267,3 +267,166 @@ fn control_a_shallow_clone_that_cannot_fetch_the_roots_says_what_was_not_checked
     );
     assert!(!run.stdout.contains("holds no readable record"), "{run}");
 }
+
+/// The commands an example CI file runs that call git-hpp (`run: git hpp ...` in a workflow,
+/// `- git hpp ...` in a GitLab script), in order; the install step is left to the harness,
+/// whose binary is already on `PATH`. Read from the file, so the test breaks if it drifts.
+fn hpp_steps(example: &str) -> (String, Vec<String>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/ci")
+        .join(example);
+    let file = std::fs::read_to_string(&path).expect("the example is in the repository");
+    let steps: Vec<String> = file
+        .lines()
+        .map(str::trim)
+        .filter_map(|line| {
+            line.strip_prefix("run:")
+                .or_else(|| line.strip_prefix("- "))
+                .map(str::trim)
+        })
+        .filter(|command| command.starts_with("git hpp "))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        steps.iter().any(|s| s.starts_with("git hpp fetch"))
+            && steps.iter().any(|s| s.starts_with("git hpp verify")),
+        "{example} fetches the records and verifies: {steps:?}"
+    );
+    assert!(
+        file.contains("cargo install --locked --git"),
+        "{example} installs git-hpp"
+    );
+    (file, steps)
+}
+
+/// Runs each step through `sh` in `dir`, as the CI system's shell would; returns the last
+/// step's run (the verification), after asserting the ones before it succeeded.
+fn run_steps(project: &Project, dir: &Path, steps: &[String]) -> Run {
+    let mut last = None;
+    for step in steps {
+        if let Some(previous) = last.take() {
+            let previous: Run = previous;
+            assert_eq!(
+                previous.code, 0,
+                "a step before the last failed:\n{previous}"
+            );
+        }
+        let out = project
+            .sandbox
+            .command("sh", dir)
+            .args(["-c", step])
+            .output()
+            .expect("sh runs");
+        last = Some(Run::from_output(&out));
+    }
+    last.expect("at least one step")
+}
+
+/// actions/checkout@v4 as the example configures it (`ref:` the pull request's head): one
+/// commit fetched by id at depth 1 into an empty repository, checked out detached.
+fn github_checkout(project: &Project, dir: &Path, sha: &str) {
+    project.git(dir, &["init", "-q"]);
+    project.git(dir, &["remote", "add", "origin", &project.url()]);
+    project.git(dir, &["config", "--local", "gc.auto", "0"]);
+    project.git(
+        dir,
+        &[
+            "-c",
+            "protocol.version=2",
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--prune",
+            "--no-recurse-submodules",
+            "--depth=1",
+            "origin",
+            &format!("+{sha}:refs/remotes/pull/1/merge"),
+        ],
+    );
+    project.git(dir, &["checkout", "-q", "--force", sha]);
+}
+
+/// The GitLab runner's default (`GIT_STRATEGY: fetch`, `GIT_DEPTH` from the example): an empty
+/// repository, the branches fetched at that depth, the head checked out detached.
+fn gitlab_checkout(project: &Project, dir: &Path, sha: &str, depth: &str) {
+    project.git(dir, &["init", "-q"]);
+    project.git(dir, &["remote", "add", "origin", &project.url()]);
+    project.git(
+        dir,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "--prune",
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/tags/*:refs/tags/*",
+            "--depth",
+            depth,
+        ],
+    );
+    project.git(dir, &["checkout", "-f", "-q", sha]);
+}
+
+/// The `GIT_DEPTH` the GitLab example sets.
+fn gitlab_depth(file: &str) -> String {
+    file.lines()
+        .find_map(|l| l.trim().strip_prefix("GIT_DEPTH:"))
+        .map(|v| v.trim().trim_matches('"').to_owned())
+        .expect("the example sets GIT_DEPTH")
+}
+
+#[test]
+fn the_github_actions_example_verifies_an_attested_pull_request_head() {
+    let (file, steps) = hpp_steps("github-actions.yml");
+    assert!(
+        file.contains("ref: ${{ github.event.pull_request.head.sha }}"),
+        "the example checks out the head, not GitHub's merge commit"
+    );
+    let project = project();
+    let dir = project.dir("gha");
+    github_checkout(&project, &dir, &project.head);
+    assert!(dir.join(".git/shallow").exists());
+    assert_passes(run_steps(&project, &dir, &steps), &project.head);
+}
+
+#[test]
+fn the_gitlab_ci_example_verifies_an_attested_merge_request_head() {
+    let (file, steps) = hpp_steps("gitlab-ci.yml");
+    let depth = gitlab_depth(&file);
+    // More commits than the depth, so the runner's clone is really cut.
+    let project = project();
+    let dir = project.dir("gitlab");
+    let extra: usize = depth.parse().expect("GIT_DEPTH is a number");
+    let root = &project.sandbox.root;
+    for i in 0..=extra {
+        project.git(
+            root,
+            &["commit", "-q", "--allow-empty", "-m", &format!("e{i}")],
+        );
+    }
+    // Same tree as the attested head: its attestation applies (an attestation is keyed by tree).
+    project.git(root, &["push", "-q", text(&project.remote), "main"]);
+    let head = project.git(root, &["rev-parse", "HEAD"]);
+    gitlab_checkout(&project, &dir, &head, &depth);
+    assert!(dir.join(".git/shallow").exists());
+    assert_passes(run_steps(&project, &dir, &steps), &head);
+}
+
+#[test]
+fn control_the_ci_examples_fail_an_unattested_head() {
+    let project = project();
+    let late = project.unattested_head();
+    let (_, steps) = hpp_steps("github-actions.yml");
+    let dir = project.dir("gha");
+    github_checkout(&project, &dir, &late);
+    let run = run_steps(&project, &dir, &steps);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stdout.contains("no attestation for its tree"), "{run}");
+
+    let (file, steps) = hpp_steps("gitlab-ci.yml");
+    let dir = project.dir("gitlab");
+    gitlab_checkout(&project, &dir, &late, &gitlab_depth(&file));
+    let run = run_steps(&project, &dir, &steps);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stdout.contains("no attestation for its tree"), "{run}");
+}
