@@ -195,3 +195,148 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    use super::*;
+
+    /// Runs git in `dir`, cut off from the user's config, with a fixed identity.
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    }
+
+    /// A source repository of three commits, served from a bare copy over file:// that allows
+    /// filters and fetches by id; returns (tempdir, source, url, root, head).
+    fn served() -> (
+        tempfile::TempDir,
+        std::path::PathBuf,
+        String,
+        String,
+        String,
+    ) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let source = dir.path().join("source");
+        std::fs::create_dir_all(&source).expect("writable");
+        git(&source, &["init", "-q", "-b", "main"]);
+        for i in 0..3 {
+            std::fs::write(source.join("f"), format!("{i}\n")).expect("writable");
+            git(&source, &["add", "f"]);
+            git(&source, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        let bare = dir.path().join("remote.git");
+        let bare_text = bare.to_str().expect("UTF-8 path");
+        git(dir.path(), &["clone", "-q", "--bare", "source", bare_text]);
+        git(&bare, &["config", "uploadpack.allowFilter", "true"]);
+        git(&bare, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
+        let root = git(&source, &["rev-list", "--max-parents=0", "HEAD"]);
+        let head = git(&source, &["rev-parse", "HEAD"]);
+        (dir, source, format!("file://{bare_text}"), root, head)
+    }
+
+    #[test]
+    fn a_shallow_boundary_is_not_named_a_root_and_the_root_can_be_fetched_by_id() {
+        let (dir, _, url, root, head) = served();
+        git(
+            dir.path(),
+            &["clone", "-q", "--depth", "1", &url, "shallow"],
+        );
+        let store = Store::discover(&dir.path().join("shallow")).expect("a repository");
+        assert!(store.is_shallow());
+        let head = CommitId::from(ObjectId::from_hex(head.as_bytes()).expect("hex"));
+        match store.root_commits(&head) {
+            Err(Error::Shallow { boundary, .. }) => assert_eq!(boundary, head),
+            other => panic!("expected the boundary to be reported: {other:?}"),
+        }
+        assert!(!store.is_root_commit(&root));
+        store
+            .fetch_commits("origin", std::slice::from_ref(&root))
+            .expect("the remote serves commits by id");
+        assert!(store.is_root_commit(&root), "the root, fetched, is a root");
+        assert!(
+            matches!(store.root_commits(&head), Err(Error::Shallow { .. })),
+            "still cut: the commits between are not here"
+        );
+    }
+
+    #[test]
+    fn control_a_whole_history_names_its_root() {
+        let (_dir, source, _, root, head) = served();
+        let store = Store::discover(&source).expect("a repository");
+        assert!(!store.is_shallow());
+        let head = CommitId::from(ObjectId::from_hex(head.as_bytes()).expect("hex"));
+        let roots = store.root_commits(&head).expect("a whole history");
+        assert_eq!(
+            roots.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec![root]
+        );
+    }
+
+    #[test]
+    fn a_partial_clone_reads_a_blob_its_promisor_remote_holds() {
+        let (dir, _, url, _, head) = served();
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                "partial",
+            ],
+        );
+        let store = Store::discover(&dir.path().join("partial")).expect("a repository");
+        assert_eq!(store.promisor_remote().as_deref(), Some("origin"));
+        let blob = store
+            .entry_id(&head, "f")
+            .expect("readable")
+            .expect("an entry");
+        assert!(!store.has_object(&blob), "the clone lacks the blob");
+        assert_eq!(
+            store.read_file(&head, "f").expect("fetched when read"),
+            Some(b"2\n".to_vec())
+        );
+    }
+
+    #[test]
+    fn control_without_a_promisor_a_missing_blob_stays_missing() {
+        let (dir, _, url, _, head) = served();
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                "partial",
+            ],
+        );
+        let clone = dir.path().join("partial");
+        git(&clone, &["config", "--unset", "remote.origin.promisor"]);
+        let store = Store::discover(&clone).expect("a repository");
+        assert_eq!(store.promisor_remote(), None);
+        assert!(
+            store.read_file(&head, "f").is_err(),
+            "nothing to fetch it from"
+        );
+    }
+}
