@@ -96,8 +96,12 @@ pub struct Judged {
     pub checked: String,
     /// Why the signature does not bind the checker, when it does not.
     pub signer_problem: Option<String>,
-    /// Which repository the record names and which this one is, when they differ.
+    /// Which repository the record names and which this one is, when they differ; or, in a
+    /// shallow clone that could not fetch the roots the record names, what was not checked.
     pub repo_problem: Option<String>,
+    /// Whether the repository identity could not be checked here (a shallow clone that cannot
+    /// fetch the roots), as opposed to checked and found to be another repository's.
+    pub repo_unchecked: bool,
     /// Evidence bundles that did not verify, with why.
     pub evidence_problems: Vec<String>,
 }
@@ -371,6 +375,7 @@ fn judge(
                 .is_none(),
     };
     let mismatches = record::mismatches(&rec, &observed);
+    let repo_unchecked = mismatches.contains(&"repo") && matches!(roots_here, Err(Some(_)));
     let repo_problem = if mismatches.contains(&"repo") {
         Some(match roots_here {
             Err(Some(unchecked)) => unchecked,
@@ -407,6 +412,7 @@ fn judge(
         signature,
         signer_problem,
         repo_problem,
+        repo_unchecked,
         evidence_problems,
     };
     Ok((judged, judgement))
@@ -740,6 +746,8 @@ fn explain(verification: &TreeVerification) -> (Option<String>, Option<String>) 
     }
     let fix = if verification.mismatches.contains(&"signature") {
         "configure the signers with `git config hpp.allowedSignersFile FILE`, or re-attest with --sign-key KEY"
+    } else if best.repo_unchecked && verification.mismatches == ["repo"] {
+        "deepen this clone (`git fetch --unshallow`), or fetch from a remote that serves commits by id, then verify again"
     } else if verification.mismatches.contains(&"signer") {
         "the checker named in the record signs it: `git hpp attest create ... --checker NAME --sign-key THEIR-KEY`"
     } else {

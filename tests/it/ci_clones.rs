@@ -266,6 +266,7 @@ fn control_a_shallow_clone_that_cannot_fetch_the_roots_says_what_was_not_checked
         "the boundary is not named as the root: {run}"
     );
     assert!(!run.stdout.contains("holds no readable record"), "{run}");
+    assert!(run.stdout.contains("fix: deepen this clone"), "{run}");
 }
 
 /// The commands an example CI file runs that call git-hpp (`run: git hpp ...` in a workflow,
