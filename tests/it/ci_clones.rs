@@ -431,3 +431,42 @@ fn control_the_ci_examples_fail_an_unattested_head() {
     assert_eq!(run.code, 2, "{run}");
     assert!(run.stdout.contains("no attestation for its tree"), "{run}");
 }
+
+#[test]
+fn a_range_that_runs_past_the_shallow_boundary_is_refused_not_cut_short() {
+    let project = project();
+    let root = &project.sandbox.root;
+    // Five commits on a branch, each with the attested tree: the whole range verifies where
+    // it is all here.
+    project.git(root, &["checkout", "-q", "-b", "feature"]);
+    for i in 0..5 {
+        project.git(
+            root,
+            &["commit", "-q", "--allow-empty", "-m", &format!("f{i}")],
+        );
+    }
+    project.git(root, &["push", "-q", text(&project.remote), "feature"]);
+    let head = project.git(root, &["rev-parse", "HEAD"]);
+
+    let cut = project.dir("cut");
+    gitlab_checkout(&project, &cut, &head, "2");
+    project.sandbox.hpp_in(&cut, &["fetch", "origin"]).ok();
+    let stderr = project
+        .sandbox
+        .hpp_in(&cut, &["verify", "origin/main..HEAD"])
+        .refused();
+    assert!(
+        stderr.contains("runs past the shallow boundary"),
+        "{stderr}"
+    );
+
+    // The same range in a clone deep enough to reach its base: every commit listed and passing.
+    let deep = project.dir("deep");
+    gitlab_checkout(&project, &deep, &head, "10");
+    project.sandbox.hpp_in(&deep, &["fetch", "origin"]).ok();
+    let run = project
+        .sandbox
+        .hpp_in(&deep, &["verify", "origin/main..HEAD"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.stdout.matches("ok   ").count(), 5, "{run}");
+}

@@ -241,6 +241,17 @@ pub enum Error {
         /// The first boundary commit met.
         boundary: CommitId,
     },
+    /// A range reaches the shallow boundary before its base: the commits beyond it are not in
+    /// this clone, so they cannot be listed, let alone verified.
+    #[error(
+        "{spec}: the range runs past the shallow boundary at {boundary}: the commits beyond it are not here"
+    )]
+    ShallowRange {
+        /// The range as given.
+        spec: String,
+        /// The boundary commit the walk met.
+        boundary: CommitId,
+    },
     /// git itself failed.
     #[error("git operation failed on {context}")]
     Git {

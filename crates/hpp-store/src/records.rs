@@ -311,7 +311,16 @@ impl Store {
                 .map_err(git(format!("walking {spec}")))?;
             let mut out = Vec::new();
             for info in walk {
-                out.push(info.map_err(git(format!("walking {spec}")))?.id.into());
+                let id = info.map_err(git(format!("walking {spec}")))?.id;
+                // gix's walk ends at the shallow boundary as if the range ended there: the
+                // commits beyond it, not here, would go unverified without a word.
+                if self.is_cut(id) && self.cut_short(id, base)? {
+                    return Err(Error::ShallowRange {
+                        spec: spec.to_owned(),
+                        boundary: id.into(),
+                    });
+                }
+                out.push(id.into());
             }
             return Ok(out);
         }
@@ -321,6 +330,27 @@ impl Store {
                 spec: spec.to_owned(),
             })?;
         Ok(vec![id.into()])
+    }
+
+    /// Tells whether the range down to `base` goes on past the boundary commit `id`: one of
+    /// its parents is neither `base` nor an ancestor of it here.
+    fn cut_short(&self, id: ObjectId, base: ObjectId) -> Result<bool, Error> {
+        let parents: Vec<ObjectId> = self
+            .repo
+            .find_commit(id)
+            .map_err(git(format!("reading {id}")))?
+            .parent_ids()
+            .map(|p| p.detach())
+            .collect();
+        for parent in parents {
+            let inside = parent == base
+                || (self.repo.has_object(parent)
+                    && self.is_ancestor(&parent.into(), &base.into())?);
+            if !inside {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Returns the tree of a commit.
