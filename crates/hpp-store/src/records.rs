@@ -309,12 +309,13 @@ impl Store {
                 .with_hidden([base])
                 .all()
                 .map_err(git(format!("walking {spec}")))?;
+            let shallow = self.is_shallow();
             let mut out = Vec::new();
             for info in walk {
                 let id = info.map_err(git(format!("walking {spec}")))?.id;
                 // gix's walk ends at the shallow boundary as if the range ended there: the
                 // commits beyond it, not here, would go unverified without a word.
-                if self.is_cut(id) && self.cut_short(id, base)? {
+                if shallow && self.is_cut(id) && self.cut_short(id, base)? {
                     return Err(Error::ShallowRange {
                         spec: spec.to_owned(),
                         boundary: id.into(),
