@@ -111,8 +111,12 @@ pub struct Judged {
     pub checked: String,
     /// Why the signature does not bind the checker, when it does not.
     pub signer_problem: Option<String>,
-    /// Which repository the record names and which this one is, when they differ.
+    /// Which repository the record names and which this one is, when they differ; or, in a
+    /// shallow clone that could not fetch the roots the record names, what was not checked.
     pub repo_problem: Option<String>,
+    /// Whether the repository identity could not be checked here (a shallow clone that cannot
+    /// fetch the roots), as opposed to checked and found to be another repository's.
+    pub repo_unchecked: bool,
     /// Evidence bundles that did not verify, with why.
     pub evidence_problems: Vec<String>,
 }
@@ -361,6 +365,17 @@ fn judge(
     let spec_path = text(rec.get("spec").and_then(|s| s.get("path"))).unwrap_or_default();
     let evidence_problems = evidence_problems(store, &rec)?;
     let roots = record::roots(&rec);
+    // Records read before their history is here (a server, a fetch's admission): a root not
+    // held at all is not checked, and nothing is fetched for it.
+    let roots_here = if options.history_elsewhere
+        && roots
+            .iter()
+            .all(|root| store.is_root_commit(root) || !store.has_object(root))
+    {
+        Ok(())
+    } else {
+        roots_here(store, &roots)
+    };
     let observed = record::Observed {
         tree: tree.to_string(),
         stored_snapshot: store.entry_id(name, SNAPSHOT_ENTRY)?,
@@ -372,10 +387,7 @@ fn judge(
             store.tree_entry_id(tree, &spec_path)?
         },
         repo_id: repo_id.to_owned(),
-        roots_present: roots.iter().all(|root| {
-            store.is_root_commit(root)
-                || (options.history_elsewhere && store.commit_id(root).is_none())
-        }),
+        roots_present: roots_here.is_ok(),
         signer_problem: signer_problem.clone(),
         signature_ok,
         evidence_ok: evidence_problems.is_empty(),
@@ -388,8 +400,12 @@ fn judge(
                 .is_none(),
     };
     let mismatches = record::mismatches(&rec, &observed);
+    let repo_unchecked = mismatches.contains(&"repo") && matches!(roots_here, Err(Some(_)));
     let repo_problem = if mismatches.contains(&"repo") {
-        Some(repo_problem(store, &rec, &roots, repo_id)?)
+        Some(match roots_here {
+            Err(Some(unchecked)) => unchecked,
+            _ => repo_problem(store, &rec, &roots, repo_id)?,
+        })
     } else {
         None
     };
@@ -421,9 +437,59 @@ fn judge(
         signature,
         signer_problem,
         repo_problem,
+        repo_unchecked,
         evidence_problems,
     };
     Ok((judged, judgement))
+}
+
+/// Tells whether every root commit a v3 record names is a root commit here. A shallow clone
+/// holds no root of its own history, so the roots it lacks are fetched by id from the remote
+/// it came from; when they cannot be, the identity was not checked and `Err(Some(why))` says
+/// exactly that (never that the record is about another repository, never a pass).
+fn roots_here(store: &Store, roots: &[String]) -> Result<(), Option<String>> {
+    let all_roots = || roots.iter().all(|root| store.is_root_commit(root));
+    if all_roots() {
+        return Ok(());
+    }
+    let missing: Vec<String> = roots
+        .iter()
+        .filter(|root| !store.has_object(root))
+        .cloned()
+        .collect();
+    if missing.is_empty() || !store.is_shallow() {
+        return Err(None);
+    }
+    let fetched = match store.source_remote() {
+        Some(remote) => store
+            .fetch_commits(&remote, &missing)
+            .map_err(|e| format!("fetching them from {remote} failed ({e})")),
+        None => Err("this repository has no remote to fetch them from".to_owned()),
+    };
+    match fetched {
+        Ok(()) if all_roots() => Ok(()),
+        Ok(()) => Err(None),
+        Err(why) => {
+            let boundary = store.shallow_boundary();
+            Err(Some(format!(
+                "not checked: this clone is shallow (its history is cut at {}), the root commit(s) {} the record names are not here, and {why}; verify in a clone with the whole history, or deepen this one with `git fetch --unshallow`",
+                short_ids(&boundary.iter().map(ToString::to_string).collect::<Vec<_>>()),
+                short_ids(&missing)
+            )))
+        }
+    }
+}
+
+/// Ids shortened to 12 digits, joined; `nothing` for none.
+fn short_ids(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "nothing".to_owned()
+    } else {
+        ids.iter()
+            .map(|id| id.get(..12).unwrap_or(id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Why a verified signer's verdict does not count under the trust policy: they hold no
@@ -442,16 +508,6 @@ fn repo_problem(
     roots: &[String],
     repo_id: &str,
 ) -> Result<String, Error> {
-    let short = |ids: &[String]| -> String {
-        if ids.is_empty() {
-            "nothing".to_owned()
-        } else {
-            ids.iter()
-                .map(|id| id.get(..12).unwrap_or(id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
     if rec.get("schema").and_then(Value::as_str) == Some(record::SCHEMA_V2) {
         let named = rec
             .get("repo")
@@ -464,18 +520,23 @@ fn repo_problem(
             repo_id.get(..12).unwrap_or(repo_id)
         ));
     }
-    let here: Vec<String> = match store.head_commit()? {
-        Some(head) => store
-            .root_commits(&head)?
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
-        None => Vec::new(),
+    let here = match store.head_commit()? {
+        Some(head) => match store.root_commits(&head) {
+            Ok(found) => short_ids(&found.iter().map(ToString::to_string).collect::<Vec<_>>()),
+            // The boundary of a shallow clone is not its root: say where the history is cut.
+            Err(store::Error::Shallow { boundary, .. }) => {
+                format!(
+                    "cut at {} (a shallow clone)",
+                    short_ids(&[boundary.to_string()])
+                )
+            }
+            Err(e) => return Err(e.into()),
+        },
+        None => short_ids(&[]),
     };
     Ok(format!(
-        "the record names the history rooted at {}; this repository's history is rooted at {}",
-        short(roots),
-        short(&here)
+        "the record names the history rooted at {}; this repository's history is rooted at {here}",
+        short_ids(roots),
     ))
 }
 
@@ -710,6 +771,8 @@ fn explain(verification: &TreeVerification) -> (Option<String>, Option<String>) 
     }
     let fix = if verification.mismatches.contains(&"signature") {
         "configure the signers with `git config hpp.allowedSignersFile FILE`, or re-attest with --sign-key KEY"
+    } else if best.repo_unchecked && verification.mismatches == ["repo"] {
+        "deepen this clone (`git fetch --unshallow`), or fetch from a remote that serves commits by id, then verify again"
     } else if verification.mismatches.contains(&"signer") {
         "the checker named in the record signs it: `git hpp attest create ... --checker NAME --sign-key THEIR-KEY`"
     } else {

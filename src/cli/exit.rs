@@ -118,6 +118,12 @@ impl From<store::Error> for CliError {
                     "commit first (`git commit`); until then `git hpp attest verify` checks the workspace itself",
                 )
             }
+            E::Shallow { .. } => CliError::refused(e).hint(
+                "work in a clone with the whole history, or deepen this one: git fetch --unshallow",
+            ),
+            E::ShallowRange { .. } => CliError::refused(e).hint(
+                "deepen the clone until it reaches the range's base (git fetch --deepen N, or --unshallow), or verify a shorter range",
+            ),
             E::Moved { .. }
             | E::Busy { .. }
             | E::Contended { .. }

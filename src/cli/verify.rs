@@ -19,7 +19,10 @@ use hpp_core::attestation::Status;
 /// unless --allow-unsigned or hpp.requireSigned=false. Each line says what was checked
 /// ("signature verified (checker-b)" or "unsigned: not checked"), what is missing and the
 /// command that would fix it. Refs that hold no readable record are named, never fatal. Works in
-/// a bare repository and from a plain clone. Exits 0 when every commit passes, 2 otherwise.
+/// a bare repository, from a plain clone, and in the clones CI makes: in a shallow clone the
+/// root commits a record names are fetched by id from the remote (when they cannot be, the
+/// identity is said to be not checked, and the commit fails); in a partial clone what a record
+/// lacks is fetched from the promisor remote. Exits 0 when every commit passes, 2 otherwise.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
     /// Commit or range (A..B) to verify

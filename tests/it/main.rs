@@ -15,6 +15,7 @@ mod attest;
 mod board;
 mod border;
 mod checker;
+mod ci_clones;
 mod cite;
 mod cli;
 mod context;

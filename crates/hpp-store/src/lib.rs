@@ -25,8 +25,11 @@
 //! - `worktrees`, `status`, `worktree_facts`: linked worktrees and what git says of them;
 //! - `receive`: a push seen before it is accepted (quarantined objects, pending ref updates);
 //! - `sync`: push and fetch of `refs/hpp/*` and the notes, never forcing;
+//! - `clones`: shallow and partial clones: the boundary never taken for a root, promised
+//!   objects fetched when read;
 //! - `git_cli`: the one place that spawns `git`, for what gix has no API for.
 
+mod clones;
 mod diff;
 mod git_cli;
 mod log;
@@ -234,6 +237,27 @@ pub enum Error {
     Clash {
         /// The ref.
         name: String,
+    },
+    /// A walk to the history's roots met the shallow boundary: the clone holds no root to name.
+    #[error(
+        "the history of {commit} is cut at {boundary} (a shallow clone): its root commits are not here"
+    )]
+    Shallow {
+        /// The commit whose history was walked.
+        commit: CommitId,
+        /// The first boundary commit met.
+        boundary: CommitId,
+    },
+    /// A range reaches the shallow boundary before its base: the commits beyond it are not in
+    /// this clone, so they cannot be listed, let alone verified.
+    #[error(
+        "{spec}: the range runs past the shallow boundary at {boundary}: the commits beyond it are not here"
+    )]
+    ShallowRange {
+        /// The range as given.
+        spec: String,
+        /// The boundary commit the walk met.
+        boundary: CommitId,
     },
     /// git itself failed.
     #[error("git operation failed on {context}")]

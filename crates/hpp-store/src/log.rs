@@ -76,6 +76,21 @@ impl Store {
         Ok(Some(self.read_links(commits, file)?))
     }
 
+    /// Fetches, in two `git fetch`es rather than one per commit, the trees of `commits` and
+    /// their blob `file` that a partial clone lacks.
+    fn fetch_log_files(&self, commits: &[(ObjectId, Vec<ObjectId>, ObjectId)], file: &str) {
+        self.fetch_promised(commits.iter().map(|(_, _, tree)| *tree));
+        let blobs: Vec<ObjectId> = commits
+            .iter()
+            .filter_map(|(_, _, tree)| {
+                let tree = self.repo.find_tree(*tree).ok()?;
+                let entry = tree.find_entry(file)?;
+                entry.mode().is_blob().then(|| entry.object_id())
+            })
+            .collect();
+        self.fetch_promised(blobs);
+    }
+
     /// A commit of the log `name`: its parents, its tree and its commit time (seconds).
     pub(crate) fn commit_shape(
         &self,
@@ -141,6 +156,9 @@ impl Store {
                     }
                 })
                 .collect()
+        }
+        if self.promisor_remote().is_some() {
+            self.fetch_log_files(commits, file);
         }
         const PARALLEL_FROM: usize = 512;
         let threads = std::thread::available_parallelism()

@@ -9,7 +9,8 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
-use super::{CommitId, Error, Store, TreeId, git, refs};
+use super::clones::Entry;
+use super::{CommitId, Error, Store, TreeId, git, git_cli, refs};
 
 /// The notes ref that mirrors attestations for `git log --notes=hpp`.
 pub const NOTES_REF: &str = "refs/notes/hpp";
@@ -171,24 +172,18 @@ impl Store {
         let Some(commit) = self.resolve_commit(name)? else {
             return Ok(None);
         };
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .map_err(git(format!("reading {name}")))?
-            .tree()
-            .map_err(git(format!("reading the tree of {name}")))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(path)
+        let tree = self.tree_of_commit(name, commit)?;
+        let Some(entry) = self
+            .lookup(tree, path)
             .map_err(git(format!("looking up {path} in {name}")))?
         else {
             return Ok(None);
         };
-        if !entry.mode().is_blob() {
+        if !entry.mode.is_blob() {
             return Ok(None);
         }
         let blob = self
-            .repo
-            .find_blob(entry.object_id())
+            .object(entry.id)
             .map_err(git(format!("reading {path} of {name}")))?;
         Ok(Some(blob.data.clone()))
     }
@@ -198,31 +193,32 @@ impl Store {
         let Some(commit) = self.resolve_commit(name)? else {
             return Ok(None);
         };
-        let tree = self
+        let tree = self.tree_of_commit(name, commit)?;
+        Ok(self
+            .lookup(tree, path)
+            .map_err(git(format!("looking up {path} in {name}")))?
+            .map(|e| e.id.to_hex().to_string()))
+    }
+
+    /// The tree of the commit `commit` (reached as `name`).
+    fn tree_of_commit(&self, name: &str, commit: ObjectId) -> Result<ObjectId, Error> {
+        Ok(self
             .repo
             .find_commit(commit)
             .map_err(git(format!("reading {name}")))?
-            .tree()
-            .map_err(git(format!("reading the tree of {name}")))?;
-        Ok(tree
-            .lookup_entry_by_path(path)
-            .map_err(git(format!("looking up {path} in {name}")))?
-            .map(|e| e.object_id().to_hex().to_string()))
+            .tree_id()
+            .map_err(git(format!("reading the tree of {name}")))?
+            .detach())
     }
 
     /// The entry at `path` inside the tree `tree`, if any.
-    fn tree_entry(
-        &self,
-        tree: &TreeId,
-        path: &str,
-    ) -> Result<Option<gix::object::tree::Entry<'_>>, Error> {
-        let tree = self
-            .repo
-            .find_tree(tree.oid())
-            .map_err(|_| Error::NotATree {
+    fn tree_entry(&self, tree: &TreeId, path: &str) -> Result<Option<Entry>, Error> {
+        if self.object(tree.oid()).ok().map(|o| o.kind) != Some(gix::object::Kind::Tree) {
+            return Err(Error::NotATree {
                 id: tree.to_string(),
-            })?;
-        tree.lookup_entry_by_path(path)
+            });
+        }
+        self.lookup(tree.oid(), path)
             .map_err(git(format!("looking up {path}")))
     }
 
@@ -230,31 +226,25 @@ impl Store {
     pub fn tree_entry_id(&self, tree: &TreeId, path: &str) -> Result<Option<String>, Error> {
         Ok(self
             .tree_entry(tree, path)?
-            .map(|e| e.object_id().to_hex().to_string()))
+            .map(|e| e.id.to_hex().to_string()))
     }
 
     /// Tells whether `path` names a directory (a tree entry) inside the tree `tree`.
     pub fn is_dir_in(&self, tree: &TreeId, path: &str) -> Result<bool, Error> {
         Ok(self
             .tree_entry(tree, path)?
-            .is_some_and(|e| e.mode().is_tree()))
+            .is_some_and(|e| e.mode.is_tree()))
     }
 
     /// Returns the bytes of the blob at `path` inside the tree `tree`; `None` when there is no
     /// entry there or it is not a blob (a directory, a gitlink).
     pub fn tree_blob(&self, tree: &TreeId, path: &str) -> Result<Option<Vec<u8>>, Error> {
-        let found = self
-            .repo
-            .find_tree(tree.oid())
-            .map_err(|_| Error::NotATree {
-                id: tree.to_string(),
-            })?
-            .lookup_entry_by_path(path)
-            .map_err(git(format!("looking up {path}")))?;
-        let Some(entry) = found.filter(|e| e.mode().is_blob()) else {
+        let Some(entry) = self.tree_entry(tree, path)?.filter(|e| e.mode.is_blob()) else {
             return Ok(None);
         };
-        let blob = entry.object().map_err(git(format!("reading {path}")))?;
+        let blob = self
+            .object(entry.id)
+            .map_err(git(format!("reading {path}")))?;
         Ok(Some(blob.data.clone()))
     }
 
@@ -319,9 +309,19 @@ impl Store {
                 .with_hidden([base])
                 .all()
                 .map_err(git(format!("walking {spec}")))?;
+            let shallow = self.is_shallow();
             let mut out = Vec::new();
             for info in walk {
-                out.push(info.map_err(git(format!("walking {spec}")))?.id.into());
+                let id = info.map_err(git(format!("walking {spec}")))?.id;
+                // gix's walk ends at the shallow boundary as if the range ended there: the
+                // commits beyond it, not here, would go unverified without a word.
+                if shallow && self.is_cut(id) && self.cut_short(id, base)? {
+                    return Err(Error::ShallowRange {
+                        spec: spec.to_owned(),
+                        boundary: id.into(),
+                    });
+                }
+                out.push(id.into());
             }
             return Ok(out);
         }
@@ -331,6 +331,27 @@ impl Store {
                 spec: spec.to_owned(),
             })?;
         Ok(vec![id.into()])
+    }
+
+    /// Tells whether the range down to `base` goes on past the boundary commit `id`: one of
+    /// its parents is neither `base` nor an ancestor of it here.
+    fn cut_short(&self, id: ObjectId, base: ObjectId) -> Result<bool, Error> {
+        let parents: Vec<ObjectId> = self
+            .repo
+            .find_commit(id)
+            .map_err(git(format!("reading {id}")))?
+            .parent_ids()
+            .map(|p| p.detach())
+            .collect();
+        for parent in parents {
+            let inside = parent == base
+                || (self.repo.has_object(parent)
+                    && self.is_ancestor(&parent.into(), &base.into())?);
+            if !inside {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Returns the tree of a commit.
@@ -399,10 +420,45 @@ impl Store {
             .map_err(git("opening notes"))?
             .with_refs([notes_ref])
             .map_err(git("opening notes"))?;
-        let found = notes
-            .get(commit.oid())
-            .map_err(git(format!("reading the note of {commit}")))?;
+        let found = match notes.get(commit.oid()) {
+            Ok(found) => found,
+            // gix cannot fetch what a partial clone lacks; git's own read fetches it lazily.
+            Err(e) if self.promisor_remote().is_some() => {
+                return self.note_by_git(commit).map_err(|_| Error::Git {
+                    context: format!("reading the note of {commit}"),
+                    source: e,
+                });
+            }
+            Err(e) => return Err(git(format!("reading the note of {commit}"))(e)),
+        };
         Ok(found.into_iter().next().map(|n| n.blob.data.clone()))
+    }
+
+    /// Reads the note on `commit` through `git notes show`, which fetches what a partial clone
+    /// lacks from its promisor remote.
+    fn note_by_git(&self, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
+        let what = format!("git notes show {commit}");
+        let out = git_cli::output(
+            git_cli::in_repo(self.repo.git_dir(), self.workdir()).args([
+                "notes",
+                "--ref",
+                NOTES_REF,
+                "show",
+                commit.as_str(),
+            ]),
+            &what,
+        )?;
+        if out.status.success() {
+            return Ok(Some(out.stdout));
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("no note found") {
+            return Ok(None);
+        }
+        Err(Error::GitFailed {
+            what,
+            stderr: stderr.trim().to_owned(),
+        })
     }
 
     /// Sets the note on `commit` in [`NOTES_REF`] (a derived, human-readable mirror).

@@ -266,7 +266,8 @@ impl Store {
     }
 
     /// Returns the root commits (those without parents) of the history of `commit`, sorted.
-    /// Walks the whole history once.
+    /// Walks the whole history once. In a shallow clone whose boundary cuts that history, the
+    /// roots are not here: [`Error::Shallow`], never the boundary named as a root.
     pub fn root_commits(&self, commit: &CommitId) -> Result<Vec<CommitId>, Error> {
         let walk = self
             .repo
@@ -277,6 +278,13 @@ impl Store {
         for info in walk {
             let info = info.map_err(git(format!("walking the history of {commit}")))?;
             if info.parent_ids.is_empty() {
+                // gix's walk ends at the shallow boundary as if it were the root.
+                if self.is_cut(info.id) {
+                    return Err(Error::Shallow {
+                        commit: commit.clone(),
+                        boundary: info.id.into(),
+                    });
+                }
                 roots.push(CommitId::from(info.id));
             }
         }

@@ -1,0 +1,342 @@
+//! The clones CI systems make: shallow ones (`--depth`, one commit fetched by id), whose history
+//! is cut at a boundary that is not its root, and partial ones (`--filter=blob:none`,
+//! `--filter=tree:0`), whose objects a promisor remote holds until they are read.
+//!
+//! gix reads neither kind as git does: it has no lazy fetch, so an object the promisor remote
+//! holds reads as missing; and its history walk stops at the shallow boundary as if it were the
+//! root. Here, an object missing from a partial clone is fetched from its promisor remote the
+//! way git's own lazy fetch does it (`git fetch --filter=blob:none <promisor> <id>...`), and a
+//! walk that meets the shallow boundary says so ([`Error::Shallow`]) instead of naming it a
+//! root.
+
+use gix::ObjectId;
+
+use super::{CommitId, Error, Store, git_cli, sync};
+
+/// A path's entry inside a tree: its mode and id.
+pub(crate) struct Entry {
+    /// The entry's mode.
+    pub mode: gix::objs::tree::EntryMode,
+    /// The object it names.
+    pub id: ObjectId,
+}
+
+impl Store {
+    /// Tells whether this repository is a shallow clone (it has a non-empty `shallow` file).
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow().unwrap_or(false)
+    }
+
+    /// Returns the commits at the shallow boundary (those whose parents are not here), sorted;
+    /// empty when the clone is not shallow.
+    pub fn shallow_boundary(&self) -> Vec<CommitId> {
+        let Ok(Some(commits)) = self.repo.shallow_commits() else {
+            return Vec::new();
+        };
+        let mut ids: Vec<CommitId> = commits.iter().map(|id| CommitId::from(*id)).collect();
+        ids.sort();
+        ids
+    }
+
+    /// Tells whether `id` is cut off by the shallow boundary: listed in the `shallow` file while
+    /// its commit names parents. A root commit that a depth-1 fetch listed there is not.
+    pub(crate) fn is_cut(&self, id: ObjectId) -> bool {
+        let Ok(Some(commits)) = self.repo.shallow_commits() else {
+            return false;
+        };
+        commits.contains(&id)
+            && self
+                .repo
+                .find_commit(id)
+                .is_ok_and(|c| c.parent_ids().next().is_some())
+    }
+
+    /// Returns the remote a partial clone's missing objects come from (`extensions.partialClone`,
+    /// else the first remote with `promisor = true`); `None` when this is not a partial clone.
+    pub fn promisor_remote(&self) -> Option<String> {
+        if let Some(name) = self.config_string("extensions.partialClone") {
+            return Some(name);
+        }
+        self.repo
+            .remote_names()
+            .into_iter()
+            .map(|n| n.to_string())
+            .find(|name| self.config_bool(&format!("remote.{name}.promisor")) == Some(true))
+    }
+
+    /// Returns the remote to fetch what verification lacks from: the promisor remote of a
+    /// partial clone, else the current branch's remote, else `origin`, else the only remote.
+    pub fn source_remote(&self) -> Option<String> {
+        if let Some(promisor) = self.promisor_remote() {
+            return Some(promisor);
+        }
+        let branch = self.current_branch().ok().flatten();
+        if let Some(remote) = branch.and_then(|b| self.config_string(&format!("branch.{b}.remote")))
+        {
+            return Some(remote);
+        }
+        let names: Vec<String> = self
+            .repo
+            .remote_names()
+            .into_iter()
+            .map(|n| n.to_string())
+            .collect();
+        if names.iter().any(|n| n == "origin") {
+            return Some("origin".to_owned());
+        }
+        match names.as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        }
+    }
+
+    /// Fetches from the promisor remote those of `ids` that are not here, in one `git fetch`,
+    /// as git's lazy fetch does. Does nothing outside a partial clone or when all are here; a
+    /// fetch that fails leaves them missing, and the reader that needed them says so.
+    pub(crate) fn fetch_promised(&self, ids: impl IntoIterator<Item = ObjectId>) {
+        let Some(remote) = self.promisor_remote() else {
+            return;
+        };
+        let mut missing: Vec<String> = ids
+            .into_iter()
+            .filter(|id| !self.repo.has_object(*id))
+            .map(|id| id.to_string())
+            .collect();
+        missing.sort();
+        missing.dedup();
+        if missing.is_empty() || sync::not_an_option(&remote).is_err() {
+            return;
+        }
+        let mut cmd = git_cli::in_repo(self.repo.git_dir(), self.workdir());
+        cmd.args([
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--filter=blob:none",
+            &remote,
+        ])
+        .args(&missing);
+        // A failure is not an error here: the object stays missing and its reader reports it.
+        let _ = git_cli::output(&mut cmd, "git fetch (promised objects)");
+    }
+
+    /// Reads the object `id`, fetching it first from the promisor remote of a partial clone
+    /// when it is not here.
+    pub(crate) fn object(&self, id: ObjectId) -> Result<gix::Object<'_>, gix::Error> {
+        if !self.repo.has_object(id) {
+            self.fetch_promised([id]);
+        }
+        self.repo.find_object(id)
+    }
+
+    /// Looks `path` (`/`-separated) up inside the tree `tree`, fetching each tree on the way
+    /// that a partial clone lacks. `None` when there is no entry at that path.
+    pub(crate) fn lookup(&self, tree: ObjectId, path: &str) -> Result<Option<Entry>, gix::Error> {
+        let mut current = tree;
+        let mut found = None;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            if found.as_ref().is_some_and(|e: &Entry| !e.mode.is_tree()) {
+                return Ok(None);
+            }
+            let object = self.object(current)?;
+            let tree = object.try_into_tree()?;
+            let Some(entry) = tree.find_entry(part) else {
+                return Ok(None);
+            };
+            let next = Entry {
+                mode: entry.mode(),
+                id: entry.object_id(),
+            };
+            current = next.id;
+            found = Some(next);
+        }
+        Ok(found)
+    }
+
+    /// Fetches the commits `ids` from `remote` at depth 1 (`git fetch --depth=1 <remote>
+    /// <id>...`): how a shallow clone gets the root commits a record names, which its own
+    /// history cannot reach. The remote must serve commits by id, as hosted forges do.
+    pub fn fetch_commits(&self, remote: &str, ids: &[String]) -> Result<(), Error> {
+        sync::not_an_option(remote)?;
+        if let Some(bad) = ids
+            .iter()
+            .find(|id| ObjectId::from_hex(id.as_bytes()).is_err())
+        {
+            return Err(Error::NoSuchRevision { spec: bad.clone() });
+        }
+        let what = format!("git fetch --depth=1 {remote}");
+        let mut cmd = git_cli::in_repo(self.repo.git_dir(), self.workdir());
+        cmd.args([
+            "fetch",
+            "--quiet",
+            "--depth=1",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            remote,
+        ])
+        .args(ids);
+        let out = git_cli::output(&mut cmd, &what)?;
+        if !out.status.success() {
+            return Err(Error::GitFailed {
+                what,
+                stderr: String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    use super::*;
+
+    /// Runs git in `dir`, cut off from the user's config, with a fixed identity.
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    }
+
+    /// A source repository of three commits, served from a bare copy over file:// that allows
+    /// filters and fetches by id; returns (tempdir, source, url, root, head).
+    fn served() -> (
+        tempfile::TempDir,
+        std::path::PathBuf,
+        String,
+        String,
+        String,
+    ) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let source = dir.path().join("source");
+        std::fs::create_dir_all(&source).expect("writable");
+        git(&source, &["init", "-q", "-b", "main"]);
+        for i in 0..3 {
+            std::fs::write(source.join("f"), format!("{i}\n")).expect("writable");
+            git(&source, &["add", "f"]);
+            git(&source, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        let bare = dir.path().join("remote.git");
+        let bare_text = bare.to_str().expect("UTF-8 path");
+        git(dir.path(), &["clone", "-q", "--bare", "source", bare_text]);
+        git(&bare, &["config", "uploadpack.allowFilter", "true"]);
+        git(&bare, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
+        let root = git(&source, &["rev-list", "--max-parents=0", "HEAD"]);
+        let head = git(&source, &["rev-parse", "HEAD"]);
+        (dir, source, format!("file://{bare_text}"), root, head)
+    }
+
+    #[test]
+    fn a_shallow_boundary_is_not_named_a_root_and_the_root_can_be_fetched_by_id() {
+        let (dir, _, url, root, head) = served();
+        git(
+            dir.path(),
+            &["clone", "-q", "--depth", "1", &url, "shallow"],
+        );
+        let store = Store::discover(&dir.path().join("shallow")).expect("a repository");
+        assert!(store.is_shallow());
+        let head = CommitId::from(ObjectId::from_hex(head.as_bytes()).expect("hex"));
+        match store.root_commits(&head) {
+            Err(Error::Shallow { boundary, .. }) => assert_eq!(boundary, head),
+            other => panic!("expected the boundary to be reported: {other:?}"),
+        }
+        assert!(!store.is_root_commit(&root));
+        store
+            .fetch_commits("origin", std::slice::from_ref(&root))
+            .expect("the remote serves commits by id");
+        assert!(store.is_root_commit(&root), "the root, fetched, is a root");
+        assert!(
+            matches!(store.root_commits(&head), Err(Error::Shallow { .. })),
+            "still cut: the commits between are not here"
+        );
+    }
+
+    #[test]
+    fn control_a_whole_history_names_its_root() {
+        let (_dir, source, _, root, head) = served();
+        let store = Store::discover(&source).expect("a repository");
+        assert!(!store.is_shallow());
+        let head = CommitId::from(ObjectId::from_hex(head.as_bytes()).expect("hex"));
+        let roots = store.root_commits(&head).expect("a whole history");
+        assert_eq!(
+            roots.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec![root]
+        );
+    }
+
+    #[test]
+    fn a_partial_clone_reads_a_blob_its_promisor_remote_holds() {
+        let (dir, _, url, _, head) = served();
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                "partial",
+            ],
+        );
+        let store = Store::discover(&dir.path().join("partial")).expect("a repository");
+        assert_eq!(store.promisor_remote().as_deref(), Some("origin"));
+        let blob = store
+            .entry_id(&head, "f")
+            .expect("readable")
+            .expect("an entry");
+        assert!(!store.has_object(&blob), "the clone lacks the blob");
+        assert_eq!(
+            store.read_file(&head, "f").expect("fetched when read"),
+            Some(b"2\n".to_vec())
+        );
+    }
+
+    #[test]
+    fn control_without_a_promisor_a_missing_blob_stays_missing() {
+        let (dir, _, url, _, head) = served();
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                "partial",
+            ],
+        );
+        let clone = dir.path().join("partial");
+        git(&clone, &["config", "--unset", "remote.origin.promisor"]);
+        let store = Store::discover(&clone).expect("a repository");
+        assert_eq!(store.promisor_remote(), None);
+        assert!(
+            store.read_file(&head, "f").is_err(),
+            "nothing to fetch it from"
+        );
+    }
+}
