@@ -1,8 +1,9 @@
 //! Many machines, one history: fetched records reconciled into `refs/hpp/`.
 //!
 //! A fetch stages the remote's records under `refs/hpp-remote/<remote>/` (the store's `sync`),
-//! so a plain `git fetch` or `git pull` never fails on them. [`fetch`] then takes each staged
-//! record into `refs/hpp/` by compare-and-swap, forward only:
+//! so a plain `git fetch` or `git pull` never fails on them. [`fetch`] then decides, for each
+//! staged record, how far it is taken into `refs/hpp/` (forward only), and moves them all in
+//! one ref transaction, each edit a compare-and-swap:
 //!
 //! - a record only the remote has is created; one the remote moved on is fast-forwarded; one
 //!   the remote lacks or has an older form of is left for the next push;
@@ -30,7 +31,7 @@ use serde::Serialize;
 use crate::events::reconcile::Join;
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::event_loop::gates::Standing;
-use hpp_store::{self as store, CommitId, Relation, Store, refs};
+use hpp_store::{self as store, CommitId, RefMove, Relation, Store, refs};
 
 /// Why a reconciliation failed (the store; every record-level outcome is in the [`Report`]).
 #[derive(Debug, thiserror::Error)]
@@ -172,14 +173,25 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
         Kind::Accepted => 3,
         _ => 1,
     });
+    // Every record but Hop's chain is decided against a view that holds the moves decided
+    // before it (the policy before the records, the records before the loops whose gates name
+    // them); then they all move in one ref transaction.
+    let mut view = store.view();
+    let mut moves: Vec<RefMove> = Vec::new();
+    let mut decided: Vec<(String, String, Outcome)> = Vec::new();
+    let mut accepted = None;
     for (name, theirs) in order {
         let staged_name = format!("{}{}", staged.prefix, &name[refs::PREFIX.len()..]);
+        if kind(name) == Kind::Accepted {
+            accepted = Some((name, theirs, staged_name));
+            continue;
+        }
         let outcome = if name == refs::TRUST
-            && let Err(refused) = trusted(store, &staged_name, pin.as_deref())?
+            && let Err(refused) = trusted(&view, &staged_name, pin.as_deref())?
         {
             refused
         } else {
-            match admissible(store, spec, name, store.tip(name)?, theirs, &staged_name)? {
+            match admissible(&view, spec, name, view.tip(name)?, theirs, &staged_name)? {
                 Err(reason) => Outcome::Diverged {
                     reason,
                     next: format!(
@@ -187,10 +199,22 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
                     ),
                 },
                 Ok(dropped) => {
-                    if let Some(join) = &dropped {
-                        preserve(store, join)?;
+                    if let Some(join) = &dropped
+                        && view.tip(&join.preserved_ref)?.is_none()
+                    {
+                        let preserve = RefMove {
+                            name: join.preserved_ref.clone(),
+                            expected: None,
+                            new: join.preserved.clone(),
+                        };
+                        view.stage(&preserve.name, Some(&preserve.new));
+                        moves.push(preserve);
                     }
-                    let outcome = take(store, name, theirs, &staged_name)?;
+                    let (outcome, planned) = plan(&view, name, theirs, &staged_name)?;
+                    if let Some(planned) = planned {
+                        view.stage(&planned.name, Some(&planned.new));
+                        moves.push(planned);
+                    }
                     if let (Some(join), Outcome::Forwarded) = (dropped, &outcome) {
                         report.preserved.push(Preserved {
                             name: name.clone(),
@@ -203,13 +227,27 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
                 }
             }
         };
+        decided.push((name.clone(), staged_name, outcome));
+    }
+    drop(view);
+    let raced = make_moves(store, &moves)?;
+    if let Some((name, theirs, staged_name)) = accepted {
+        let outcome = take_accepted(store, theirs, &staged_name)?;
+        decided.push((name.clone(), staged_name, outcome));
+    }
+    for (name, staged_name, outcome) in decided {
+        let outcome = if raced.contains(&name) {
+            again()
+        } else {
+            outcome
+        };
         match outcome {
-            Outcome::Created | Outcome::Forwarded => report.updated.push(name.clone()),
-            Outcome::Merged => report.merged.push(name.clone()),
+            Outcome::Created | Outcome::Forwarded => report.updated.push(name),
+            Outcome::Merged => report.merged.push(name),
             Outcome::Same => report.up_to_date += 1,
-            Outcome::Ahead => report.ahead.push(name.clone()),
+            Outcome::Ahead => report.ahead.push(name),
             Outcome::Diverged { reason, next } => report.diverged.push(Diverged {
-                name: name.clone(),
+                name,
                 staged: staged_name,
                 reason,
                 next,
@@ -239,12 +277,104 @@ enum Outcome {
 
 const RACED: &str = "it moved here while the fetch ran";
 
-/// Takes the remote's `theirs` of `name` as far as its kind allows.
-fn take(store: &Store, name: &str, theirs: &CommitId, staged: &str) -> Result<Outcome, Error> {
-    let again = || Outcome::Diverged {
+/// The report of a record whose ref moved here while the fetch ran.
+fn again() -> Outcome {
+    Outcome::Diverged {
         reason: RACED.to_owned(),
         next: "run `git hpp fetch` again".to_owned(),
+    }
+}
+
+/// Makes `moves` in one ref transaction; when one lost its race, nothing moved, and each is
+/// then made on its own. Returns the refs whose move lost (moved here while the fetch ran).
+fn make_moves(store: &Store, moves: &[RefMove]) -> Result<Vec<String>, Error> {
+    match store.move_refs(moves) {
+        Ok(()) => return Ok(Vec::new()),
+        Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let mut raced = Vec::new();
+    for planned in moves {
+        let made = match &planned.expected {
+            None => store.create_ref(&planned.name, &planned.new),
+            Some(expected) => store.move_ref(&planned.name, expected, &planned.new),
+        };
+        match made {
+            Ok(()) => {}
+            Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {
+                raced.push(planned.name.clone());
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(raced)
+}
+
+/// Decides how far the remote's `theirs` of `name` is taken as its kind allows, and the move
+/// that takes it (a set log's merge commit is written here; no ref moves).
+fn plan(
+    store: &Store,
+    name: &str,
+    theirs: &CommitId,
+    staged: &str,
+) -> Result<(Outcome, Option<RefMove>), Error> {
+    let to = |expected: Option<CommitId>, new: &CommitId| RefMove {
+        name: name.to_owned(),
+        expected,
+        new: new.clone(),
     };
+    let Some(ours) = store.tip(name)? else {
+        return Ok((Outcome::Created, Some(to(None, theirs))));
+    };
+    match store.relation(&ours, theirs)? {
+        Relation::Same => return Ok((Outcome::Same, None)),
+        Relation::Ahead => return Ok((Outcome::Ahead, None)),
+        Relation::Behind => return Ok((Outcome::Forwarded, Some(to(Some(ours), theirs)))),
+        Relation::Diverged(_) => {}
+    }
+    let log = match kind(name) {
+        Kind::Set(log) => log,
+        Kind::Loop(id) => {
+            return Ok((
+                Outcome::Diverged {
+                    reason: "a loop is one work item's history and both machines appended to it"
+                        .to_owned(),
+                    next: format!(
+                        "keep one side with `git hpp event reconcile --loop {id} --keep ours` (or \
+                         `--keep theirs`); the other stays reachable"
+                    ),
+                },
+                None,
+            ));
+        }
+        Kind::Accepted | Kind::Other => {
+            return Ok((
+                Outcome::Diverged {
+                    reason: "this record is written once, and the two sides differ".to_owned(),
+                    next: format!("compare with `git log {staged}`; nothing was overwritten"),
+                },
+                None,
+            ));
+        }
+    };
+    Ok(match merge_set(store, name, log, &ours, theirs)? {
+        Ok(merged) => (Outcome::Merged, Some(to(Some(ours), &merged))),
+        Err(reason) => (
+            Outcome::Diverged {
+                reason,
+                next: format!(
+                    "compare with `git log {staged}`, settle the item on one machine, fetch again"
+                ),
+            },
+            None,
+        ),
+    })
+}
+
+/// Takes the remote's Hop accepted chain `theirs`: created, fast-forwarded, or the other side's
+/// landings re-landed on this side's head (as `hop land` would), moving the chain itself.
+fn take_accepted(store: &Store, theirs: &CommitId, staged: &str) -> Result<Outcome, Error> {
+    let name = refs::HOP_ACCEPTED;
     let Some(ours) = store.tip(name)? else {
         return Ok(match store.create_ref(name, theirs) {
             Ok(()) => Outcome::Created,
@@ -264,56 +394,19 @@ fn take(store: &Store, name: &str, theirs: &CommitId, staged: &str) -> Result<Ou
         }
         Relation::Diverged(_) => {}
     }
-    let joined = match kind(name) {
-        Kind::Set(log) => merge_set(store, name, log, &ours, theirs)?,
-        Kind::Accepted => {
-            let hop = crate::hop::Hop::new(store).map_err(Box::new)?;
-            return Ok(match hop.reland(&ours, theirs) {
-                Ok(Ok(_)) => Outcome::Merged,
-                Ok(Err(reason)) => Outcome::Diverged {
-                    reason,
-                    next: format!(
-                        "compare with `git hpp hop history` and `git log {staged}`, land what is                          missing by hand (`git hpp hop land`), fetch again"
-                    ),
-                },
-                Err(crate::hop::Error::Store(
-                    store::Error::Moved { .. } | store::Error::Busy { .. },
-                )) => again(),
-                Err(e) => return Err(Box::new(e).into()),
-            });
+    let hop = crate::hop::Hop::new(store).map_err(Box::new)?;
+    Ok(match hop.reland(&ours, theirs) {
+        Ok(Ok(_)) => Outcome::Merged,
+        Ok(Err(reason)) => Outcome::Diverged {
+            reason,
+            next: format!(
+                "compare with `git hpp hop history` and `git log {staged}`, land what is missing by hand (`git hpp hop land`), fetch again"
+            ),
+        },
+        Err(crate::hop::Error::Store(store::Error::Moved { .. } | store::Error::Busy { .. })) => {
+            again()
         }
-        Kind::Loop(id) => {
-            return Ok(Outcome::Diverged {
-                reason: "a loop is one work item's history and both machines appended to it"
-                    .to_owned(),
-                next: format!(
-                    "keep one side with `git hpp event reconcile --loop {id} --keep ours` (or \
-                     `--keep theirs`); the other stays reachable"
-                ),
-            });
-        }
-        Kind::Other => {
-            return Ok(Outcome::Diverged {
-                reason: "this record is written once, and the two sides differ".to_owned(),
-                next: format!("compare with `git log {staged}`; nothing was overwritten"),
-            });
-        }
-    };
-    let merged = match joined {
-        Ok(merged) => merged,
-        Err(reason) => {
-            return Ok(Outcome::Diverged {
-                reason,
-                next: format!(
-                    "compare with `git log {staged}`, settle the item on one machine, fetch again"
-                ),
-            });
-        }
-    };
-    Ok(match store.move_ref(name, &ours, &merged) {
-        Ok(()) => Outcome::Merged,
-        Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => again(),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Box::new(e).into()),
     })
 }
 
@@ -460,20 +553,6 @@ fn joins(
         }
     }
     Ok(Ok(dropped))
-}
-
-/// Preserves the side a join drops under its preserved ref, created once (already there with
-/// the same commit is fine).
-fn preserve(store: &Store, join: &Join) -> Result<(), Error> {
-    match store.create_ref(&join.preserved_ref, &join.preserved) {
-        Ok(()) => Ok(()),
-        Err(store::Error::Moved { .. })
-            if store.tip(&join.preserved_ref)?.as_ref() == Some(&join.preserved) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// One update of `refs/hpp/` a push makes, as the server's gate reads it.

@@ -380,6 +380,17 @@ pub struct NewRecord<'a> {
     pub message: &'a str,
 }
 
+/// One compare-and-swap of a batch ([`Store::move_refs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefMove {
+    /// The ref.
+    pub name: String,
+    /// Where it must be now (`None`: it must not exist).
+    pub expected: Option<CommitId>,
+    /// Where it moves.
+    pub new: CommitId,
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,

@@ -23,6 +23,25 @@ pub struct PendingUpdate {
 }
 
 impl Store {
+    /// A second handle on this repository that reads the same refs, for staging moves not yet
+    /// made ([`Store::stage`]): a fetch decides every record's move against what it decided
+    /// before, then makes them all in one transaction ([`Store::move_refs`]).
+    pub fn view(&self) -> Store {
+        Store {
+            repo: self.repo.clone(),
+            pending: self.pending.clone(),
+            _quarantine: None,
+            opened: self.opened,
+        }
+    }
+
+    /// Makes every read of `name` through this handle return `new` (`None`: gone), as if the
+    /// move had been made. Nothing is written.
+    pub fn stage(&mut self, name: &str, new: Option<&super::CommitId>) {
+        self.pending
+            .insert(name.to_owned(), new.map(super::CommitId::oid));
+    }
+
     /// Sees a push being received: objects in `quarantine` (and in `alternates`, as git lists
     /// them to the hook) become readable, and `updates` are what every ref read returns.
     pub fn receiving(

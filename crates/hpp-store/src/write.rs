@@ -10,7 +10,7 @@ use gix::refs::Target;
 use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use super::{Error, FALLBACK_EMAIL, FALLBACK_NAME, NewRecord, Store, WRITES, git};
+use super::{Error, FALLBACK_EMAIL, FALLBACK_NAME, NewRecord, RefMove, Store, WRITES, git};
 
 /// How many new objects are flushed one by one before one syncfs(2) is cheaper (Linux).
 #[cfg(target_os = "linux")]
@@ -296,6 +296,87 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// Moves every ref of `moves` in one ref transaction, each edit still a compare-and-swap on
+    /// its expected value: the objects every new value reaches are fsynced first, the edits are
+    /// written into `packed-refs` (one file, not a loose file per ref) and that file and its
+    /// directory are fsynced once after. All move or none: when one edit lost its race (the
+    /// ref moved since it was read), nothing moved and [`Error::Moved`] names it, so the caller
+    /// can settle the rest one by one.
+    pub fn move_refs(&self, moves: &[RefMove]) -> Result<(), Error> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        for m in moves {
+            self.sync_closure(m.new.oid())?;
+        }
+        let mut edits = Vec::with_capacity(moves.len());
+        for m in moves {
+            let full: gix::refs::FullName = m.name.as_str().try_into().map_err(
+                |e: gix::validate::reference::name::Error| Error::InvalidRefName {
+                    name: m.name.clone(),
+                    reason: e.to_string(),
+                },
+            )?;
+            edits.push(RefEdit {
+                change: Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: "hpp: fetch".into(),
+                    },
+                    expected: match &m.expected {
+                        Some(old) => PreviousValue::MustExistAndMatch(Target::Object(old.oid())),
+                        None => PreviousValue::MustNotExist,
+                    },
+                    new: Target::Object(m.new.oid()),
+                },
+                name: full,
+                deref: false,
+            });
+        }
+        let who = self.signature();
+        let mut buf = gix::date::parse::TimeBuf::default();
+        let outcome = self
+            .repo
+            .refs
+            .transaction()
+            .packed_refs(
+                gix::refs::file::transaction::PackedRefs::DeletionsAndNonSymbolicUpdatesRemoveLooseSourceReference(
+                    Box::new(&self.repo.objects),
+                ),
+            )
+            .prepare(
+                edits,
+                gix::lock::acquire::Fail::Immediately,
+                gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(1)),
+            )
+            .and_then(|t| t.commit(Some(who.to_ref(&mut buf))));
+        if let Err(e) = outcome {
+            // Which edit lost: the first whose ref is no longer where it was read.
+            for m in moves {
+                let actual = self.tip_oid(&m.name)?;
+                if actual != m.expected.as_ref().map(super::CommitId::oid) {
+                    return Err(Error::Moved {
+                        name: m.name.clone(),
+                        expected: m.expected.clone(),
+                        actual: actual.map(Into::into),
+                    });
+                }
+            }
+            return Err(Error::Busy {
+                name: format!("{} refs ({e})", moves.len()),
+            });
+        }
+        let common = self.repo.common_dir();
+        if let Ok(file) = std::fs::File::open(common.join("packed-refs")) {
+            let _ = file.sync_all();
+        }
+        if let Ok(dir) = std::fs::File::open(common) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
     }
 
     fn clashes(&self, name: &str) -> bool {
