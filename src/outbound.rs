@@ -87,10 +87,22 @@ pub fn secrets_brought(
 
 /// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/` and
 /// `refs/hpp/evidence/` that `remote` does not have, and refuses the first that keeps a secret
-/// the branch does not already hold ([`record_leak`]). A remote that has every record costs one
-/// `git ls-remote`.
+/// the branch does not already hold ([`record_leak`]). What the remote has is what its staging
+/// namespace (`refs/hpp-remote/<remote>/`) last saw: `git hpp fetch` fills it, and a push
+/// updates it where `remote setup` mapped it; these records are write-once, so one seen there
+/// has left already. With nothing staged, one `git ls-remote` asks. A push with nothing new
+/// then costs no round trip before git's own.
 pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
-    let there = store.remote_records(remote)?;
+    let prefix = format!("{}{}/", store::STAGING_PREFIX, store.staging_name(remote));
+    let staged = store.list(&prefix)?;
+    let there: std::collections::BTreeSet<String> = if staged.is_empty() {
+        store.remote_records(remote)?
+    } else {
+        staged
+            .into_iter()
+            .map(|(name, _)| format!("{}{}", refs::PREFIX, &name[prefix.len()..]))
+            .collect()
+    };
     for prefix in [
         refs::ATTESTATIONS_PREFIX,
         refs::CHECKPOINTS_PREFIX,

@@ -232,3 +232,28 @@ fn a_turn_checkpoint_with_a_secret_line_is_not_pushed_either() {
     );
     assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
 }
+
+#[test]
+fn a_record_made_after_a_fetch_is_read_though_the_remote_was_seen_before() {
+    // The remote's records were staged by a fetch (and a push through `remote setup`): the
+    // check reads what the staging lacks, with no `git ls-remote`.
+    let (sandbox, _) = pushed_repo("region = eu-west-1\n");
+    sandbox.hpp(["remote", "setup", "--apply"]).ok();
+    attest(&sandbox).ok();
+    sandbox.hpp(["push"]).ok();
+    sandbox.hpp(["fetch"]).ok();
+    let staged = sandbox.git(["for-each-ref", "refs/hpp-remote/origin/"]);
+    assert!(!staged.trim().is_empty(), "the remote's records are staged");
+    append(&sandbox, &format!("aws = {}", aws_key()));
+    let args = crate::harness::attest_args("review:2", "approved");
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    let before = remote_records(&sandbox);
+    let reason = sandbox.hpp(["push"]).refused();
+    assert!(reason.contains("AWS access key id"), "{reason}");
+    assert!(!reason.contains(&aws_key()), "{reason}");
+    assert_eq!(
+        remote_records(&sandbox),
+        before,
+        "nothing new reached the remote"
+    );
+}
