@@ -43,6 +43,11 @@ impl Ctx {
         &self.cwd
     }
 
+    /// The store, when the command opened it.
+    pub fn opened(&self) -> Option<&Store> {
+        self.store.get()
+    }
+
     /// Returns the repository, opening it on first use (`GIT_DIR` honoured).
     pub fn store(&self) -> Result<&Store, CliError> {
         if let Some(store) = self.store.get() {

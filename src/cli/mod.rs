@@ -355,7 +355,18 @@ where
         Err(error) => return ExitCode::from(clap_exit(&error).code()),
     };
     let quiet = cli.quiet;
-    let result = Ctx::new(cli.manifest.clone(), quiet).and_then(|ctx| dispatch(&ctx, cli.command));
+    let result = Ctx::new(cli.manifest.clone(), quiet).and_then(|ctx| {
+        let done = dispatch(&ctx, cli.command);
+        // Housekeeping after a command that wrote, as git's own commands do: the records'
+        // loose objects are packed once there are many (`Store::keep_packed`).
+        match (done, ctx.opened()) {
+            (Ok(outcome), Some(store)) => match store.keep_packed() {
+                Ok(_) => Ok(outcome),
+                Err(e) => Ok(outcome.warn(format!("packing the records' objects failed: {e}"))),
+            },
+            (done, _) => done,
+        }
+    });
     ExitCode::from(output::emit_quietly(result, quiet).code())
 }
 

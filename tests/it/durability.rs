@@ -250,3 +250,57 @@ fn a_long_import_flushes_its_one_pack_and_index_before_the_loop_moves() {
     assert_durable_order(&calls, "refs/hpp/loops/long", pack);
     assert_durable_order(&calls, "refs/hpp/loops/long", &index);
 }
+
+/// Loose objects under `objects/17`, git's sample of the loose objects.
+fn sample(sandbox: &Sandbox) -> usize {
+    std::fs::read_dir(sandbox.root.join(".git/objects/17"))
+        .map(|entries| entries.count())
+        .unwrap_or(0)
+}
+
+/// Writes loose blobs until git's sample holds two: past a `gc.auto` of 1.
+fn fill_sample(sandbox: &Sandbox) {
+    let mut n = 0;
+    while sample(sandbox) < 2 {
+        sandbox.git_fed_in(
+            &sandbox.root,
+            &["hash-object", "-w", "--stdin"],
+            &format!("{n}\n"),
+        );
+        n += 1;
+    }
+}
+
+/// Whether `id` is a loose object file.
+fn is_loose(sandbox: &Sandbox, id: &str) -> bool {
+    let id = id.trim();
+    sandbox
+        .root
+        .join(".git/objects")
+        .join(&id[..2])
+        .join(&id[2..])
+        .exists()
+}
+
+#[test]
+fn records_written_past_gc_auto_are_packed_after_the_command() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["config", "gc.auto", "1"]);
+    sandbox.start_work().ok();
+    fill_sample(&sandbox);
+    sandbox.walk_steps("main", 1..2);
+    let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
+    assert!(!is_loose(&sandbox, &tip), "the loop's new event was packed");
+    sandbox.hpp(["event", "verify"]).ok();
+}
+
+#[test]
+fn control_with_gc_auto_off_the_records_stay_loose() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["config", "gc.auto", "0"]);
+    sandbox.start_work().ok();
+    fill_sample(&sandbox);
+    sandbox.walk_steps("main", 1..2);
+    let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
+    assert!(is_loose(&sandbox, &tip), "gc.auto=0 turns the packing off");
+}

@@ -379,6 +379,52 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps the records packed: when this process wrote objects and git's own estimate of the
+    /// repository's loose objects (the files under `objects/17`, times 256: what
+    /// `git gc --auto` counts) passes `gc.auto` (6,700 unless configured; 0 or less turns it
+    /// off), runs `git gc --auto` in the foreground, which packs them (and the refs) as git's
+    /// own commands would after theirs. Appends write loose objects one record at a time and
+    /// git's housekeeping never runs after our commands otherwise; reads of a packed log are
+    /// a few system calls, of a loose one several per object. Returns whether it ran.
+    pub fn keep_packed(&self) -> Result<bool, Error> {
+        if WRITES.load(Ordering::Relaxed) == 0 || !self.pending.is_empty() {
+            return Ok(false);
+        }
+        let limit = self
+            .config_string("gc.auto")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .unwrap_or(6700);
+        if limit <= 0 {
+            return Ok(false);
+        }
+        let sample = self.repo.objects.store_ref().path().join("17");
+        let files = std::fs::read_dir(&sample)
+            .map(|entries| entries.filter_map(Result::ok).count())
+            .unwrap_or(0);
+        // git compares the sample with the limit spread over the 256 directories, rounded up.
+        let per_dir = (limit + 255) / 256;
+        if i64::try_from(files).unwrap_or(i64::MAX) <= per_dir {
+            return Ok(false);
+        }
+        let out = super::git_cli::output(
+            super::git_cli::in_repo(self.repo.git_dir(), self.workdir()).args([
+                "-c",
+                "gc.autoDetach=false",
+                "gc",
+                "--auto",
+                "--quiet",
+            ]),
+            "git gc --auto",
+        )?;
+        if !out.status.success() {
+            return Err(Error::GitFailed {
+                what: "git gc --auto".into(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            });
+        }
+        Ok(true)
+    }
+
     fn clashes(&self, name: &str) -> bool {
         let mut prefix = String::new();
         for part in name.split('/') {
