@@ -1,0 +1,293 @@
+//! The modules' hooks under the real clients: Claude Code 2.1.332 (`claude -p`) and Codex CLI
+//! 0.171.0 (`codex exec`), installed from the npm registry once per target directory, run
+//! headless in a repository prepared by `git hpp install`, against a scripted model server on
+//! 127.0.0.1 (no other host can be reached: every proxy points at a closed local port). The
+//! model asks for tool calls; the checks read what happened on disk, in refs/hpp/, and in what
+//! the client sent back to the model.
+//!
+//! Without node or npm each test prints `SKIPPED: …` on stderr and passes; an npm install
+//! that fails is a failure.
+//!
+//! Not driven here, and why:
+//! - PreCompact (continuity-kit's handoff-write): neither client compacts headlessly on
+//!   demand; a compaction needs a conversation near the model's context limit, which a
+//!   scripted two-turn session never reaches. The hook's payload is covered in host_hooks.
+//! - Codex's secret guard sees `apply_patch` only: the model's other way to write a file is a
+//!   shell command, which the policy gate reads instead. Codex gets `apply_patch` from the
+//!   model's metadata, so the tests name a model Codex knows (`gpt-5.5`).
+//! - Codex has no PostToolUseFailure; gotcha-record reads the failing exit code from the
+//!   session's transcript, so the Codex run keeps its session files (no `--ephemeral` there).
+
+use std::path::PathBuf;
+
+use crate::harness::Sandbox;
+use crate::harness::hosts::{
+    self, BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client,
+};
+
+const AWS_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ";
+
+/// A repository with `src/lib.rs` committed, and the client; `None` when the client cannot be
+/// installed here (already reported as SKIPPED).
+fn repo(host: Host) -> Option<(Sandbox, PathBuf)> {
+    let client = host.client()?;
+    let sandbox = Sandbox::repo();
+    std::fs::create_dir_all(sandbox.root.join("src")).expect("the sandbox is writable");
+    std::fs::write(sandbox.root.join("src/lib.rs"), "pub fn f() {}\n")
+        .expect("the sandbox is writable");
+    sandbox.git(["add", "src"]);
+    sandbox.git(["commit", "-q", "-m", "src"]);
+    Some((sandbox, client))
+}
+
+/// Runs the client with the scripted `calls`; checks it ended on its own within the bound.
+fn session(
+    sandbox: &Sandbox,
+    host: Host,
+    client: &std::path::Path,
+    calls: &[Call],
+) -> (Session, ModelServer) {
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: calls.to_vec(),
+    });
+    let done = run_client(sandbox, host, client, &server, "do the scripted work", true);
+    assert!(
+        done.took < BOUND && done.code == 0,
+        "{host:?} did not end on its own (exit {}, {:.1?}):\n{}\n--- requests ---\n{}",
+        done.code,
+        done.took,
+        done.run,
+        server.dump()
+    );
+    (done, server)
+}
+
+fn policy_gate(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let calls = [
+        Call::Shell("rm -rf src".into()),
+        Call::Shell("echo ok > out.txt".into()),
+    ];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    assert!(
+        sandbox.root.join("src/lib.rs").exists(),
+        "{host:?} ran rm -rf src past the policy gate:\n{}",
+        done.run
+    );
+    assert!(
+        server.saw("BLOCK by git hpp policy (rule recursive-delete"),
+        "the model never heard why:\n{}",
+        server.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("out.txt"))
+            .ok()
+            .as_deref(),
+        Some("ok\n"),
+        "{host:?} did not run the safe command:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_policy_gate_keeps_src_and_lets_a_safe_command_run() {
+    policy_gate(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_policy_gate_keeps_src_and_lets_a_safe_command_run() {
+    policy_gate(Host::Codex);
+}
+
+/// Without the hooks the same script deletes src: the check above can fail.
+fn unguarded(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    let (done, _) = session(&sandbox, host, &client, &[Call::Shell("rm -rf src".into())]);
+    assert!(
+        !sandbox.root.join("src").exists(),
+        "{host:?} kept src with no hook installed:\n{}",
+        done.run
+    );
+}
+
+#[test]
+fn control_claude_code_without_the_hooks_runs_rm_rf_src() {
+    unguarded(Host::ClaudeCode);
+}
+
+#[test]
+fn control_codex_without_the_hooks_runs_rm_rf_src() {
+    unguarded(Host::Codex);
+}
+
+fn secret_guard(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let calls = [
+        Call::Write {
+            path: "creds.txt".into(),
+            line: AWS_LINE.into(),
+        },
+        Call::Write {
+            path: "notes.txt".into(),
+            line: "nothing secret here".into(),
+        },
+    ];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    assert!(
+        !sandbox.root.join("creds.txt").exists(),
+        "{host:?} wrote the secret past the guard:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+    assert!(
+        sandbox.root.join("notes.txt").exists(),
+        "{host:?} did not write the harmless file:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_secret_guard_refuses_a_write_of_an_aws_key() {
+    secret_guard(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_secret_guard_refuses_an_apply_patch_of_an_aws_key() {
+    secret_guard(Host::Codex);
+}
+
+fn stop_gates_end(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "exit 1"]"#,
+    ]);
+    let (done, server) = session(&sandbox, host, &client, &[]);
+    let turns = server.turns().len();
+    assert!(
+        turns >= 2 && server.saw("criterion 1"),
+        "{host:?}: the evidence gate never blocked ({turns} turns):\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+    assert!(
+        turns <= 8,
+        "{host:?}: {turns} turns for one stop:\n{}",
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_stop_gates_block_then_let_the_session_end() {
+    stop_gates_end(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_stop_gates_block_then_let_the_session_end() {
+    stop_gates_end(Host::Codex);
+}
+
+fn session_start(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox
+        .hpp([
+            "handoff",
+            "write",
+            "--summary",
+            "marker-7f3a parser half done",
+            "--next",
+            "wire the printer",
+            "--verify-first",
+            "cargo test",
+        ])
+        .ok();
+    let (_, server) = session(&sandbox, host, &client, &[]);
+    let first = &server.turns()[0];
+    assert!(
+        first.body.contains("marker-7f3a parser half done"),
+        "{host:?}: the handoff never reached the model:\n{}",
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_session_start_injects_the_handoff() {
+    session_start(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_session_start_injects_the_handoff() {
+    session_start(Host::Codex);
+}
+
+fn gotcha(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let calls = [Call::Shell("ls no-such-dir-here".into())];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    let recorded = sandbox.hpp(["gotcha", "list", "--json"]);
+    assert!(
+        sandbox.hpp_refs().contains("refs/hpp/gotchas/failures"),
+        "{host:?}: no failure recorded after a failing command:\n{}\n{}\n{}\n{}",
+        sandbox.hpp_refs(),
+        recorded,
+        done.run,
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_gotcha_memory_records_a_failing_command() {
+    gotcha(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_gotcha_memory_records_a_failing_command() {
+    gotcha(Host::Codex);
+}
+
+#[test]
+fn control_a_clean_command_records_no_gotcha() {
+    let host = Host::ClaudeCode;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let _ = session(&sandbox, host, &client, &[Call::Shell("ls src".into())]);
+    assert!(!sandbox.hpp_refs().contains("refs/hpp/gotchas/failures"));
+}
+
+/// The pinned versions the README names.
+#[test]
+fn the_readme_names_the_pinned_host_versions() {
+    let readme = include_str!("../../README.md");
+    for host in [Host::ClaudeCode, Host::Codex] {
+        let (pkg, version) = host.package();
+        assert!(
+            readme.contains(&format!("{pkg}@{version}")),
+            "README does not name {pkg}@{version}"
+        );
+    }
+    let _ = hosts::MODULES;
+}
