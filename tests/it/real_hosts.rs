@@ -70,6 +70,7 @@ fn policy_gate(host: Host) {
     install_modules(&sandbox, host);
     let calls = [
         Call::Shell("rm -rf src".into()),
+        Call::Shell("find src -delete".into()),
         Call::Shell("echo ok > out.txt".into()),
     ];
     let (done, server) = session(&sandbox, host, &client, &calls);
@@ -78,9 +79,16 @@ fn policy_gate(host: Host) {
         "{host:?} ran rm -rf src past the policy gate:\n{}",
         done.run
     );
+    // Codex refuses `rm -rf` by its own rule too, but only after the hook: both calls come
+    // back to the model with the policy's reason.
+    let heard = server.turns().last().map_or(0, |r| {
+        r.body
+            .matches("BLOCK by git hpp policy (rule recursive-delete")
+            .count()
+    });
     assert!(
-        server.saw("BLOCK by git hpp policy (rule recursive-delete"),
-        "the model never heard why:\n{}",
+        heard >= 2,
+        "{host:?}: the model heard the policy's reason {heard} times, not twice:\n{}",
         server.dump()
     );
     assert_eq!(
@@ -104,12 +112,17 @@ fn codex_policy_gate_keeps_src_and_lets_a_safe_command_run() {
     policy_gate(Host::Codex);
 }
 
-/// Without the hooks the same script deletes src: the check above can fail.
+/// Without the hooks the same script deletes src (Codex refuses `rm -rf` itself, not `find
+/// -delete`): the check above can fail.
 fn unguarded(host: Host) {
     let Some((sandbox, client)) = repo(host) else {
         return;
     };
-    let (done, _) = session(&sandbox, host, &client, &[Call::Shell("rm -rf src".into())]);
+    let calls = [
+        Call::Shell("rm -rf src".into()),
+        Call::Shell("find src -delete".into()),
+    ];
+    let (done, _) = session(&sandbox, host, &client, &calls);
     assert!(
         !sandbox.root.join("src").exists(),
         "{host:?} kept src with no hook installed:\n{}",
@@ -118,12 +131,12 @@ fn unguarded(host: Host) {
 }
 
 #[test]
-fn control_claude_code_without_the_hooks_runs_rm_rf_src() {
+fn control_claude_code_without_the_hooks_deletes_src() {
     unguarded(Host::ClaudeCode);
 }
 
 #[test]
-fn control_codex_without_the_hooks_runs_rm_rf_src() {
+fn control_codex_without_the_hooks_deletes_src() {
     unguarded(Host::Codex);
 }
 
@@ -147,6 +160,11 @@ fn secret_guard(host: Host) {
         !sandbox.root.join("creds.txt").exists(),
         "{host:?} wrote the secret past the guard:\n{}\n{}",
         done.run,
+        server.dump()
+    );
+    assert!(
+        server.saw("secret guard: this write puts"),
+        "{host:?}: the model never heard the guard's reason:\n{}",
         server.dump()
     );
     assert!(
