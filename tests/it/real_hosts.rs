@@ -18,7 +18,7 @@
 //! - Codex has no PostToolUseFailure; gotcha-record reads the failing exit code from the
 //!   session's transcript, so the Codex run keeps its session files (no `--ephemeral` there).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::harness::Sandbox;
 use crate::harness::hosts::{
@@ -40,18 +40,25 @@ fn repo(host: Host) -> Option<(Sandbox, PathBuf)> {
     Some((sandbox, client))
 }
 
-/// Runs the client with the scripted `calls`; checks it ended on its own within the bound.
-fn session(
+/// Runs the client in the repository with the scripted `calls`; checks it ended on its own
+/// within the bound.
+fn session(sandbox: &Sandbox, host: Host, client: &Path, calls: &[Call]) -> (Session, ModelServer) {
+    session_in(sandbox, &sandbox.root, host, client, calls)
+}
+
+/// As [`session`], in the worktree `cwd`.
+fn session_in(
     sandbox: &Sandbox,
+    cwd: &Path,
     host: Host,
-    client: &std::path::Path,
+    client: &Path,
     calls: &[Call],
 ) -> (Session, ModelServer) {
     let server = ModelServer::start(Script {
-        root: sandbox.root.clone(),
+        root: cwd.to_path_buf(),
         calls: calls.to_vec(),
     });
-    let done = run_client(sandbox, host, client, &server, "do the scripted work", true);
+    let done = run_client(sandbox, host, client, &server, cwd, true);
     assert!(
         done.took < BOUND && done.code == 0,
         "{host:?} did not end on its own (exit {}, {:.1?}):\n{}\n--- requests ---\n{}",
@@ -294,6 +301,76 @@ fn control_a_clean_command_records_no_gotcha() {
     install_modules(&sandbox, host);
     let _ = session(&sandbox, host, &client, &[Call::Shell("ls src".into())]);
     assert!(!sandbox.hpp_refs().contains("refs/hpp/gotchas/failures"));
+}
+
+fn lanes(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    // The lane's worktree checks out the installed hooks, as a team's repository would.
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "install the modules"]);
+    sandbox.git(["config", "hpp.lane.gitGuard", "block"]);
+    for (id, territory) in [("ui", "src/ui"), ("api", "src/api")] {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "lane",
+                    "start",
+                    id,
+                    "--role",
+                    "maker",
+                    "--model",
+                    "m",
+                    "--territory",
+                    territory,
+                ],
+            )
+            .ok();
+    }
+    let lane = sandbox.path("work.lanes/ui");
+    let calls = [
+        Call::Write {
+            path: "src/ui/view.rs".into(),
+            line: "pub fn view() {}".into(),
+        },
+        Call::Write {
+            path: "src/api/handler.rs".into(),
+            line: "pub fn handle() {}".into(),
+        },
+        Call::Shell("git add -A".into()),
+    ];
+    let (done, server) = session_in(&sandbox, &lane, host, &client, &calls);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert!(
+        lane.join("src/ui/view.rs").exists(),
+        "{host:?}: the edit inside the lane's territory did not land:\n{why}"
+    );
+    assert!(
+        !lane.join("src/api/handler.rs").exists(),
+        "{host:?}: the edit in another lane's territory landed:\n{why}"
+    );
+    assert!(
+        server.saw("lane territory guard: ") && server.saw("lane git guard: `git add -A`"),
+        "{host:?}: the model never heard the lane guards' reasons:\n{why}"
+    );
+    assert_eq!(
+        sandbox.git_in(&lane, &["diff", "--cached", "--name-only"]),
+        "",
+        "{host:?}: git add -A ran while another lane is alive:\n{why}"
+    );
+}
+
+#[test]
+fn claude_code_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
+    lanes(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
+    lanes(Host::Codex);
 }
 
 /// The pinned versions the README names.

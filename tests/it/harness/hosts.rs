@@ -453,7 +453,8 @@ pub struct Session {
 /// lets go shows here.
 pub const BOUND: Duration = Duration::from_secs(90);
 
-/// Runs `client` (of `host`) headless in the sandbox's repository against `server`, with
+/// Runs `client` (of `host`) headless in `cwd` (a worktree of the sandbox's repository)
+/// against `server`, with
 /// HOME in the sandbox, every proxy pointed at a closed local port so nothing but 127.0.0.1
 /// can be reached, and telemetry and updates off. Codex gets a `CODEX_HOME` whose config
 /// names the server as its provider and trusts the repository when `trusted`.
@@ -462,10 +463,11 @@ pub fn run_client(
     host: Host,
     client: &Path,
     server: &ModelServer,
-    prompt: &str,
+    cwd: &Path,
     trusted: bool,
 ) -> Session {
-    let mut cmd = sandbox.command(&client.display().to_string(), &sandbox.root);
+    let prompt = "do the scripted work";
+    let mut cmd = sandbox.command(&client.display().to_string(), cwd);
     let home = sandbox.path("home");
     for var in [
         "HTTP_PROXY",
@@ -497,7 +499,7 @@ pub fn run_client(
         Host::Codex => {
             let codex_home = home.join(".codex");
             std::fs::create_dir_all(&codex_home).expect("the sandbox is writable");
-            let root = sandbox.root.canonicalize().expect("the repository exists");
+            let root = cwd.canonicalize().expect("the repository exists");
             let mut config = format!(
                 "model = \"gpt-5.5\"\nmodel_provider = \"local\"\n\n\
                  [model_providers.local]\nname = \"local\"\n\
