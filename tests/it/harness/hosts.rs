@@ -60,15 +60,22 @@ impl Host {
         let found = cell.get_or_init(|| install(self)).clone();
         if found.is_none() {
             let (pkg, version) = self.package();
-            // Straight to the process's stderr: the test harness captures eprintln! of a test
-            // that passes, and a skip must never be silent.
-            let _ = writeln!(
-                std::io::stderr(),
+            loud(&format!(
                 "SKIPPED: real-host test for {pkg}@{version}: node and npm are needed to install it"
-            );
+            ));
         }
         found
     }
+}
+
+/// Writes `line` straight to the process's stderr: the test harness captures `eprintln!` of a
+/// test that passes, and a skip must never be silent.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a skip is reported past the test harness's capture"
+)]
+fn loud(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Whether `program --version` runs.
@@ -125,11 +132,10 @@ fn install(host: Host) -> Option<PathBuf> {
             Run::from_output(&out)
         );
         std::fs::write(&marker, format!("{pkg}@{version}\n")).expect("the marker is written");
-        let _ = writeln!(
-            std::io::stderr(),
+        loud(&format!(
             "real hosts: installed {pkg}@{version} in {:.1?} (cached for later runs)",
             started.elapsed()
-        );
+        ));
     }
     lock.unlock().expect("the install lock is released");
     Some(bin)
