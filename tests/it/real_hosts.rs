@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::harness::Sandbox;
 use crate::harness::hosts::{
-    self, BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client,
+    BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client,
 };
 
 const AWS_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ";
@@ -119,8 +119,8 @@ fn codex_policy_gate_keeps_src_and_lets_a_safe_command_run() {
     policy_gate(Host::Codex);
 }
 
-/// Without the hooks the same script deletes src (Codex refuses `rm -rf` itself, not `find
-/// -delete`): the check above can fail.
+/// Without the hooks the same scripts delete src (Codex refuses `rm -rf` itself, not `find
+/// -delete`) and write the secret: the checks above can fail.
 fn unguarded(host: Host) {
     let Some((sandbox, client)) = repo(host) else {
         return;
@@ -128,11 +128,20 @@ fn unguarded(host: Host) {
     let calls = [
         Call::Shell("rm -rf src".into()),
         Call::Shell("find src -delete".into()),
+        Call::Write {
+            path: "creds.txt".into(),
+            line: AWS_LINE.into(),
+        },
     ];
     let (done, _) = session(&sandbox, host, &client, &calls);
     assert!(
         !sandbox.root.join("src").exists(),
         "{host:?} kept src with no hook installed:\n{}",
+        done.run
+    );
+    assert!(
+        sandbox.root.join("creds.txt").exists(),
+        "{host:?} refused the secret with no hook installed:\n{}",
         done.run
     );
 }
@@ -203,10 +212,12 @@ fn stop_gates_end(host: Host) {
         "hpp.criterion",
         r#"["sh", "-c", "exit 1"]"#,
     ]);
+    // An active loop not yet verified: the loop gate blocks the stop too.
+    sandbox.start_work().ok();
     let (done, server) = session(&sandbox, host, &client, &[]);
     let turns = server.turns().len();
     assert!(
-        turns >= 2 && server.saw("criterion 1"),
+        turns >= 2 && server.saw("criterion 1") && server.saw("record fresh evidence"),
         "{host:?}: the evidence gate never blocked ({turns} turns):\n{}\n{}",
         done.run,
         server.dump()
@@ -363,6 +374,33 @@ fn lanes(host: Host) {
     );
 }
 
+/// Outside any lane the same script's edit lands and `git add -A` stages it: the lane check
+/// above can fail.
+#[test]
+fn control_outside_a_lane_the_edit_and_git_add_all_land() {
+    let host = Host::ClaudeCode;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git(["config", "hpp.lane.gitGuard", "block"]);
+    let calls = [
+        Call::Write {
+            path: "src/api/handler.rs".into(),
+            line: "pub fn handle() {}".into(),
+        },
+        Call::Shell("git add -A".into()),
+    ];
+    let (done, _) = session(&sandbox, host, &client, &calls);
+    assert!(
+        sandbox
+            .git(["diff", "--cached", "--name-only"])
+            .contains("src/api/handler.rs"),
+        "{}",
+        done.run
+    );
+}
+
 #[test]
 fn claude_code_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
     lanes(Host::ClaudeCode);
@@ -384,5 +422,4 @@ fn the_readme_names_the_pinned_host_versions() {
             "README does not name {pkg}@{version}"
         );
     }
-    let _ = hosts::MODULES;
 }
