@@ -1,7 +1,9 @@
 //! The modules' hooks under the real clients: Claude Code 2.1.332 (`claude -p`) and Codex CLI
 //! 0.171.0 (`codex exec`), installed from the npm registry once per target directory, run
 //! headless in a repository prepared by `git hpp install`, against a scripted model server on
-//! 127.0.0.1 (no other host can be reached: every proxy points at a closed local port). The
+//! 127.0.0.1 that is also every proxy variable's proxy: it refuses a request for any other
+//! host, and a test fails if one came (Codex asks for github.com and chatgpt.com unless its
+//! update check, analytics, apps and plugins are off, as they are here). The
 //! model asks for tool calls; the checks read what happened on disk, in refs/hpp/, and in what
 //! the client sent back to the model.
 //!
@@ -59,6 +61,11 @@ fn session_in(
         calls: calls.to_vec(),
     });
     let done = run_client(sandbox, host, client, &server, cwd, true);
+    assert_eq!(
+        server.escapes(),
+        Vec::<String>::new(),
+        "{host:?} tried to reach another host"
+    );
     assert!(
         done.took < BOUND && done.code == 0,
         "{host:?} did not end on its own (exit {}, {:.1?}):\n{}\n--- requests ---\n{}",

@@ -222,6 +222,20 @@ impl ModelServer {
         self.turns().iter().any(|r| r.body.contains(text))
     }
 
+    /// The requests meant for another host: a proxy's `CONNECT host:port` or an absolute URI
+    /// (every proxy variable names this server, which refuses them).
+    pub fn escapes(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .map(|r| r.line)
+            .filter(|l| {
+                l.split(' ')
+                    .nth(1)
+                    .is_some_and(|target| !target.starts_with('/'))
+            })
+            .collect()
+    }
+
     /// The requests, shortened, for a failure message.
     pub fn dump(&self) -> String {
         self.requests()
@@ -287,6 +301,13 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Request>>) -> std::
         messages(&request, script)
     } else if line.starts_with("POST /v1/responses") {
         ("text/event-stream", responses(&request, script))
+    } else if line.split(' ').nth(1).is_some_and(|t| !t.starts_with('/')) {
+        let mut out = stream;
+        write!(
+            out,
+            "HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )?;
+        return out.flush();
     } else if line.starts_with("GET /v1/models") {
         (
             "application/json",
@@ -465,8 +486,8 @@ pub const BOUND: Duration = Duration::from_secs(90);
 
 /// Runs `client` (of `host`) headless in `cwd` (a worktree of the sandbox's repository)
 /// against `server`, with
-/// HOME in the sandbox, every proxy pointed at a closed local port so nothing but 127.0.0.1
-/// can be reached, and telemetry and updates off. Codex gets a `CODEX_HOME` whose config
+/// HOME in the sandbox, every proxy variable naming the server (which refuses and logs a
+/// request for any other host), and telemetry, update checks, apps and plugins off. Codex gets a `CODEX_HOME` whose config
 /// names the server as its provider and trusts the repository when `trusted`.
 pub fn run_client(
     sandbox: &Sandbox,
@@ -486,7 +507,7 @@ pub fn run_client(
         "http_proxy",
         "https_proxy",
     ] {
-        cmd.env(var, "http://127.0.0.1:9");
+        cmd.env(var, format!("http://127.0.0.1:{}", server.port));
     }
     cmd.env("NO_PROXY", "127.0.0.1,localhost")
         .env("no_proxy", "127.0.0.1,localhost");
@@ -511,7 +532,10 @@ pub fn run_client(
             std::fs::create_dir_all(&codex_home).expect("the sandbox is writable");
             let root = cwd.canonicalize().expect("the repository exists");
             let mut config = format!(
-                "model = \"gpt-5.5\"\nmodel_provider = \"local\"\n\n\
+                "model = \"gpt-5.5\"\nmodel_provider = \"local\"\n\
+                 check_for_update_on_startup = false\n\n\
+                 [analytics]\nenabled = false\n\n\
+                 [features]\napps = false\nplugins = false\n\n\
                  [model_providers.local]\nname = \"local\"\n\
                  base_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\n\
                  env_key = \"LOCAL_MODEL_KEY\"\n",
