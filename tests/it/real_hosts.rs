@@ -114,6 +114,13 @@ fn policy_gate(host: Host) {
         done.run,
         server.dump()
     );
+    // The Stop hooks of continuity-kit: the turn changed the workspace, so it is checkpointed,
+    // and the session leaves a handoff.
+    let refs = sandbox.hpp_refs();
+    assert!(
+        refs.contains("/turn/1 ") && refs.contains("refs/hpp/handoffs/"),
+        "{host:?}: no checkpoint or handoff after the turn:\n{refs}"
+    );
 }
 
 #[test]
