@@ -425,6 +425,29 @@ fn codex_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
     lanes(Host::Codex);
 }
 
+/// Codex reads the repository's `.codex/hooks.json` only in a trusted project: untrusted, the
+/// installed hooks never run and `find src -delete` goes through, as the README warns.
+#[test]
+fn control_codex_ignores_the_hooks_of_an_untrusted_project() {
+    let host = Host::Codex;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: vec![Call::Shell("find src -delete".into())],
+    });
+    let done = run_client(&sandbox, host, &client, &server, &sandbox.root, false);
+    assert_eq!(done.code, 0, "{}", done.run);
+    assert!(
+        !sandbox.root.join("src").exists() && !server.saw("BLOCK by git hpp policy"),
+        "Codex ran the hooks of an untrusted project:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
 /// The pinned versions the README names.
 #[test]
 fn the_readme_names_the_pinned_host_versions() {
