@@ -485,10 +485,10 @@ pub struct Session {
 pub const BOUND: Duration = Duration::from_secs(90);
 
 /// Runs `client` (of `host`) headless in `cwd` (a worktree of the sandbox's repository)
-/// against `server`, with
-/// HOME in the sandbox, every proxy variable naming the server (which refuses and logs a
-/// request for any other host), and telemetry, update checks, apps and plugins off. Codex gets a `CODEX_HOME` whose config
-/// names the server as its provider and trusts the repository when `trusted`.
+/// against `server`, with HOME in the sandbox, every proxy variable naming the server (which
+/// refuses and logs a request for any other host), and telemetry, update checks, apps and
+/// plugins off. Codex gets a `CODEX_HOME` whose config names the server as its provider and
+/// trusts `cwd` when `trusted`. A run past [`BOUND`] is killed (exit -1).
 pub fn run_client(
     sandbox: &Sandbox,
     host: Host,
