@@ -270,6 +270,19 @@ fn session_start(host: Host) {
             "cargo test",
         ])
         .ok();
+    // Three failures of one task promote a gotcha, which gotcha-memory's preamble injects.
+    for _ in 0..3 {
+        sandbox
+            .hpp([
+                "gotcha",
+                "record",
+                "--task",
+                "cargo build",
+                "--message",
+                "error: linker marker-9c2e not found",
+            ])
+            .ok();
+    }
     let (_, server) = session(&sandbox, host, &client, &[]);
     let first = &server.turns()[0];
     assert!(
@@ -277,15 +290,20 @@ fn session_start(host: Host) {
         "{host:?}: the handoff never reached the model:\n{}",
         server.dump()
     );
+    assert!(
+        first.body.contains("marker-9c2e"),
+        "{host:?}: the gotcha preamble never reached the model:\n{}",
+        server.dump()
+    );
 }
 
 #[test]
-fn claude_code_session_start_injects_the_handoff() {
+fn claude_code_session_start_injects_the_handoff_and_the_gotchas() {
     session_start(Host::ClaudeCode);
 }
 
 #[test]
-fn codex_session_start_injects_the_handoff() {
+fn codex_session_start_injects_the_handoff_and_the_gotchas() {
     session_start(Host::Codex);
 }
 
