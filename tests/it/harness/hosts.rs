@@ -522,7 +522,8 @@ pub fn run_client(
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            // Every tool is allowed by the host's own rules, so the hooks alone decide.
+            // Every tool is allowed by the host's own rules, so the hooks alone decide
+            // (`--dangerously-skip-permissions` is refused as root, as CI often runs).
             .args(["-p", prompt, "--output-format", "json"])
             .args(["--permission-mode", "acceptEdits"])
             .args(["--allowedTools", "Bash", "Write", "Edit"]);
