@@ -10,10 +10,10 @@
 //! Without node or npm each test prints `SKIPPED: …` on stderr and passes; an npm install
 //! that fails is a failure.
 //!
-//! Not driven here, and why:
-//! - PreCompact (continuity-kit's handoff-write): neither client compacts headlessly on
-//!   demand; a compaction needs a conversation near the model's context limit, which a
-//!   scripted two-turn session never reaches. The hook's payload is covered in host_hooks.
+//! PreCompact is driven on both: Claude Code by `claude -p /compact --continue`, Codex by
+//! `-c model_auto_compact_token_limit=1`, which compacts after the first tool call.
+//!
+//! Notes on what differs:
 //! - Codex's secret guard sees `apply_patch` only: the model's other way to write a file is a
 //!   shell command, which the policy gate reads instead. Codex gets `apply_patch` from the
 //!   model's metadata, so the tests name a model Codex knows (`gpt-5.5`).
@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::harness::Sandbox;
 use crate::harness::hosts::{
-    BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client,
+    BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client, run_client_with,
 };
 
 const AWS_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ";
@@ -441,6 +441,104 @@ fn claude_code_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
 #[test]
 fn codex_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
     lanes(Host::Codex);
+}
+
+/// The subjects of the handoff log, newest first.
+fn handoffs(sandbox: &Sandbox) -> String {
+    sandbox.git(["log", "--format=%s", "refs/hpp/handoffs/solo"])
+}
+
+/// Claude Code compacts on demand: `claude -p /compact --continue` compacts the last session,
+/// and PreCompact's handoff-write records a handoff with the pre-compact trigger.
+#[test]
+fn claude_code_pre_compact_writes_a_handoff() {
+    let host = Host::ClaudeCode;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let _ = session(
+        &sandbox,
+        host,
+        &client,
+        &[Call::Shell("echo one > one.txt".into())],
+    );
+    // The workspace moves on, so the handoff at compaction differs from the one at the stop.
+    std::fs::write(sandbox.root.join("two.txt"), "two\n").expect("the sandbox is writable");
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: Vec::new(),
+    });
+    let done = run_client_with(
+        &sandbox,
+        (host, &client),
+        &server,
+        &sandbox.root,
+        true,
+        ("/compact", &["--continue"]),
+    );
+    assert_eq!(done.code, 0, "{}", done.run);
+    let log = handoffs(&sandbox);
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.ends_with("-precompact")),
+        "no handoff at compaction:\n{log}\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+/// Codex compacts when the context passes `model_auto_compact_token_limit`; with a limit of 1
+/// the first tool call's follow-up compacts, and PreCompact's handoff-write records a handoff.
+#[test]
+fn codex_pre_compact_writes_a_handoff() {
+    let host = Host::Codex;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: vec![Call::Shell("echo one > one.txt".into())],
+    });
+    let done = run_client_with(
+        &sandbox,
+        (host, &client),
+        &server,
+        &sandbox.root,
+        true,
+        (
+            "do the scripted work",
+            &["-c", "model_auto_compact_token_limit=1"],
+        ),
+    );
+    assert!(done.code == 0 && done.took < BOUND, "{}", done.run);
+    let log = handoffs(&sandbox);
+    assert!(
+        log.lines().any(|l| l.ends_with("-precompact")),
+        "no handoff at compaction:\n{log}\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+/// Without the limit the same Codex session never compacts: the check above can fail.
+#[test]
+fn control_codex_without_the_limit_writes_no_pre_compact_handoff() {
+    let host = Host::Codex;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let _ = session(
+        &sandbox,
+        host,
+        &client,
+        &[Call::Shell("echo one > one.txt".into())],
+    );
+    let log = handoffs(&sandbox);
+    assert!(!log.contains("-precompact"), "{log}");
 }
 
 /// Codex reads the repository's `.codex/hooks.json` only in a trusted project: untrusted, the

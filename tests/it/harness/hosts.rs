@@ -181,13 +181,34 @@ pub struct ModelServer {
     log: Arc<Mutex<Vec<Request>>>,
 }
 
+/// The script and how many of its calls were handed out: a call is never handed out twice,
+/// even when the client's history no longer shows it (after a compaction).
+struct Turns {
+    script: Script,
+    issued: Mutex<usize>,
+}
+
+impl Turns {
+    /// The call for a request whose history holds `answered` results, if any is left.
+    fn next(&self, answered: usize) -> Option<(usize, &Call)> {
+        let mut issued = self.issued.lock().expect("the counter is not poisoned");
+        let index = answered.max(*issued);
+        let call = self.script.calls.get(index)?;
+        *issued = index + 1;
+        Some((index, call))
+    }
+}
+
 impl ModelServer {
     /// Starts the server on a free port, answering with `script`.
     pub fn start(script: Script) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("127.0.0.1 has a free port");
         let port = listener.local_addr().expect("a bound address").port();
         let log = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(script);
+        let script = Arc::new(Turns {
+            script,
+            issued: Mutex::new(0),
+        });
         let shared = Arc::clone(&log);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -251,7 +272,7 @@ impl ModelServer {
 
 /// Reads one HTTP/1.1 request (Content-Length or chunked body), logs it and answers it, then
 /// closes the connection.
-fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Request>>) -> std::io::Result<()> {
+fn serve(stream: TcpStream, script: &Turns, log: &Mutex<Vec<Request>>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
@@ -332,7 +353,7 @@ fn sse(event: &str, data: &Value) -> String {
 /// Answers the Messages API: the next scripted call as a `tool_use` (the turn is the number
 /// of tool results the client has sent back), or a closing text once the calls are spent or
 /// the request offers no tools (a title or a summary).
-fn messages(request: &Value, script: &Script) -> (&'static str, String) {
+fn messages(request: &Value, turns: &Turns) -> (&'static str, String) {
     let results = request["messages"]
         .as_array()
         .into_iter()
@@ -342,15 +363,15 @@ fn messages(request: &Value, script: &Script) -> (&'static str, String) {
         .filter(|c| c["type"] == "tool_result")
         .count();
     let tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let call = script.calls.get(results).filter(|_| tools);
+    let call = if tools { turns.next(results) } else { None };
     let model = request["model"].as_str().unwrap_or("model");
     let block = match call {
         None => json!({"type": "text", "text": "done"}),
-        Some(Call::Shell(cmd)) => json!({"type": "tool_use", "id": format!("toolu_{results}"),
+        Some((n, Call::Shell(cmd))) => json!({"type": "tool_use", "id": format!("toolu_{n}"),
             "name": "Bash", "input": {"command": cmd}}),
-        Some(Call::Write { path, line }) => json!({"type": "tool_use",
-            "id": format!("toolu_{results}"), "name": "Write",
-            "input": {"file_path": script.root.join(path), "content": format!("{line}\n")}}),
+        Some((n, Call::Write { path, line })) => json!({"type": "tool_use",
+            "id": format!("toolu_{n}"), "name": "Write",
+            "input": {"file_path": turns.script.root.join(path), "content": format!("{line}\n")}}),
     };
     let stop = if call.is_some() {
         "tool_use"
@@ -404,21 +425,21 @@ fn messages(request: &Value, script: &Script) -> (&'static str, String) {
 /// Answers the Responses API as a stream: the next scripted call as a `function_call` of
 /// `exec_command` or a `custom_tool_call` of `apply_patch` (the turn is the number of call
 /// outputs the client has sent back), or a closing assistant message.
-fn responses(request: &Value, script: &Script) -> String {
+fn responses(request: &Value, turns: &Turns) -> String {
     let outputs = request["input"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|i| i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output")
         .count();
-    let item = match script.calls.get(outputs) {
+    let item = match turns.next(outputs) {
         None => json!({"type": "message", "role": "assistant", "id": "msg_1",
             "content": [{"type": "output_text", "text": "done"}]}),
-        Some(Call::Shell(cmd)) => json!({"type": "function_call", "id": format!("fc_{outputs}"),
-            "call_id": format!("call_{outputs}"), "name": "exec_command",
+        Some((n, Call::Shell(cmd))) => json!({"type": "function_call", "id": format!("fc_{n}"),
+            "call_id": format!("call_{n}"), "name": "exec_command",
             "arguments": json!({"cmd": cmd}).to_string()}),
-        Some(Call::Write { path, line }) => json!({"type": "custom_tool_call",
-            "id": format!("ctc_{outputs}"), "call_id": format!("call_{outputs}"),
+        Some((n, Call::Write { path, line })) => json!({"type": "custom_tool_call",
+            "id": format!("ctc_{n}"), "call_id": format!("call_{n}"),
             "name": "apply_patch",
             "input": format!("*** Begin Patch\n*** Add File: {path}\n+{line}\n*** End Patch\n")}),
     };
@@ -497,7 +518,26 @@ pub fn run_client(
     cwd: &Path,
     trusted: bool,
 ) -> Session {
-    let prompt = "do the scripted work";
+    run_client_with(
+        sandbox,
+        (host, client),
+        server,
+        cwd,
+        trusted,
+        ("do the scripted work", &[]),
+    )
+}
+
+/// As [`run_client`], with `prompt` and `extra` arguments before it (Claude Code's
+/// `--continue`, Codex's `-c key=value`).
+pub fn run_client_with(
+    sandbox: &Sandbox,
+    (host, client): (Host, &Path),
+    server: &ModelServer,
+    cwd: &Path,
+    trusted: bool,
+    (prompt, extra): (&str, &[&str]),
+) -> Session {
     let mut cmd = sandbox.command(&client.display().to_string(), cwd);
     let home = sandbox.path("home");
     for var in [
@@ -524,6 +564,7 @@ pub fn run_client(
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             // Every tool is allowed by the host's own rules, so the hooks alone decide
             // (`--dangerously-skip-permissions` is refused as root, as CI often runs).
+            .args(extra)
             .args(["-p", prompt, "--output-format", "json"])
             .args(["--permission-mode", "acceptEdits"])
             .args(["--allowedTools", "Bash", "Write", "Edit"]);
@@ -557,7 +598,9 @@ pub fn run_client(
                 // review is the only other way to trust them, and `exec` never offers it.
                 .arg("--dangerously-bypass-hook-trust")
                 // The host's own sandbox needs user namespaces CI may lack; the hooks decide.
-                .args(["-s", "danger-full-access", prompt]);
+                .args(["-s", "danger-full-access"])
+                .args(extra)
+                .arg(prompt);
         }
     }
     let out = sandbox.path(&format!("{}.stdout", host.bin()));
