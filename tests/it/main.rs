@@ -52,6 +52,7 @@ mod mutate;
 mod policy;
 mod process;
 mod race;
+mod real_hosts;
 mod reference;
 mod repos;
 mod repr;

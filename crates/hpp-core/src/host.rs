@@ -415,7 +415,10 @@ impl HookInput {
 /// an `event_msg` whose payload is `{"type": "exec_command_end", "call_id", "exit_code", …}`, or
 /// a `response_item` whose payload is `{"type": "function_call_output", "call_id", "output"}`
 /// with `output` a JSON text whose `metadata.exit_code` is the code, or plain text that opens
-/// with `Exit code: N` or says `Process exited with code N`. The call is named by the hook's
+/// with `Exit code: N` or says `Process exited with code N`; or (Codex 0.171, written before the
+/// PostToolUse hook runs, while the output record comes after it) an `event_msg` whose payload
+/// is `{"type": "item_completed", "item": {"type": "CommandExecution", "id", "exit_code", …}}`,
+/// the item's `id` being the call's id. The call is named by the hook's
 /// `tool_use_id`, which Codex takes from the same `call_id`. Read defensively: any line that is
 /// not JSON or not one of these shapes is skipped, the last record of the call wins, and nothing
 /// is guessed without a `call_id` match (a wrong failure would teach the agent a false gotcha).
@@ -433,6 +436,13 @@ pub fn codex_exit_code(transcript: &[u8], call_id: &str) -> Option<i64> {
         .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
         .find_map(|record| {
             let payload = record.get("payload").unwrap_or(&record);
+            if payload.get("type").and_then(Value::as_str) == Some("item_completed") {
+                let item = payload.get("item")?;
+                if item.get("id").and_then(Value::as_str) != Some(call_id) {
+                    return None;
+                }
+                return item.get("exit_code").and_then(Value::as_i64);
+            }
             if payload.get("call_id").and_then(Value::as_str) != Some(call_id) {
                 return None;
             }
@@ -681,6 +691,8 @@ mod tests {
         "\n",
         r#"{"timestamp":"2026-12-03T10:00:04.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_unified","output":"Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 2\nOutput:\nno such file\n"}}"#,
         "\n",
+        r#"{"timestamp":"2026-12-03T10:00:05.000Z","type":"event_msg","payload":{"type":"item_completed","thread_id":"019a","turn_id":"1","item":{"type":"CommandExecution","id":"call_item","command":["/bin/bash","-lc","ls x"],"status":"failed","aggregated_output":"ls: x: No such file","exit_code":2}}}"#,
+        "\n",
     );
 
     #[test]
@@ -689,6 +701,7 @@ mod tests {
         assert_eq!(codex_exit_code(t, "call_fail"), Some(101));
         assert_eq!(codex_exit_code(t, "call_ok"), Some(0));
         assert_eq!(codex_exit_code(t, "call_unified"), Some(2));
+        assert_eq!(codex_exit_code(t, "call_item"), Some(2));
         // Codex's own PostToolUse shape: the response is the output text, no exit code.
         let input = parse(&json!({
             "session_id": "019a", "transcript_path": "/s/rollout.jsonl", "cwd": "/w",

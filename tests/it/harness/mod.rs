@@ -11,6 +11,8 @@ use assert_fs::TempDir;
 use assert_fs::fixture::ChildPath;
 use assert_fs::prelude::*;
 
+pub mod hosts;
+
 /// Returns `attest create` for SPEC.md by maker-a, checked by checker-b in `session`, with
 /// `verdict`: the attestation most tests record.
 pub fn attest_args<'a>(session: &'a str, verdict: &'a str) -> Vec<&'a str> {

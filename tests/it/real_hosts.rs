@@ -1,0 +1,578 @@
+//! The modules' hooks under the real clients: Claude Code 2.1.332 (`claude -p`) and Codex CLI
+//! 0.171.0 (`codex exec`), installed from the npm registry once per target directory, run
+//! headless in a repository prepared by `git hpp install`, against a scripted model server on
+//! 127.0.0.1 that is also every proxy variable's proxy: it refuses a request for any other
+//! host, and a test fails if one came (Codex asks for github.com and chatgpt.com unless its
+//! update check, analytics, apps and plugins are off, as they are here). The
+//! model asks for tool calls; the checks read what happened on disk, in refs/hpp/, and in what
+//! the client sent back to the model.
+//!
+//! Without node or npm each test prints `SKIPPED: …` on stderr and passes; an npm install
+//! that fails is a failure.
+//!
+//! PreCompact is driven on both: Claude Code by `claude -p /compact --continue`, Codex by
+//! `-c model_auto_compact_token_limit=1`, which compacts after the first tool call.
+//!
+//! Notes on what differs:
+//! - Codex's secret guard sees `apply_patch` only: the model's other way to write a file is a
+//!   shell command, which the policy gate reads instead. Codex gets `apply_patch` from the
+//!   model's metadata, so the tests name a model Codex knows (`gpt-5.5`).
+//! - Codex has no PostToolUseFailure; gotcha-record reads the failing exit code from the
+//!   session's transcript, so the Codex run keeps its session files (no `--ephemeral` there).
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::Sandbox;
+use crate::harness::hosts::{
+    BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client, run_client_with,
+};
+
+const AWS_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ";
+
+/// A repository with `src/lib.rs` committed, and the client; `None` when the client cannot be
+/// installed here (already reported as SKIPPED).
+fn repo(host: Host) -> Option<(Sandbox, PathBuf)> {
+    let client = host.client()?;
+    let sandbox = Sandbox::repo();
+    std::fs::create_dir_all(sandbox.root.join("src")).expect("the sandbox is writable");
+    std::fs::write(sandbox.root.join("src/lib.rs"), "pub fn f() {}\n")
+        .expect("the sandbox is writable");
+    sandbox.git(["add", "src"]);
+    sandbox.git(["commit", "-q", "-m", "src"]);
+    Some((sandbox, client))
+}
+
+/// Runs the client in the repository with the scripted `calls`; checks it ended on its own
+/// within the bound.
+fn session(sandbox: &Sandbox, host: Host, client: &Path, calls: &[Call]) -> (Session, ModelServer) {
+    session_in(sandbox, &sandbox.root, host, client, calls)
+}
+
+/// As [`session`], in the worktree `cwd`.
+fn session_in(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    host: Host,
+    client: &Path,
+    calls: &[Call],
+) -> (Session, ModelServer) {
+    let server = ModelServer::start(Script {
+        root: cwd.to_path_buf(),
+        calls: calls.to_vec(),
+    });
+    let done = run_client(sandbox, host, client, &server, cwd, true);
+    assert_eq!(
+        server.escapes(),
+        Vec::<String>::new(),
+        "{host:?} tried to reach another host"
+    );
+    assert!(
+        done.took < BOUND && done.code == 0,
+        "{host:?} did not end on its own (exit {}, {:.1?}):\n{}\n--- requests ---\n{}",
+        done.code,
+        done.took,
+        done.run,
+        server.dump()
+    );
+    (done, server)
+}
+
+fn policy_gate(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let calls = [
+        Call::Shell("rm -rf src".into()),
+        Call::Shell("find src -delete".into()),
+        Call::Shell("echo ok > out.txt".into()),
+    ];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    assert!(
+        sandbox.root.join("src/lib.rs").exists(),
+        "{host:?} ran rm -rf src past the policy gate:\n{}",
+        done.run
+    );
+    // Codex refuses `rm -rf` by its own rule too, but only after the hook: both calls come
+    // back to the model with the policy's reason.
+    let heard = server.turns().last().map_or(0, |r| {
+        r.body
+            .matches("BLOCK by git hpp policy (rule recursive-delete")
+            .count()
+    });
+    assert!(
+        heard >= 2,
+        "{host:?}: the model heard the policy's reason {heard} times, not twice:\n{}",
+        server.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("out.txt"))
+            .ok()
+            .as_deref(),
+        Some("ok\n"),
+        "{host:?} did not run the safe command:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+    // The Stop hooks of continuity-kit: the turn changed the workspace, so it is checkpointed,
+    // and the session leaves a handoff.
+    let refs = sandbox.hpp_refs();
+    assert!(
+        refs.contains("/turn/1 ") && refs.contains("refs/hpp/handoffs/"),
+        "{host:?}: no checkpoint or handoff after the turn:\n{refs}"
+    );
+}
+
+#[test]
+fn claude_code_policy_gate_keeps_src_and_lets_a_safe_command_run() {
+    policy_gate(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_policy_gate_keeps_src_and_lets_a_safe_command_run() {
+    policy_gate(Host::Codex);
+}
+
+/// Without the hooks the same scripts delete src (Codex refuses `rm -rf` itself, not `find
+/// -delete`) and write the secret: the checks above can fail.
+fn unguarded(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    let calls = [
+        Call::Shell("rm -rf src".into()),
+        Call::Shell("find src -delete".into()),
+        Call::Write {
+            path: "creds.txt".into(),
+            line: AWS_LINE.into(),
+        },
+    ];
+    let (done, _) = session(&sandbox, host, &client, &calls);
+    assert!(
+        !sandbox.root.join("src").exists(),
+        "{host:?} kept src with no hook installed:\n{}",
+        done.run
+    );
+    assert!(
+        sandbox.root.join("creds.txt").exists(),
+        "{host:?} refused the secret with no hook installed:\n{}",
+        done.run
+    );
+}
+
+#[test]
+fn control_claude_code_without_the_hooks_deletes_src() {
+    unguarded(Host::ClaudeCode);
+}
+
+#[test]
+fn control_codex_without_the_hooks_deletes_src() {
+    unguarded(Host::Codex);
+}
+
+fn secret_guard(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let calls = [
+        Call::Write {
+            path: "creds.txt".into(),
+            line: AWS_LINE.into(),
+        },
+        Call::Write {
+            path: "notes.txt".into(),
+            line: "nothing secret here".into(),
+        },
+    ];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    assert!(
+        !sandbox.root.join("creds.txt").exists(),
+        "{host:?} wrote the secret past the guard:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+    assert!(
+        server.saw("secret guard: this write puts"),
+        "{host:?}: the model never heard the guard's reason:\n{}",
+        server.dump()
+    );
+    assert!(
+        sandbox.root.join("notes.txt").exists(),
+        "{host:?} did not write the harmless file:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_secret_guard_refuses_a_write_of_an_aws_key() {
+    secret_guard(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_secret_guard_refuses_an_apply_patch_of_an_aws_key() {
+    secret_guard(Host::Codex);
+}
+
+fn stop_gates_end(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "exit 1"]"#,
+    ]);
+    // An active loop not yet verified: the loop gate blocks the stop too.
+    sandbox.start_work().ok();
+    let (done, server) = session(&sandbox, host, &client, &[]);
+    let turns = server.turns().len();
+    assert!(
+        turns >= 2 && server.saw("criterion 1") && server.saw("record fresh evidence"),
+        "{host:?}: the evidence gate never blocked ({turns} turns):\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+    assert!(
+        turns <= 8,
+        "{host:?}: {turns} turns for one stop:\n{}",
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_stop_gates_block_then_let_the_session_end() {
+    stop_gates_end(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_stop_gates_block_then_let_the_session_end() {
+    stop_gates_end(Host::Codex);
+}
+
+fn session_start(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox
+        .hpp([
+            "handoff",
+            "write",
+            "--summary",
+            "marker-7f3a parser half done",
+            "--next",
+            "wire the printer",
+            "--verify-first",
+            "cargo test",
+        ])
+        .ok();
+    // Three failures of one task promote a gotcha, which gotcha-memory's preamble injects.
+    for _ in 0..3 {
+        sandbox
+            .hpp([
+                "gotcha",
+                "record",
+                "--task",
+                "cargo build",
+                "--message",
+                "error: linker marker-9c2e not found",
+            ])
+            .ok();
+    }
+    let (_, server) = session(&sandbox, host, &client, &[]);
+    let first = &server.turns()[0];
+    assert!(
+        first.body.contains("marker-7f3a parser half done"),
+        "{host:?}: the handoff never reached the model:\n{}",
+        server.dump()
+    );
+    assert!(
+        first.body.contains("marker-9c2e"),
+        "{host:?}: the gotcha preamble never reached the model:\n{}",
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_session_start_injects_the_handoff_and_the_gotchas() {
+    session_start(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_session_start_injects_the_handoff_and_the_gotchas() {
+    session_start(Host::Codex);
+}
+
+fn gotcha(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let calls = [Call::Shell("ls no-such-dir-here".into())];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    let recorded = sandbox.hpp(["gotcha", "list", "--json"]);
+    assert!(
+        sandbox.hpp_refs().contains("refs/hpp/gotchas/failures"),
+        "{host:?}: no failure recorded after a failing command:\n{}\n{}\n{}\n{}",
+        sandbox.hpp_refs(),
+        recorded,
+        done.run,
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_gotcha_memory_records_a_failing_command() {
+    gotcha(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_gotcha_memory_records_a_failing_command() {
+    gotcha(Host::Codex);
+}
+
+#[test]
+fn control_a_clean_command_records_no_gotcha() {
+    let host = Host::ClaudeCode;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let _ = session(&sandbox, host, &client, &[Call::Shell("ls src".into())]);
+    assert!(!sandbox.hpp_refs().contains("refs/hpp/gotchas/failures"));
+}
+
+fn lanes(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    // The lane's worktree checks out the installed hooks, as a team's repository would.
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "install the modules"]);
+    sandbox.git(["config", "hpp.lane.gitGuard", "block"]);
+    for (id, territory) in [("ui", "src/ui"), ("api", "src/api")] {
+        sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "lane",
+                    "start",
+                    id,
+                    "--role",
+                    "maker",
+                    "--model",
+                    "m",
+                    "--territory",
+                    territory,
+                ],
+            )
+            .ok();
+    }
+    let lane = sandbox.path("work.lanes/ui");
+    let calls = [
+        Call::Write {
+            path: "src/ui/view.rs".into(),
+            line: "pub fn view() {}".into(),
+        },
+        Call::Write {
+            path: "src/api/handler.rs".into(),
+            line: "pub fn handle() {}".into(),
+        },
+        Call::Shell("git add -A".into()),
+    ];
+    let (done, server) = session_in(&sandbox, &lane, host, &client, &calls);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert!(
+        lane.join("src/ui/view.rs").exists(),
+        "{host:?}: the edit inside the lane's territory did not land:\n{why}"
+    );
+    assert!(
+        !lane.join("src/api/handler.rs").exists(),
+        "{host:?}: the edit in another lane's territory landed:\n{why}"
+    );
+    assert!(
+        server.saw("lane territory guard: ") && server.saw("lane git guard: `git add -A`"),
+        "{host:?}: the model never heard the lane guards' reasons:\n{why}"
+    );
+    assert_eq!(
+        sandbox.git_in(&lane, &["diff", "--cached", "--name-only"]),
+        "",
+        "{host:?}: git add -A ran while another lane is alive:\n{why}"
+    );
+}
+
+/// Outside any lane the same script's edit lands and `git add -A` stages it: the lane check
+/// above can fail.
+#[test]
+fn control_outside_a_lane_the_edit_and_git_add_all_land() {
+    let host = Host::ClaudeCode;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git(["config", "hpp.lane.gitGuard", "block"]);
+    let calls = [
+        Call::Write {
+            path: "src/api/handler.rs".into(),
+            line: "pub fn handle() {}".into(),
+        },
+        Call::Shell("git add -A".into()),
+    ];
+    let (done, _) = session(&sandbox, host, &client, &calls);
+    assert!(
+        sandbox
+            .git(["diff", "--cached", "--name-only"])
+            .contains("src/api/handler.rs"),
+        "{}",
+        done.run
+    );
+}
+
+#[test]
+fn claude_code_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
+    lanes(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_lane_guards_keep_an_edit_and_a_sweeping_git_call_in_the_lane() {
+    lanes(Host::Codex);
+}
+
+/// The subjects of the handoff log, newest first.
+fn handoffs(sandbox: &Sandbox) -> String {
+    sandbox.git(["log", "--format=%s", "refs/hpp/handoffs/solo"])
+}
+
+/// Claude Code compacts on demand: `claude -p /compact --continue` compacts the last session,
+/// and PreCompact's handoff-write records a handoff with the pre-compact trigger.
+#[test]
+fn claude_code_pre_compact_writes_a_handoff() {
+    let host = Host::ClaudeCode;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let _ = session(
+        &sandbox,
+        host,
+        &client,
+        &[Call::Shell("echo one > one.txt".into())],
+    );
+    // The workspace moves on, so the handoff at compaction differs from the one at the stop.
+    std::fs::write(sandbox.root.join("two.txt"), "two\n").expect("the sandbox is writable");
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: Vec::new(),
+    });
+    let done = run_client_with(
+        &sandbox,
+        (host, &client),
+        &server,
+        &sandbox.root,
+        true,
+        ("/compact", &["--continue"]),
+    );
+    assert_eq!(done.code, 0, "{}", done.run);
+    let log = handoffs(&sandbox);
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.ends_with("-precompact")),
+        "no handoff at compaction:\n{log}\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+/// Codex compacts when the context passes `model_auto_compact_token_limit`; with a limit of 1
+/// the first tool call's follow-up compacts, and PreCompact's handoff-write records a handoff.
+#[test]
+fn codex_pre_compact_writes_a_handoff() {
+    let host = Host::Codex;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: vec![Call::Shell("echo one > one.txt".into())],
+    });
+    let done = run_client_with(
+        &sandbox,
+        (host, &client),
+        &server,
+        &sandbox.root,
+        true,
+        (
+            "do the scripted work",
+            &["-c", "model_auto_compact_token_limit=1"],
+        ),
+    );
+    assert!(done.code == 0 && done.took < BOUND, "{}", done.run);
+    let log = handoffs(&sandbox);
+    assert!(
+        log.lines().any(|l| l.ends_with("-precompact")),
+        "no handoff at compaction:\n{log}\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+/// Without the limit the same Codex session never compacts: the check above can fail.
+#[test]
+fn control_codex_without_the_limit_writes_no_pre_compact_handoff() {
+    let host = Host::Codex;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let _ = session(
+        &sandbox,
+        host,
+        &client,
+        &[Call::Shell("echo one > one.txt".into())],
+    );
+    let log = handoffs(&sandbox);
+    assert!(!log.contains("-precompact"), "{log}");
+}
+
+/// Codex reads the repository's `.codex/hooks.json` only in a trusted project: untrusted, the
+/// installed hooks never run and `find src -delete` goes through, as the README warns.
+#[test]
+fn control_codex_ignores_the_hooks_of_an_untrusted_project() {
+    let host = Host::Codex;
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: vec![Call::Shell("find src -delete".into())],
+    });
+    let done = run_client(&sandbox, host, &client, &server, &sandbox.root, false);
+    assert_eq!(done.code, 0, "{}", done.run);
+    assert!(
+        !sandbox.root.join("src").exists() && !server.saw("BLOCK by git hpp policy"),
+        "Codex ran the hooks of an untrusted project:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+/// The pinned versions the README names.
+#[test]
+fn the_readme_names_the_pinned_host_versions() {
+    let readme = include_str!("../../README.md");
+    for host in [Host::ClaudeCode, Host::Codex] {
+        let (pkg, version) = host.package();
+        assert!(
+            readme.contains(&format!("{pkg}@{version}")),
+            "README does not name {pkg}@{version}"
+        );
+    }
+}
