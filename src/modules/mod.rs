@@ -416,6 +416,7 @@ pub fn plugin_manifests(version: &str) -> (Value, Value) {
         "description": description,
         "keywords": ["git", "verification", "agents"],
         "author": {"name": PLUGIN_AUTHOR},
+        "license": env!("CARGO_PKG_LICENSE"),
     });
     let marketplace = json!({
         "name": PLUGIN_MARKETPLACE,

@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 
 use crate::harness::Sandbox;
 use crate::harness::hosts::{
-    BOUND, Call, Host, ModelServer, Script, Session, install_modules, run_client, run_client_with,
+    BOUND, Call, Host, ModelServer, Script, Session, install_modules, install_these, run_client,
+    run_client_with,
 };
 
 const AWS_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ";
@@ -374,6 +375,7 @@ fn lanes(host: Host) {
             .ok();
     }
     let lane = sandbox.path("work.lanes/ui");
+    let claim = sandbox.git(["rev-parse", "refs/hpp/lanes/ui"]);
     let calls = [
         Call::Write {
             path: "src/ui/view.rs".into(),
@@ -404,6 +406,56 @@ fn lanes(host: Host) {
         "",
         "{host:?}: git add -A ran while another lane is alive:\n{why}"
     );
+    // lane-register: the session's start beat the lane's heart and told the agent its lane.
+    assert_ne!(
+        sandbox.git(["rev-parse", "refs/hpp/lanes/ui"]),
+        claim,
+        "{host:?}: lane-register left no heartbeat:\n{why}"
+    );
+    assert!(
+        server.turns()[0].body.contains("src/ui"),
+        "{host:?}: the agent was never told its lane's territory:\n{why}"
+    );
+}
+
+fn health_probe(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_these(&sandbox, host, &["operator-kit", "health-kit"]);
+    // The built-in manifest, its one due probe a command that passes.
+    let mut manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/hpp.manifest.json"))
+            .expect("the manifest"),
+    )
+    .expect("JSON");
+    for monitor in manifest["monitors"].as_array_mut().expect("monitors") {
+        monitor.as_object_mut().expect("an object").remove("probe");
+        if monitor["id"] == "harness-doctor" {
+            monitor["probe"] = serde_json::json!({"command": ["true"]});
+        }
+    }
+    std::fs::write(sandbox.root.join("hpp.manifest.json"), manifest.to_string()).expect("writable");
+    let before = sandbox.hpp_refs();
+    assert!(!before.contains("refs/hpp/monitors/"), "{before}");
+    let (done, server) = session(&sandbox, host, &client, &[]);
+    let after = sandbox.hpp_refs();
+    assert!(
+        after.contains("refs/hpp/monitors/harness-doctor"),
+        "{host:?}: health-probe recorded no signal at session start:\n{}\n{}",
+        done.run,
+        server.dump()
+    );
+}
+
+#[test]
+fn claude_code_health_probe_records_a_due_signal_at_session_start() {
+    health_probe(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_health_probe_records_a_due_signal_at_session_start() {
+    health_probe(Host::Codex);
 }
 
 /// Outside any lane the same script's edit lands and `git add -A` stages it: the lane check
@@ -575,4 +627,109 @@ fn the_readme_names_the_pinned_host_versions() {
             "README does not name {pkg}@{version}"
         );
     }
+}
+
+/// Without health-kit the same session records no signal: the check above can fail.
+#[test]
+fn control_without_health_kit_no_signal_is_recorded() {
+    let Some((sandbox, client)) = repo(Host::ClaudeCode) else {
+        return;
+    };
+    install_these(&sandbox, Host::ClaudeCode, &["operator-kit"]);
+    let _ = session(&sandbox, Host::ClaudeCode, &client, &[]);
+    assert!(!sandbox.hpp_refs().contains("refs/hpp/monitors/"));
+}
+
+/// The warnings `claude plugin validate` printed (the `❯` lines under a `⚠ Found …` header),
+/// but those about a listing in the developer portal (an icon, a long README), which a
+/// workspace plugin does not have.
+fn warnings(said: &str) -> Vec<String> {
+    const LISTING_ONLY: [&str; 2] = ["(ICON_MISSING)", "(README_TRIVIAL)"];
+    let mut under = false;
+    let mut found = Vec::new();
+    for line in said.lines() {
+        if line.starts_with('⚠') {
+            under = true;
+        } else if !line.is_empty() && !line.starts_with(' ') {
+            under = false;
+        } else if under
+            && line.trim_start().starts_with('❯')
+            && !LISTING_ONLY.iter().any(|code| line.contains(code))
+        {
+            found.push(line.trim().to_owned());
+        }
+    }
+    found
+}
+
+/// `claude plugin validate` of what `install --plugin` writes: the plugin and its marketplace,
+/// with no error and no warning (an author, a description, a matcher on every PostToolUse).
+fn validate_plugin(sandbox: &Sandbox, client: &Path, target: &str) -> crate::harness::Run {
+    let mut cmd = sandbox.command(&client.display().to_string(), &sandbox.root);
+    cmd.env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .args(["plugin", "validate", target]);
+    crate::harness::Run::from_output(&cmd.output().expect("claude runs"))
+}
+
+#[test]
+fn the_plugin_and_its_marketplace_pass_claude_plugin_validate_without_a_warning() {
+    let Some((sandbox, client)) = repo(Host::ClaudeCode) else {
+        return;
+    };
+    sandbox
+        .hpp([
+            "install",
+            "--host",
+            "claude-code",
+            "--bundle",
+            "reliable-coding",
+            "--plugin",
+            "--apply",
+        ])
+        .ok();
+    for target in [".claude/plugins/git-hpp", "."] {
+        let run = validate_plugin(&sandbox, &client, target);
+        assert_eq!(run.code, 0, "{target}: {run}");
+        let warned = warnings(&format!("{}{}", run.stdout, run.stderr));
+        assert!(warned.is_empty(), "{target}: warned {warned:?}: {run}");
+    }
+}
+
+#[test]
+fn control_claude_plugin_validate_warns_about_a_plugin_without_an_author() {
+    let Some((sandbox, client)) = repo(Host::ClaudeCode) else {
+        return;
+    };
+    sandbox
+        .hpp([
+            "install",
+            "--host",
+            "claude-code",
+            "--bundle",
+            "reliable-coding",
+            "--plugin",
+            "--apply",
+        ])
+        .ok();
+    let manifest = sandbox
+        .root
+        .join(".claude/plugins/git-hpp/.claude-plugin/plugin.json");
+    let mut plugin: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("written")).expect("JSON");
+    let object = plugin.as_object_mut().expect("an object");
+    object.remove("author");
+    object.remove("description");
+    std::fs::write(&manifest, plugin.to_string()).expect("writable");
+    let run = validate_plugin(&sandbox, &client, ".claude/plugins/git-hpp");
+    let warned = warnings(&format!("{}{}", run.stdout, run.stderr));
+    assert!(
+        warned.iter().any(|w| w.starts_with("❯ author:"))
+            && warned.iter().any(|w| w.starts_with("❯ description:")),
+        "{warned:?}: {run}"
+    );
 }

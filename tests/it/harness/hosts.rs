@@ -476,8 +476,14 @@ pub const MODULES: [&str; 4] = [
 /// a user does: Claude Code's printed block into `.claude/settings.json` (Codex's is written
 /// to `.codex/hooks.json` by install itself).
 pub fn install_modules(sandbox: &Sandbox, host: Host) {
+    install_these(sandbox, host, &MODULES);
+}
+
+/// As [`install_modules`], with `modules` (health-kit, say, whose probes the other tests do
+/// without).
+pub fn install_these(sandbox: &Sandbox, host: Host, modules: &[&str]) {
     let mut args = vec!["install", "--host", host.name(), "--apply", "--json"];
-    for m in MODULES {
+    for m in modules {
         args.extend(["--module", m]);
     }
     let doc = sandbox.hpp_in(&sandbox.root, &args).json(0);
