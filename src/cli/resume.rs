@@ -10,7 +10,7 @@ use crate::events;
 
 /// Print the state, next step and event count of a loop as JSON
 ///
-/// Always JSON: {"state", "next_step", "event_count", "next_action", "gates"}: next_action is
+/// Always JSON: {"state", "next_step", "event_count", "standing", "next_action", "gates"}: next_action is
 /// the command that passes the next gate, gates how each stands now (as `status` shows them).
 /// A broken chain is refused with exit 2. Reads refs/hpp/loops/<loop> (a long loop's verified
 /// tip from .git/hpp-cache, as status does).
@@ -29,6 +29,7 @@ pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let p = state.require_intact()?;
     let outlook = super::status::outlook(ctx, manifest.loop_spec(), &state)?;
     let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count,
+                       "standing": outlook.qualifier().is_none(),
                        "next_action": outlook.next_action, "gates": outlook.gates});
     Ok(Outcome::json(&value, Exit::Ok))
 }

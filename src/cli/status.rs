@@ -14,7 +14,8 @@ use crate::events;
 /// status; then each gate (holds, not yet, reference missing, no longer holds, held on another
 /// tree, unchecked for legacy events) and the command that passes the next one, against the
 /// workspace as it is now. A state whose gates no longer hold (or whose records are missing)
-/// is marked "not standing" beside it (`standing: false` in the JSON). A broken chain is refused with exit 2, naming the first divergent
+/// is marked "not standing" beside it, and one whose gates were passed on another tree "on tree
+/// X, not this one" (`standing: false` in the JSON either way). A broken chain is refused with exit 2, naming the first divergent
 /// event. Reads refs/hpp/loops/<loop> and the records its events name; a loop of 64 events or
 /// more, once verified whole, is remembered by its tip under .git/hpp-cache (a moved or forged
 /// tip is verified whole again).
@@ -73,24 +74,13 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     } else {
         String::new()
     };
-    // A state whose gates no longer hold is not that state: say so beside it, first.
-    let fallen: Vec<&str> = outlook
-        .gates
-        .iter()
-        .filter(|g| {
-            g.status.starts_with("no longer holds") || g.status.starts_with("reference missing")
-        })
-        .map(|g| g.gate.as_str())
-        .collect();
-    let standing = if fallen.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (not standing: gate {} does not hold; `git hpp event verify` says why)",
-            fallen.join(", ")
-        )
-    };
-    value["standing"] = json!(fallen.is_empty());
+    // A state whose gates do not stand on this tree is not that state here: say so beside it,
+    // first.
+    let qualifier = outlook.qualifier();
+    let standing = qualifier
+        .as_deref()
+        .map_or_else(String::new, |q| format!(" ({q})"));
+    value["standing"] = json!(qualifier.is_none());
     let mut human = format!(
         "HPP status: {}{standing} · loop={} · events={} · next={} · chain={status}{legacy}",
         p.state, state.id, p.event_count, p.next_step

@@ -37,6 +37,33 @@ pub struct Outlook {
     pub tree: Option<String>,
 }
 
+impl Outlook {
+    /// What the loop's headline state must say beside it when its gates do not stand on this
+    /// tree: `not standing: gate …` when one no longer holds or names a record that is not
+    /// here, else `on tree X, not this one` when they were passed on another tree; `None` when
+    /// they stand here.
+    pub fn qualifier(&self) -> Option<String> {
+        let fallen: Vec<&str> = self
+            .gates
+            .iter()
+            .filter(|g| {
+                g.status.starts_with("no longer holds") || g.status.starts_with("reference missing")
+            })
+            .map(|g| g.gate.as_str())
+            .collect();
+        if !fallen.is_empty() {
+            return Some(format!(
+                "not standing: gate {} does not hold; `git hpp event verify` says why",
+                fallen.join(", ")
+            ));
+        }
+        self.gates
+            .iter()
+            .find_map(|g| g.status.strip_prefix("held on "))
+            .map(|rest| format!("on {rest}"))
+    }
+}
+
 /// Reads where each gate of an intact loop stands, against the workspace as it is now.
 pub fn outlook(
     store: &Store,

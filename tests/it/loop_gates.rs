@@ -572,3 +572,23 @@ fn control_human_refuses_no_person_an_unsigned_approval_and_a_signer_not_marked_
     // Without signatures required, naming the person is enough.
     append(&sandbox, "human_approved", &["--by", "alice"]).ok();
 }
+
+#[test]
+fn a_headline_whose_gates_rest_on_another_tree_says_so() {
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("main");
+    let here = sandbox.hpp(["status", "--json"]).json(0);
+    assert_eq!(here["standing"], true, "{here}");
+    std::fs::write(sandbox.root.join("later.txt"), "a later change\n").expect("writable");
+    sandbox.git(["add", "later.txt"]);
+    sandbox.git(["commit", "-q", "-m", "later"]);
+    let status = sandbox.hpp(["status"]).ok();
+    let headline = status.lines().next().unwrap_or_default();
+    assert!(
+        headline.starts_with("HPP status: verified (on tree ")
+            && headline.contains("not this one)"),
+        "{status}"
+    );
+    let resume = sandbox.hpp(["resume"]).json(0);
+    assert_eq!(resume["standing"], false, "{resume}");
+}
