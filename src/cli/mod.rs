@@ -16,6 +16,7 @@ pub mod decide;
 pub mod deliberate;
 pub mod demo;
 pub mod doctor;
+pub mod drift;
 pub mod eval;
 pub mod event;
 pub mod evidence;

@@ -51,6 +51,7 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let outlook = outlook(ctx, manifest.loop_spec(), &state)?;
+    let outcome_tree = outlook.tree.clone();
     let chain = &state.chain;
     let status = serde_json::to_value(chain.status).expect("a status serialises");
     let status = status.as_str().unwrap_or_default();
@@ -96,5 +97,15 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
         ));
     }
     human.push_str(&format!("\nnext: {}", outlook.next_action));
-    Ok(Outcome::document(args.format.json, &value, human, Exit::Ok))
+    let outcome = Outcome::document(args.format.json, &value, human, Exit::Ok);
+    let drift = match &outcome_tree {
+        Some(tree) if p.event_count > 0 => {
+            crate::cli::drift::note(store, tree, "what the gates check")?
+        }
+        _ => None,
+    };
+    Ok(match drift {
+        Some(drift) => outcome.warn(drift),
+        None => outcome,
+    })
 }

@@ -592,3 +592,72 @@ fn a_headline_whose_gates_rest_on_another_tree_says_so() {
     let resume = sandbox.hpp(["resume"]).json(0);
     assert_eq!(resume["standing"], false, "{resume}");
 }
+
+#[test]
+fn a_snapshot_that_is_not_heads_tree_is_named_at_attest_and_evidence_and_status() {
+    let sandbox = with_spec();
+    sandbox.start_work().ok();
+    std::fs::write(sandbox.root.join("notes.txt"), "not committed\n").expect("writable");
+    let evidence = sandbox.hpp([
+        "evidence",
+        "run",
+        "--id",
+        "unit",
+        "--record-event",
+        "--",
+        "true",
+    ]);
+    assert_eq!(evidence.code, 0, "{evidence}");
+    assert!(
+        evidence
+            .stderr
+            .contains("the workspace is not HEAD's tree: notes.txt differ"),
+        "{evidence}"
+    );
+    let attest = sandbox.hpp_in(
+        &sandbox.root,
+        &crate::harness::attest_args("review:1", "approved"),
+    );
+    assert_eq!(attest.code, 0, "{attest}");
+    assert!(attest.stderr.contains("notes.txt differ"), "{attest}");
+    assert!(
+        attest
+            .stderr
+            .contains("`git hpp verify` of HEAD will not find it"),
+        "{attest}"
+    );
+    let status = sandbox.hpp(["status"]);
+    assert!(status.stderr.contains("notes.txt differ"), "{status}");
+}
+
+#[test]
+fn control_a_committed_workspace_is_not_named() {
+    let sandbox = with_spec();
+    sandbox.start_work().ok();
+    let evidence = sandbox.hpp([
+        "evidence",
+        "run",
+        "--id",
+        "unit",
+        "--record-event",
+        "--",
+        "true",
+    ]);
+    assert_eq!(evidence.code, 0, "{evidence}");
+    assert!(!evidence.stderr.contains("not HEAD's tree"), "{evidence}");
+    let attest = sandbox.hpp_in(
+        &sandbox.root,
+        &crate::harness::attest_args("review:1", "approved"),
+    );
+    assert_eq!(attest.code, 0, "{attest}");
+    assert!(!attest.stderr.contains("not HEAD's tree"), "{attest}");
+}
+
+/// A repository with SPEC.md committed, as `attest_args` names it.
+fn with_spec() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nIt works.\n").expect("writable");
+    sandbox.git(["add", "SPEC.md"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    sandbox
+}

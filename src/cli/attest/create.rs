@@ -155,6 +155,11 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
         human.push_str(&format!("\nnoted on {commit} (git log --notes=hpp)"));
     }
     let mut outcome = Outcome::document(args.format.json, &created, human, exit);
+    if let Some(drift) =
+        crate::cli::drift::note(ctx.store()?, &record.snapshot.tree, "this attestation")?
+    {
+        outcome = outcome.warn(drift);
+    }
     for kept in &created.secrets_kept {
         outcome = outcome.warn(format!(
             "{} holds {} that HEAD does not; git hpp push will refuse {} (remove it from the file, delete the record with git update-ref -d, and attest again)",

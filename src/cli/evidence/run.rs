@@ -136,6 +136,11 @@ pub fn cmd_evidence_run(ctx: &Ctx, args: &EvidenceRunArgs) -> Result<Outcome, Cl
         }
     }
     let mut result = Outcome::document(args.format.json, &printed, human, exit);
+    if let Some(snapshot) = &outcome.record.snapshot
+        && let Some(drift) = crate::cli::drift::note(ctx.store()?, &snapshot.tree, "this evidence")?
+    {
+        result = result.warn(drift);
+    }
     if outcome.record.signer.is_none() {
         result = result.warn(crate::cli::output::unsigned("the evidence bundle", &trust));
     }
