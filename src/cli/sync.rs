@@ -58,7 +58,7 @@ pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
         leak => CliError::refused(leak),
     })?;
     let report = store.push_records(&args.remote)?;
-    Ok(render_push(&report, args.format.json))
+    render_push(store, &report, args.format.json)
 }
 
 /// Fetches the records.
@@ -175,7 +175,13 @@ fn rebuild_notes(
     Ok(crate::doctor::repair_notes(store, &check)?)
 }
 
-fn render_push(report: &SyncReport, json: bool) -> Outcome {
+/// Renders a push. A rejected loop whose remote form the last fetch already staged as diverged
+/// gets the command that settles it (`event reconcile`), not another fetch.
+fn render_push(
+    store: &hpp_store::Store,
+    report: &SyncReport,
+    json: bool,
+) -> Result<Outcome, CliError> {
     let mut human = format!(
         "pushed to {}: {} updated, {} up to date",
         report.remote,
@@ -186,6 +192,15 @@ fn render_push(report: &SyncReport, json: bool) -> Outcome {
         human.push_str(&format!("\n  {name}"));
     }
     for r in &report.rejected {
+        if let Some(id) = diverged_loop(store, &report.remote, &r.name)? {
+            human.push_str(&format!(
+                "\ndiverged: {} ({}). Both machines appended to this loop, and the last fetch \
+                 staged the remote's; nothing was overwritten. Next: `git hpp event reconcile \
+                 --loop {id} --keep ours` (or `--keep theirs`, --remote {}), then push again.",
+                r.name, r.reason, report.remote,
+            ));
+            continue;
+        }
         human.push_str(&format!(
             "\ndiverged: {} ({}). The remote holds records this machine has not taken in; \
              nothing was overwritten. Next: `git hpp fetch {}` (it merges what merges and says \
@@ -198,5 +213,31 @@ fn render_push(report: &SyncReport, json: bool) -> Outcome {
     } else {
         Exit::Block
     };
-    Outcome::document(json, report, human, exit)
+    Ok(Outcome::document(json, report, human, exit))
+}
+
+/// The loop `name` names, when the remote's form of it is staged and neither side holds the
+/// other (what `fetch` reported as diverged).
+fn diverged_loop(
+    store: &hpp_store::Store,
+    remote: &str,
+    name: &str,
+) -> Result<Option<String>, CliError> {
+    let Some(id) = name.strip_prefix(hpp_store::refs::LOOPS_PREFIX) else {
+        return Ok(None);
+    };
+    let staged = format!(
+        "{}{}/{}",
+        hpp_store::STAGING_PREFIX,
+        store.staging_name(remote),
+        &name[hpp_store::refs::PREFIX.len()..]
+    );
+    let (Some(ours), Some(theirs)) = (store.tip(name)?, store.tip(&staged)?) else {
+        return Ok(None);
+    };
+    Ok(matches!(
+        store.relation(&ours, &theirs)?,
+        hpp_store::Relation::Diverged(_)
+    )
+    .then(|| id.to_owned()))
 }

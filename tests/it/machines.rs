@@ -1037,3 +1037,34 @@ fn a_set_log_with_an_entry_that_does_not_read_is_left_out() {
     assert_eq!(machines.records(1), before, "nothing moved");
     assert_eq!(board_items(&machines, 1), ["A"]);
 }
+
+#[test]
+fn after_fetch_reports_a_diverged_loop_push_names_the_reconcile_not_another_fetch() {
+    let machines = Machines::new(2);
+    machines.diverged_loop();
+    let fetched = machines.hpp(0, &["fetch"]).exit(1);
+    assert!(
+        fetched.stdout.contains("event reconcile --loop feature"),
+        "{fetched}"
+    );
+    let pushed = machines.hpp(0, &["push"]).exit(2);
+    assert!(
+        pushed
+            .stdout
+            .contains("Next: `git hpp event reconcile --loop feature --keep ours`"),
+        "{pushed}"
+    );
+    assert!(!pushed.stdout.contains("Next: `git hpp fetch"), "{pushed}");
+}
+
+#[test]
+fn control_before_any_fetch_push_says_to_fetch_first() {
+    let machines = Machines::new(2);
+    machines.diverged_loop();
+    let pushed = machines.hpp(0, &["push"]).exit(2);
+    assert!(
+        pushed.stdout.contains("Next: `git hpp fetch origin`"),
+        "{pushed}"
+    );
+    assert!(!pushed.stdout.contains("event reconcile"), "{pushed}");
+}
