@@ -63,9 +63,10 @@ pub struct VerifyOptions<'a> {
     /// gives the `checker` role.
     pub policy: Option<&'a Policy>,
     /// Whether the repository's history may not be here yet (a server taking records in
-    /// before the branch they are about, a fetch reading records before checking them out): a
-    /// root commit a record names that this repository does not hold at all is then not a
-    /// mismatch. One it holds that is not a root still is. `verify` of a commit never sets it.
+    /// before the branch they are about, a shallow clone's fetch): where the repository is
+    /// shallow or has no commit of its own, a root commit a record names that it does not hold
+    /// at all is then not a mismatch. One it holds that is not a root still is, and a
+    /// repository with its whole history checks every root. `verify` of a commit never sets it.
     pub history_elsewhere: bool,
 }
 
@@ -365,9 +366,13 @@ fn judge(
     let spec_path = text(rec.get("spec").and_then(|s| s.get("path"))).unwrap_or_default();
     let evidence_problems = evidence_problems(store, &rec)?;
     let roots = record::roots(&rec);
-    // Records read before their history is here (a server, a fetch's admission): a root not
-    // held at all is not checked, and nothing is fetched for it.
+    // Records read before their history is here (a server taking records before the branch,
+    // a shallow clone's fetch): a root not held at all is not checked, and nothing is fetched
+    // for it. Only where the history cannot be here: a repository that holds its own roots (a
+    // full clone, a server with branches) checks them, so another repository's record fails.
+    let history_absent = store.is_shallow() || store.head_commit()?.is_none();
     let roots_here = if options.history_elsewhere
+        && history_absent
         && roots
             .iter()
             .all(|root| store.is_root_commit(root) || !store.has_object(root))

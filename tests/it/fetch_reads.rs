@@ -144,3 +144,62 @@ fn control_an_honest_machines_new_records_and_events_are_taken_in() {
         border.sandbox.git(["rev-parse", "refs/hpp/loops/main"])
     );
 }
+
+/// A full clone holds its history's roots, so a loop whose gate rests on an attestation of
+/// another repository (other roots) is left out, not taken in as "history elsewhere".
+#[test]
+fn control_a_full_clone_leaves_out_a_loop_gated_by_another_repositorys_attestation() {
+    let border = border();
+    // Another repository (its own root commit) walks a loop named `other` and publishes its
+    // records to the same remote.
+    let stranger = Sandbox::empty();
+    stranger.git(["init", "-q", "-b", "main"]);
+    std::fs::write(stranger.root.join("README"), "another project\n").expect("writable");
+    stranger.git(["add", "README"]);
+    stranger.git(["commit", "-q", "-m", "a history of its own"]);
+    assert_ne!(
+        stranger.git(["rev-list", "--max-parents=0", "HEAD"]),
+        border.sandbox.git(["rev-list", "--max-parents=0", "HEAD"]),
+        "two histories"
+    );
+    stranger
+        .hpp_in(
+            &stranger.root,
+            &[
+                "event",
+                "append",
+                "--loop",
+                "other",
+                "--type",
+                "work_started",
+                "--work",
+                "W",
+                "--maker",
+                "agent-a",
+            ],
+        )
+        .ok();
+    // Its records are named by the second they were made in: not the same second as ours.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    stranger.walk_steps("other", 1..3);
+    stranger.git([
+        "push",
+        "-q",
+        text(&border.remote),
+        "refs/hpp/loops/other:refs/hpp/loops/other",
+        "refs/hpp/attestations/*:refs/hpp/attestations/*",
+        "refs/hpp/evidence/*:refs/hpp/evidence/*",
+    ]);
+    let run = border.sandbox.hpp_in(&border.b, &["fetch"]).exit(1);
+    assert!(
+        run.stdout.contains("diverged: refs/hpp/loops/other"),
+        "{run}"
+    );
+    assert!(run.stdout.contains("repo"), "{run}");
+    assert!(
+        border
+            .sandbox
+            .git_in(&border.b, &["for-each-ref", "refs/hpp/loops/other"])
+            .is_empty()
+    );
+}
