@@ -39,6 +39,9 @@ fn traced(sandbox: &Sandbox, args: &[&str]) -> Option<Vec<String>> {
 /// flushed before the rename that moves the ref, and the ref's directory after it.
 #[track_caller]
 fn assert_durable_order(calls: &[String], ref_name: &str, object: &str) {
+    if calls.iter().any(|c| c.contains("reftable/tables.list")) {
+        return assert_durable_reftable_order(calls, object);
+    }
     let moved = calls
         .iter()
         .position(|c| c.contains("rename") && c.contains(&format!("{ref_name}\"")))
@@ -64,6 +67,40 @@ fn assert_durable_order(calls: &[String], ref_name: &str, object: &str) {
     );
 }
 
+/// [`assert_durable_order`] in a reftable repository, where refs move when git publishes a new
+/// table by renaming `tables.list` into place: `object` is flushed before the last such rename,
+/// the new table and the list are flushed before it, and the `reftable` directory after.
+#[track_caller]
+fn assert_durable_reftable_order(calls: &[String], object: &str) {
+    let all = || calls.join("\n");
+    let moved = calls
+        .iter()
+        .rposition(|c| c.contains("rename") && c.contains("reftable/tables.list\""))
+        .unwrap_or_else(|| panic!("no table was published:\n{}", all()));
+    let flushed = calls
+        .iter()
+        .position(|c| c.contains("fsync(") && c.contains(object))
+        .unwrap_or_else(|| panic!("{object} was never flushed:\n{}", all()));
+    assert!(
+        flushed < moved,
+        "{object} was flushed after the table was published"
+    );
+    assert!(
+        calls[flushed..moved]
+            .iter()
+            .any(|c| c.contains("fsync(") && c.contains("reftable/tables.list.lock")),
+        "the new list of tables was not flushed before it was published:\n{}",
+        all()
+    );
+    assert!(
+        calls[moved..]
+            .iter()
+            .any(|c| c.contains("fsync(") && c.contains("reftable>")),
+        "the reftable directory was not flushed after the move:\n{}",
+        all()
+    );
+}
+
 /// The path suffix of a loose object in the object directory.
 fn loose(id: &str) -> String {
     format!("objects/{}/{}", &id[..2], &id[2..])
@@ -71,7 +108,15 @@ fn loose(id: &str) -> String {
 
 #[test]
 fn an_event_append_flushes_its_event_before_the_loop_moves() {
-    let sandbox = Sandbox::repo();
+    event_append_is_durable(Sandbox::repo());
+}
+
+#[test]
+fn an_event_append_on_reftable_flushes_its_event_before_the_table_naming_it() {
+    event_append_is_durable(Sandbox::repo_with_ref_format("reftable"));
+}
+
+fn event_append_is_durable(sandbox: Sandbox) {
     let args = [
         "event",
         "append",

@@ -54,6 +54,7 @@ mod process;
 mod race;
 mod real_hosts;
 mod reference;
+mod reftable;
 mod repos;
 mod repr;
 mod retrieval;

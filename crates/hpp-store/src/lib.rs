@@ -32,6 +32,7 @@
 mod clones;
 mod diff;
 mod git_cli;
+mod git_refs;
 mod log;
 mod merge;
 mod pack;
@@ -398,6 +399,9 @@ pub struct Store {
     pending: std::collections::BTreeMap<String, Option<ObjectId>>,
     /// The alternates directory that lets gix read a push's quarantined objects.
     _quarantine: Option<tempfile::TempDir>,
+    /// Refs are read and moved through git itself ([`git_refs`]): the repository keeps them in
+    /// a backend gix cannot read (reftable).
+    git_refs: bool,
     /// When this store was opened, less a margin for coarse file times: a loose object written
     /// since is one of ours, to make durable before a ref names it ([`Store::sync_closure`]).
     opened: std::time::SystemTime,
@@ -424,11 +428,7 @@ impl Store {
                 git(format!("opening the repository from {}", cwd.display()))(e)
             }
         })?;
-        let refs = repo
-            .config_snapshot()
-            .string("extensions.refStorage")
-            .map(|v| v.to_string().to_ascii_lowercase());
-        if let Some(backend) = refs.filter(|b| b != "files") {
+        if let Some(backend) = ref_backend(&repo).filter(|b| b != "files" && b != "reftable") {
             return Err(Error::UnsupportedFormat {
                 format: format!("the {backend} ref backend (extensions.refStorage)"),
             });
@@ -469,12 +469,20 @@ impl Store {
         let opened = std::time::SystemTime::now()
             .checked_sub(std::time::Duration::from_secs(2))
             .unwrap_or(std::time::UNIX_EPOCH);
+        let git_refs = ref_backend(&repo).is_some_and(|b| b == "reftable");
         Self {
             repo,
             pending: std::collections::BTreeMap::new(),
             _quarantine: None,
+            git_refs,
             opened,
         }
+    }
+
+    /// Tells whether this repository keeps its refs in git's reftable backend (read and moved
+    /// through git itself, not gix).
+    pub fn is_reftable(&self) -> bool {
+        self.git_refs
     }
 
     /// Returns the root of the worktree, or `None` for a bare repository.
@@ -485,6 +493,11 @@ impl Store {
     /// Returns the short name of the branch HEAD points at (also when it has no commit yet),
     /// or `None` when HEAD is detached.
     pub fn current_branch(&self) -> Result<Option<String>, Error> {
+        if self.git_refs {
+            return Ok(self
+                .git_head_name()?
+                .and_then(|name| name.strip_prefix("refs/heads/").map(str::to_owned)));
+        }
         let head = self.repo.head_name().map_err(git("reading HEAD"))?;
         Ok(head.and_then(|name| {
             name.as_bstr()
@@ -493,4 +506,12 @@ impl Store {
                 .map(str::to_owned)
         }))
     }
+}
+
+/// The ref backend the repository's config names (`extensions.refStorage`, lowercased), `None`
+/// when it names none (the files backend).
+fn ref_backend(repo: &gix::Repository) -> Option<String> {
+    repo.config_snapshot()
+        .string("extensions.refStorage")
+        .map(|v| v.to_string().to_ascii_lowercase())
 }

@@ -274,6 +274,9 @@ impl Store {
         if self.pending.keys().any(|name| name.starts_with(prefix)) {
             return Ok(true);
         }
+        if self.git_refs {
+            return Ok(!self.git_list(prefix)?.is_empty());
+        }
         let platform = self.repo.references().map_err(git("listing refs"))?;
         let mut iter = platform
             .prefixed(prefix.as_bytes().as_bstr())
@@ -283,23 +286,15 @@ impl Store {
 
     /// Lists the refs under `prefix` with their tips, sorted by name.
     pub fn list(&self, prefix: &str) -> Result<Vec<(String, CommitId)>, Error> {
-        let platform = self.repo.references().map_err(git("listing refs"))?;
-        let iter = platform
-            .prefixed(prefix.as_bytes().as_bstr())
-            .map_err(git(format!("listing {prefix}")))?;
         let mut out = Vec::new();
-        for reference in iter {
-            let reference = reference.map_err(|e| Error::Git {
-                context: format!("listing {prefix}"),
-                source: e,
-            })?;
-            let name = reference.name().as_bstr().to_string();
-            if self.pending.contains_key(&name) {
-                continue;
+        if self.git_refs {
+            for listed in self.git_list(prefix)? {
+                if !self.pending.contains_key(&listed.name) {
+                    out.push((listed.name, listed.id.into()));
+                }
             }
-            if let Some(id) = reference.target().try_id() {
-                out.push((name, id.to_owned().into()));
-            }
+        } else {
+            self.list_files(prefix, &mut out)?;
         }
         for (name, id) in self.pending.range(prefix.to_owned()..) {
             if !name.starts_with(prefix) {
@@ -313,6 +308,27 @@ impl Store {
         Ok(out)
     }
 
+    fn list_files(&self, prefix: &str, out: &mut Vec<(String, CommitId)>) -> Result<(), Error> {
+        let platform = self.repo.references().map_err(git("listing refs"))?;
+        let iter = platform
+            .prefixed(prefix.as_bytes().as_bstr())
+            .map_err(git(format!("listing {prefix}")))?;
+        for reference in iter {
+            let reference = reference.map_err(|e| Error::Git {
+                context: format!("listing {prefix}"),
+                source: e,
+            })?;
+            let name = reference.name().as_bstr().to_string();
+            if self.pending.contains_key(&name) {
+                continue;
+            }
+            if let Some(id) = reference.target().try_id() {
+                out.push((name, id.to_owned().into()));
+            }
+        }
+        Ok(())
+    }
+
     /// Returns the commit `name` points at, or `None` if the ref does not exist.
     pub fn tip(&self, name: &str) -> Result<Option<CommitId>, Error> {
         Ok(self.tip_oid(name)?.map(CommitId::from))
@@ -321,6 +337,9 @@ impl Store {
     pub(crate) fn tip_oid(&self, name: &str) -> Result<Option<ObjectId>, Error> {
         if let Some(pending) = self.pending.get(name) {
             return Ok(*pending);
+        }
+        if self.git_refs {
+            return self.git_tip(name);
         }
         let reference = self
             .repo

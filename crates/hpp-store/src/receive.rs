@@ -31,6 +31,7 @@ impl Store {
             repo: self.repo.clone(),
             pending: self.pending.clone(),
             _quarantine: None,
+            git_refs: self.git_refs,
             opened: self.opened,
         }
     }

@@ -262,6 +262,9 @@ impl Store {
 
     /// Returns the commit HEAD points at, or `None` on an unborn branch.
     pub fn head_commit(&self) -> Result<Option<CommitId>, Error> {
+        if self.git_refs {
+            return Ok(self.git_head()?.map(Into::into));
+        }
         let head = self.repo.head_id().ok();
         Ok(head.map(|id| id.detach().into()))
     }
@@ -275,7 +278,16 @@ impl Store {
         if spec.starts_with("refs/") {
             return self.tip_oid(spec);
         }
-        match self.repo.rev_parse_single(spec.as_bytes().as_bstr()) {
+        let found = if self.git_refs {
+            self.git_rev_parse(spec)?
+                .map(|id| gix::prelude::ObjectIdExt::attach(id, &self.repo))
+                .ok_or(())
+        } else {
+            self.repo
+                .rev_parse_single(spec.as_bytes().as_bstr())
+                .map_err(|_| ())
+        };
+        match found {
             Ok(id) => {
                 let object = id.object().map_err(git(format!("reading {spec}")))?;
                 let commit = object.peel_to_commit().map_err(|_| Error::NotCommitish {
@@ -414,6 +426,15 @@ impl Store {
 
     /// Returns the note on `commit` in the notes ref `notes_ref` (a remote's, staged), if any.
     pub fn note_in(&self, notes_ref: &str, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
+        if self.git_refs {
+            return match self.git_note(notes_ref, commit) {
+                // A partial clone may lack the notes' objects; git's own read fetches them.
+                Err(_) if self.promisor_remote().is_some() && notes_ref == NOTES_REF => {
+                    self.note_by_git(commit)
+                }
+                found => found,
+            };
+        }
         let mut notes = self
             .repo
             .notes()
@@ -463,6 +484,9 @@ impl Store {
 
     /// Sets the note on `commit` in [`NOTES_REF`] (a derived, human-readable mirror).
     pub fn set_note(&self, commit: &CommitId, text: &[u8]) -> Result<(), Error> {
+        if self.git_refs {
+            return self.git_set_note(NOTES_REF, commit, Some(text));
+        }
         let mut notes = self
             .repo
             .notes()
@@ -525,6 +549,9 @@ impl Store {
 
     /// Removes the note on `commit` in [`NOTES_REF`], if it has one.
     pub fn remove_note(&self, commit: &CommitId) -> Result<(), Error> {
+        if self.git_refs {
+            return self.git_set_note(NOTES_REF, commit, None);
+        }
         let mut notes = self
             .repo
             .notes()

@@ -192,7 +192,7 @@ impl Store {
         // The walk stats every tracked file. Named relative to the current directory when that
         // is in the worktree (git works from the worktree's root), each path costs the kernel
         // its own few components instead of the whole absolute path's.
-        let mut walker = repo.clone();
+        let (mut walker, _head) = self.walkable()?;
         if let Some(relative) = relative_root(&root) {
             walker
                 .set_workdir(relative)
@@ -522,12 +522,22 @@ impl Store {
                         part.iter()
                             .map(|path| {
                                 let disk = on_disk(root, path.as_bstr());
-                                let added = pipeline
+                                let added = match pipeline
                                     .worktree_file_to_object(path.as_bstr(), &index)
-                                    .map_err(git(format!("adding {path}")))?;
+                                {
+                                    Ok(Some((id, kind, _))) => Some((id, kind)),
+                                    // gix reads a nested repository's HEAD itself, and cannot
+                                    // when its refs are in reftable: git says where it is.
+                                    found => match nested_head(root, path.as_bstr()) {
+                                        Some(head) => Some((head, EntryKind::Commit)),
+                                        None => found
+                                            .map_err(git(format!("adding {path}")))?
+                                            .map(|(id, kind, _)| (id, kind)),
+                                    },
+                                };
                                 Ok((
                                     path.clone(),
-                                    added.map(|(id, kind, _)| match (kind, disk) {
+                                    added.map(|(id, kind)| match (kind, disk) {
                                         // git's executable bit is the owner's (S_IXUSR), as lstat
                                         // saw it before the file was read.
                                         (
@@ -569,6 +579,24 @@ fn relative_root(root: &Path) -> Option<PathBuf> {
 
 /// The stat of the file at `path` under `root` (not following a symlink) and its kind on disk
 /// as a tree would record it; `None` when it is missing or neither a file nor a link.
+/// The commit HEAD of the repository nested at `path` is at, as git reads it, `None` when
+/// `path` holds no repository or its HEAD has no commit.
+fn nested_head(root: &Path, path: &BStr) -> Option<ObjectId> {
+    let dir = root.join(gix::path::from_bstr(path).ok()?);
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let out = super::git_cli::output(
+        super::git_cli::in_dir(&dir).args(["rev-parse", "--verify", "-q", "HEAD"]),
+        "reading a nested repository's HEAD",
+    )
+    .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    ObjectId::from_hex(String::from_utf8_lossy(&out.stdout).trim().as_bytes()).ok()
+}
+
 fn on_disk(root: &Path, path: &BStr) -> Option<(Stat, EntryKind)> {
     let rel = gix::path::from_bstr(path).ok()?;
     let meta = gix::index::fs::Metadata::from_path_no_follow(&root.join(rel)).ok()?;

@@ -101,17 +101,15 @@ impl Store {
         except_worktree: &Path,
     ) -> Result<Vec<CommitId>, Error> {
         let mut hidden: Vec<ObjectId> = Vec::new();
-        let platform = self.repo.references().map_err(git("listing refs"))?;
-        for reference in platform.all().map_err(git("listing refs"))? {
-            let Ok(mut reference) = reference else {
-                continue;
-            };
-            if reference.name().as_bstr() == except.as_bytes() {
-                continue;
-            }
-            if let Ok(id) = reference.peel_to_id() {
-                hidden.push(id.detach());
-            }
+        if self.git_refs {
+            hidden.extend(
+                self.git_list("")?
+                    .into_iter()
+                    .filter(|listed| listed.name != except)
+                    .map(|listed| listed.peeled),
+            );
+        } else {
+            self.all_tips_but(except, &mut hidden)?;
         }
         let except_worktree =
             std::fs::canonicalize(except_worktree).unwrap_or_else(|_| except_worktree.to_owned());
@@ -203,17 +201,50 @@ impl Store {
             name: full,
             deref: false,
         };
-        match self.repo.edit_references([edit]) {
-            Ok(_) => Ok(()),
-            Err(e) => match self.tip_oid(name) {
-                Ok(actual) if actual != Some(expected.oid()) => Err(Error::Moved {
-                    name: name.to_owned(),
-                    expected: Some(expected.clone()),
-                    actual: actual.map(Into::into),
-                }),
-                _ => Err(git(format!("deleting {name}"))(e)),
-            },
+        let refused = if self.git_refs {
+            let edit = super::git_refs::Edit {
+                name,
+                expected: Some(expected.oid()),
+                new: None,
+            };
+            match self.git_update(&[edit], "hpp: delete")? {
+                Ok(()) => return Ok(()),
+                Err(stderr) => Error::GitFailed {
+                    what: format!("deleting {name}"),
+                    stderr,
+                },
+            }
+        } else {
+            match self.repo.edit_references([edit]) {
+                Ok(_) => return Ok(()),
+                Err(e) => git(format!("deleting {name}"))(e),
+            }
+        };
+        match self.tip_oid(name) {
+            Ok(actual) if actual != Some(expected.oid()) => Err(Error::Moved {
+                name: name.to_owned(),
+                expected: Some(expected.clone()),
+                actual: actual.map(Into::into),
+            }),
+            _ => Err(refused),
         }
+    }
+
+    /// Every ref's peeled tip but `except`'s, into `out` (the files backend, through gix).
+    fn all_tips_but(&self, except: &str, out: &mut Vec<ObjectId>) -> Result<(), Error> {
+        let platform = self.repo.references().map_err(git("listing refs"))?;
+        for reference in platform.all().map_err(git("listing refs"))? {
+            let Ok(mut reference) = reference else {
+                continue;
+            };
+            if reference.name().as_bstr() == except.as_bytes() {
+                continue;
+            }
+            if let Ok(id) = reference.peel_to_id() {
+                out.push(id.detach());
+            }
+        }
+        Ok(())
     }
 }
 

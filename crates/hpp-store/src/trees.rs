@@ -187,8 +187,8 @@ impl Store {
             .find_tree(to.oid())
             .map_err(git(format!("reading tree {to}")))?;
         let options = gix::diff::Options::default().with_rewrites(None);
-        let changes = self
-            .repo
+        let (repo, _head) = self.walkable()?;
+        let changes = repo
             .diff_tree_to_tree(&old, &new, options)
             .map_err(git(format!("diffing {from} and {to}")))?;
         let mut paths: Vec<String> = Vec::new();
@@ -215,8 +215,8 @@ impl Store {
         theirs: &TreeId,
     ) -> Result<Result<TreeId, Vec<String>>, Error> {
         use gix::merge::tree::TreatAsUnresolved;
-        let options = self
-            .repo
+        let (repo, _head) = self.walkable()?;
+        let options = repo
             .tree_merge_options()
             .map_err(git("reading merge options"))?;
         let labels = gix::merge::blob::builtin_driver::text::Labels {
@@ -224,8 +224,7 @@ impl Store {
             current: Some("accepted".into()),
             other: Some("proposal".into()),
         };
-        let mut outcome = self
-            .repo
+        let mut outcome = repo
             .merge_trees(base.oid(), ours.oid(), theirs.oid(), labels, options)
             .map_err(git("merging trees"))?;
         let how = TreatAsUnresolved::forced_resolution();
@@ -302,6 +301,13 @@ impl Store {
     ) -> Result<Vec<CommitId>, Error> {
         let hidden: Vec<ObjectId> = match old {
             Some(old) => vec![old.oid()],
+            None if self.git_refs => {
+                let mut tips = Vec::new();
+                for prefix in ["refs/heads/", "refs/tags/"] {
+                    tips.extend(self.git_list(prefix)?.into_iter().map(|l| l.peeled));
+                }
+                tips
+            }
             None => {
                 let platform = self.repo.references().map_err(git("listing refs"))?;
                 let mut tips = Vec::new();

@@ -197,6 +197,12 @@ impl Store {
     /// Makes a moved ref durable: fsyncs the ref file and the directory holding it (the rename
     /// that moved it is an entry of that directory).
     fn sync_ref(&self, name: &str) {
+        if self.git_refs {
+            // git fsynced the table it wrote and the list naming it (`core.fsync=reference`);
+            // the directory holds the rename that published them.
+            self.sync_reftable_dir();
+            return;
+        }
         let path = self.repo.common_dir().join(name);
         if let Ok(file) = std::fs::File::open(&path) {
             let _ = file.sync_all();
@@ -222,12 +228,21 @@ impl Store {
         Ok(())
     }
 
+    pub(crate) fn sync_reftable_dir(&self) {
+        if let Ok(dir) = std::fs::File::open(self.repo.common_dir().join("reftable")) {
+            let _ = dir.sync_all();
+        }
+    }
+
     fn cas_unsynced(
         &self,
         name: &str,
         expected: Option<ObjectId>,
         new: ObjectId,
     ) -> Result<(), Error> {
+        if self.git_refs {
+            return self.cas_through_git(name, expected, new);
+        }
         let full: gix::refs::FullName =
             name.try_into()
                 .map_err(
@@ -298,6 +313,52 @@ impl Store {
         }
     }
 
+    /// [`Store::cas_unsynced`] for a repository whose refs git moves (reftable): one
+    /// `update-ref` transaction, its refusal told apart as gix's is.
+    fn cas_through_git(
+        &self,
+        name: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+    ) -> Result<(), Error> {
+        if let Err(e) = gix::refs::FullName::try_from(name) {
+            return Err(Error::InvalidRefName {
+                name: name.to_owned(),
+                reason: e.to_string(),
+            });
+        }
+        let edit = super::git_refs::Edit {
+            name,
+            expected,
+            new: Some(new),
+        };
+        let Err(stderr) = self.git_update(&[edit], "hpp: append")? else {
+            return Ok(());
+        };
+        let actual = self.tip_oid(name)?;
+        if actual != expected {
+            return Err(Error::Moved {
+                name: name.to_owned(),
+                expected: expected.map(Into::into),
+                actual: actual.map(Into::into),
+            });
+        }
+        if expected.is_none() && self.clashes(name) {
+            return Err(Error::Clash {
+                name: name.to_owned(),
+            });
+        }
+        if stderr.contains("lock") {
+            return Err(Error::Busy {
+                name: name.to_owned(),
+            });
+        }
+        Err(Error::GitFailed {
+            what: format!("updating {name}"),
+            stderr,
+        })
+    }
+
     /// Moves every ref of `moves` in one ref transaction, each edit still a compare-and-swap on
     /// its expected value: the objects every new value reaches are fsynced first, the edits are
     /// written into `packed-refs` (one file, not a loose file per ref) and that file and its
@@ -310,6 +371,9 @@ impl Store {
         }
         for m in moves {
             self.sync_closure(m.new.oid())?;
+        }
+        if self.git_refs {
+            return self.move_refs_through_git(moves);
         }
         let mut edits = Vec::with_capacity(moves.len());
         for m in moves {
@@ -377,6 +441,36 @@ impl Store {
             let _ = dir.sync_all();
         }
         Ok(())
+    }
+
+    /// [`Store::move_refs`] for a repository whose refs git moves (reftable): one
+    /// `update-ref --stdin` transaction, one new table.
+    fn move_refs_through_git(&self, moves: &[RefMove]) -> Result<(), Error> {
+        let edits: Vec<_> = moves
+            .iter()
+            .map(|m| super::git_refs::Edit {
+                name: &m.name,
+                expected: m.expected.as_ref().map(super::CommitId::oid),
+                new: Some(m.new.oid()),
+            })
+            .collect();
+        let Err(stderr) = self.git_update(&edits, "hpp: fetch")? else {
+            self.sync_reftable_dir();
+            return Ok(());
+        };
+        for m in moves {
+            let actual = self.tip_oid(&m.name)?;
+            if actual != m.expected.as_ref().map(super::CommitId::oid) {
+                return Err(Error::Moved {
+                    name: m.name.clone(),
+                    expected: m.expected.clone(),
+                    actual: actual.map(Into::into),
+                });
+            }
+        }
+        Err(Error::Busy {
+            name: format!("{} refs ({stderr})", moves.len()),
+        })
     }
 
     /// Keeps the records packed: when this process wrote objects and git's own estimate of the

@@ -75,7 +75,22 @@ impl Sandbox {
     /// (as on CI): commits made by the harness's own `git` get one through the environment,
     /// commands under test do not.
     pub fn repo() -> Self {
+        Self::repo_in(Self::empty())
+    }
+
+    /// As [`Sandbox::repo`], with every repository the sandbox's git makes (`init`, `clone`) on
+    /// the ref backend `format` (`files`, `reftable`), whatever `HPP_TEST_REF_FORMAT` says.
+    pub fn repo_with_ref_format(format: &str) -> Self {
         let sandbox = Self::empty();
+        std::fs::write(
+            sandbox.home.join(".gitconfig"),
+            format!("[init]\n\tdefaultRefFormat = {format}\n"),
+        )
+        .expect("the sandbox is writable");
+        Self::repo_in(sandbox)
+    }
+
+    fn repo_in(sandbox: Self) -> Self {
         sandbox.git(["init", "-q", "-b", "main"]);
         sandbox
             .child("README")
@@ -92,8 +107,14 @@ impl Sandbox {
         let root = tmp.child("work");
         root.create_dir_all().expect("the sandbox is writable");
         let home = tmp.child("home");
+        // HPP_TEST_REF_FORMAT=reftable runs the whole suite on git's reftable ref backend:
+        // every repository and clone a test makes takes it from init.defaultRefFormat.
+        let config = match std::env::var("HPP_TEST_REF_FORMAT") {
+            Ok(format) if !format.is_empty() => format!("[init]\n\tdefaultRefFormat = {format}\n"),
+            _ => String::new(),
+        };
         home.child(".gitconfig")
-            .touch()
+            .write_str(&config)
             .expect("the sandbox is writable");
         Self {
             root: root.to_path_buf(),
