@@ -213,8 +213,8 @@ fn loops_section(
     let mut rows: Vec<Value> = Vec::with_capacity(loops.len());
     for l in &loops {
         // Each gate as it stands now, and the command that passes the next one.
-        let (gates, next_action) = if l.chain.is_broken() {
-            (String::new(), String::new())
+        let (gates, next_action, qualifier) = if l.chain.is_broken() {
+            (String::new(), String::new(), None)
         } else {
             let outlook = gates::outlook_at(store, spec, l, trust, tree.clone())?;
             let gates = outlook
@@ -223,10 +223,13 @@ fn loops_section(
                 .map(|g| format!("{}: {}", g.gate, g.status))
                 .collect::<Vec<_>>()
                 .join("; ");
-            (gates, outlook.next_action)
+            (gates, outlook.next_action.clone(), outlook.qualifier())
         };
+        // The headline agrees with the gates, as in `status`: "verified (on tree X, not this
+        // one)" when they rest on another tree.
         rows.push(
             json!({"loop": l.id, "state": l.projection.as_ref().map(|p| p.state.clone()),
+                "standing": l.projection.is_some() && qualifier.is_none(), "qualifier": qualifier,
                 "event_count": l.chain.events, "chain": l.chain.status,
                 "next_step": l.projection.as_ref().map(|p| p.next_step.clone()),
                 "gates": gates, "next_action": next_action,
@@ -250,8 +253,9 @@ fn loops_section(
             .map(|r| {
                 vec![
                     text(r.get("loop")),
-                    match r.get("state") {
-                        Some(Value::String(s)) => s.clone(),
+                    match (r.get("state"), r.get("qualifier")) {
+                        (Some(Value::String(s)), Some(Value::String(q))) => format!("{s} ({q})"),
+                        (Some(Value::String(s)), _) => s.clone(),
                         _ => format!("broken at {}", text(r.get("first_divergent"))),
                     },
                     text(r.get("event_count")),

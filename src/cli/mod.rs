@@ -20,6 +20,7 @@ pub mod drift;
 pub mod eval;
 pub mod event;
 pub mod evidence;
+pub mod examples;
 pub mod exit;
 pub mod findings;
 pub mod gotcha;
@@ -266,7 +267,7 @@ pub fn command() -> clap::Command {
         "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{listed}\
          Options:\n{{options}}{{after-help}}"
     );
-    command.help_template(template)
+    examples::attach(command.help_template(template), "git-hpp")
 }
 
 /// The `--loop` flag shared by every command that acts on one loop.
@@ -342,6 +343,15 @@ where
     T: Into<OsString> + Clone,
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    manual::keep_current();
+    // `--help` at a terminal is the manual page, as `git commit --help` is (piped, or with no
+    // page or no man, it is clap's text, which ends with the same examples).
+    if let Some(page) = manual::page_asked(&argv)
+        && output::stdout_is_terminal()
+        && let Some(code) = manual::open(&page)
+    {
+        return ExitCode::from(u8::try_from(code).unwrap_or(Exit::Fault.code()));
+    }
     // The reference's special form: exactly `--self-test` and nothing else; not a subcommand.
     if let [_, flag] = argv.as_slice()
         && flag == "--self-test"

@@ -195,6 +195,15 @@ pub fn echo_to_stderr() -> crate::process::Echo {
     })
 }
 
+/// Whether stdout is a terminal (a person reading, not a pipe or a file).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "Out is the one place allowed to own stdout and stderr"
+)]
+pub fn stdout_is_terminal() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout())
+}
+
 /// Writes clap's own rendering of help, version or a usage error (to stdout for help and
 /// version, stderr otherwise; coloured only on a terminal).
 pub fn emit_clap(error: &clap::Error) {
