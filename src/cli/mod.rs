@@ -80,6 +80,10 @@ pub struct Cli {
     /// refusals and failures still speak
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// When to colour the human text and mark it with glyphs: auto (on a terminal, colour unless
+    /// NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    color: output::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -366,6 +370,7 @@ where
         Err(error) => return ExitCode::from(clap_exit(&error).code()),
     };
     let quiet = cli.quiet;
+    output::set_color(cli.color);
     let result = Ctx::new(cli.manifest.clone(), quiet).and_then(|ctx| {
         let done = dispatch(&ctx, cli.command);
         // Housekeeping after a command that wrote, as git's own commands do: the records'

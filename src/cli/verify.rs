@@ -97,12 +97,14 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
                 .and_then(|c| c.checker.clone())
                 .unwrap_or_default();
             human.push_str(&format!(
-                "ok   {short} approved by {by}: {} ({attestation})\n",
+                "{}   {short} approved by {by}: {} ({attestation})\n",
+                crate::cli::output::paint(crate::cli::output::Tone::Good, "ok"),
                 v.verification.checked.as_deref().unwrap_or_default()
             ));
         } else {
             human.push_str(&format!(
-                "FAIL {short} {}\n     fix: {}\n",
+                "{} {short} {}\n     fix: {}\n",
+                crate::cli::output::paint(crate::cli::output::Tone::Bad, "FAIL"),
                 v.missing.as_deref().unwrap_or_default(),
                 v.fix.as_deref().unwrap_or_default()
             ));
