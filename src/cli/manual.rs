@@ -155,10 +155,14 @@ pub fn keep_current() {
     let _ = std::fs::remove_file(&lock);
 }
 
-/// The manual page `--help` asks for in `argv` (`git-hpp-event-append` for `git hpp event
-/// append --help`), or `None` when argv does not ask for `--help` (`-h` is the short help, as
+/// The manual page `--help` asks for in `argv` of `command` named `name` (`git-hpp-event-append`
+/// for `git hpp event append --help`, `hop-land` for `hop land --help`), or `None` when argv does not ask for `--help` (`-h` is the short help, as
 /// in git).
-pub fn page_asked(argv: &[std::ffi::OsString]) -> Option<String> {
+pub fn page_asked(
+    argv: &[std::ffi::OsString],
+    mut command: clap::Command,
+    name: &str,
+) -> Option<String> {
     let words: Vec<&str> = argv
         .iter()
         .skip(1)
@@ -168,8 +172,7 @@ pub fn page_asked(argv: &[std::ffi::OsString]) -> Option<String> {
     if !words.contains(&"--help") {
         return None;
     }
-    let mut command = super::command();
-    let mut page = String::from("git-hpp");
+    let mut page = name.to_owned();
     for word in words.iter().filter(|w| !w.starts_with('-')) {
         let Some(sub) = command.find_subcommand(word).cloned() else {
             break;

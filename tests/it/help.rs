@@ -414,6 +414,22 @@ fn help_ends_with_the_examples_when_piped_and_is_the_manual_page_at_a_terminal()
     );
     assert!(text.contains("git-hpp-event-append(1)"), "{text}");
     assert!(text.contains("EXAMPLES"), "{text}");
+    // hop's commands too (their pages sit beside the binaries, put there by git-hpp).
+    let hop = std::path::Path::new(crate::harness::BIN).with_file_name("hop");
+    let out = sandbox
+        .command("script", &sandbox.root)
+        .args([
+            "-qec",
+            &format!("'{}' land --help", hop.display()),
+            "/dev/null",
+        ])
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("TERM", "dumb")
+        .output()
+        .expect("script runs");
+    let raw = String::from_utf8_lossy(&out.stdout).replace('\u{8}', "");
+    assert!(raw.contains("hop-land(1)"), "{raw}");
 }
 
 #[test]

@@ -155,6 +155,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    // `hop <command> --help` at a terminal is its manual page, as for git hpp.
+    if let Some(page) = super::manual::page_asked(&argv, command(), "hop")
+        && super::output::stdout_is_terminal()
+        && let Some(code) = super::manual::open(&page)
+    {
+        return ExitCode::from(u8::try_from(code).unwrap_or(HopExit::Usage.code()));
+    }
     let parsed = command()
         .try_get_matches_from(argv)
         .and_then(|matches| <HopCli as clap::FromArgMatches>::from_arg_matches(&matches));
