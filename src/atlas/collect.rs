@@ -2,11 +2,12 @@
 //!
 //! Reads `refs/hpp/lanes/*` (through [`crate::lanes::live_lane_source`]), `refs/hpp/loops/*`,
 //! `refs/hpp/evidence/*`, `refs/hpp/attestations/*`, the lane board, the sealed House Sessions
-//! and Hop's states; writes nothing.
+//! and Hop's states, and verifies HEAD and the protected branches as `git hpp verify` does;
+//! writes nothing.
 
 use serde_json::{Value, json};
 
-use super::{Atlas, Section, Table};
+use super::{Atlas, Section, Table, Verdict};
 use crate::{attest, board, events, evidence, gates, hop, lanes};
 use hpp_core::graph::{self, View};
 use hpp_core::manifest::Manifest;
@@ -35,6 +36,9 @@ pub enum Error {
     /// The lanes could not be read.
     #[error(transparent)]
     Lanes(#[from] lanes::Error),
+    /// A commit's attestations could not be read.
+    #[error(transparent)]
+    Attest(#[from] attest::Error),
 }
 
 fn sha(value: &Value) -> String {
@@ -213,8 +217,8 @@ fn loops_section(
     let mut rows: Vec<Value> = Vec::with_capacity(loops.len());
     for l in &loops {
         // Each gate as it stands now, and the command that passes the next one.
-        let (gates, next_action) = if l.chain.is_broken() {
-            (String::new(), String::new())
+        let (gates, next_action, qualifier) = if l.chain.is_broken() {
+            (String::new(), String::new(), None)
         } else {
             let outlook = gates::outlook_at(store, spec, l, trust, tree.clone())?;
             let gates = outlook
@@ -223,10 +227,13 @@ fn loops_section(
                 .map(|g| format!("{}: {}", g.gate, g.status))
                 .collect::<Vec<_>>()
                 .join("; ");
-            (gates, outlook.next_action)
+            (gates, outlook.next_action.clone(), outlook.qualifier())
         };
+        // The headline agrees with the gates, as in `status`: "verified (on tree X, not this
+        // one)" when they rest on another tree.
         rows.push(
             json!({"loop": l.id, "state": l.projection.as_ref().map(|p| p.state.clone()),
+                "standing": l.projection.is_some() && qualifier.is_none(), "qualifier": qualifier,
                 "event_count": l.chain.events, "chain": l.chain.status,
                 "next_step": l.projection.as_ref().map(|p| p.next_step.clone()),
                 "gates": gates, "next_action": next_action,
@@ -250,8 +257,9 @@ fn loops_section(
             .map(|r| {
                 vec![
                     text(r.get("loop")),
-                    match r.get("state") {
-                        Some(Value::String(s)) => s.clone(),
+                    match (r.get("state"), r.get("qualifier")) {
+                        (Some(Value::String(s)), Some(Value::String(q))) => format!("{s} ({q})"),
+                        (Some(Value::String(s)), _) => s.clone(),
                         _ => format!("broken at {}", text(r.get("first_divergent"))),
                     },
                     text(r.get("event_count")),
@@ -340,6 +348,12 @@ fn attestations_section(store: &Store, trust: attest::VerifyOptions<'_>) -> Resu
                 .and_then(|v| v.candidates.into_iter().next())
                 .map_or_else(|| "unreadable".to_owned(), |c| c.checked),
             None => "unreadable".to_owned(),
+        };
+        // Once signatures are required, an unsigned record is not neutral: it does not count.
+        let signature = if trust.require_signed && signature.starts_with("unsigned") {
+            format!("{}unsigned: signatures are required", super::DOES_NOT_COUNT)
+        } else {
+            signature
         };
         row["signature"] = json!(signature);
         row["ref"] = json!(
@@ -618,6 +632,7 @@ pub fn collect(
     manifest: &Manifest,
     now: i64,
     trust: attest::VerifyOptions<'_>,
+    protect: &[String],
 ) -> Result<Atlas, Error> {
     // The user's own records first, the tool's manifest views last.
     let mut sections = vec![
@@ -637,7 +652,92 @@ pub fn collect(
         ),
     ];
     graph_sections(manifest.value(), &mut sections);
-    Ok(Atlas { now, sections })
+    let signatures = if trust.policy.is_some() {
+        "Signatures are required by the repository's trust policy (refs/hpp/trust): an unsigned record does not count."
+    } else if trust.require_signed {
+        "Signatures are required by the allowed signers configured here: an unsigned record does not count."
+    } else {
+        "Signatures are not required here: unsigned records count. Require them with a trust policy (git hpp trust init)."
+    };
+    Ok(Atlas {
+        now,
+        verdicts: verdicts(store, protect, trust)?,
+        signatures: signatures.to_owned(),
+        sections,
+    })
+}
+
+/// HEAD and each local branch the push gates protect (`protect`, ref patterns; default
+/// `refs/heads/main` and `refs/heads/master`), each as `git hpp verify` answers it.
+pub fn verdicts(
+    store: &Store,
+    protect: &[String],
+    trust: attest::VerifyOptions<'_>,
+) -> Result<Vec<Verdict>, Error> {
+    let patterns: Vec<String> = if protect.is_empty() {
+        hpp_core::gate::DEFAULT_PROTECTED
+            .iter()
+            .map(|p| (*p).to_owned())
+            .collect()
+    } else {
+        protect.to_vec()
+    };
+    let matchers: Vec<globset::GlobMatcher> = patterns
+        .iter()
+        .filter_map(|p| globset::Glob::new(p).ok())
+        .map(|g| g.compile_matcher())
+        .collect();
+    let mut asked: Vec<(String, String)> = Vec::new();
+    if let Some(head) = store.head_commit()? {
+        asked.push(("HEAD".to_owned(), head.as_str().to_owned()));
+    }
+    for (name, commit) in store.list("refs/heads/")? {
+        if matchers.iter().any(|m| m.is_match(&name)) {
+            let short = name.strip_prefix("refs/heads/").unwrap_or(&name);
+            asked.push((short.to_owned(), commit.as_str().to_owned()));
+        }
+    }
+    let mut out = Vec::with_capacity(asked.len());
+    for (subject, commit) in asked {
+        let verdict = attest::verify_commits(store, &commit, trust)?
+            .into_iter()
+            .next();
+        let (verified, why) = match verdict {
+            Some(v) if v.ok => {
+                let attestation = v.verification.attestation.clone().unwrap_or_default();
+                let by = v
+                    .verification
+                    .candidates
+                    .iter()
+                    .find(|c| c.attestation_ref == attestation)
+                    .and_then(|c| c.checker.clone())
+                    .unwrap_or_default();
+                (
+                    true,
+                    format!(
+                        "approved by {by}: {}",
+                        v.verification.checked.unwrap_or_default()
+                    ),
+                )
+            }
+            Some(v) => (
+                false,
+                format!(
+                    "{}; fix: {}",
+                    v.missing.unwrap_or_default(),
+                    v.fix.unwrap_or_default()
+                ),
+            ),
+            None => (false, "the commit could not be read".to_owned()),
+        };
+        out.push(Verdict {
+            subject,
+            commit,
+            verified,
+            why,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use git_hpp::atlas::{Atlas, Section, render};
-//! let page = render(&Atlas { now: 1000, sections: vec![Section::note("s", "Empty", "git hpp loops", "0", "nothing yet")] });
+//! let page = render(&Atlas { now: 1000, verdicts: Vec::new(), signatures: String::new(), sections: vec![Section::note("s", "Empty", "git hpp loops", "0", "nothing yet")] });
 //! assert!(page.contains("git hpp loops"));
 //! ```
 
@@ -69,11 +69,29 @@ impl Section {
     }
 }
 
+/// Whether one commit a reader asks about (HEAD, a protected branch) verifies, as `git hpp
+/// verify` answers it: the page opens with these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// What is asked about: `HEAD`, `main`, ...
+    pub subject: String,
+    /// The commit it names (full id).
+    pub commit: String,
+    /// Whether it verifies.
+    pub verified: bool,
+    /// Why, in a sentence: who approved it, or what is missing.
+    pub why: String,
+}
+
 /// The whole page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Atlas {
     /// The clock the maps were projected against, Unix seconds.
     pub now: i64,
+    /// HEAD and each protected branch, verified or not and why: the page's first screen.
+    pub verdicts: Vec<Verdict>,
+    /// The signature rule the verdicts were reached under, in a sentence.
+    pub signatures: String,
     /// The sections, in page order.
     pub sections: Vec<Section>,
 }
@@ -118,13 +136,66 @@ th { background: #eef1f6; }
 td.empty { color: #6b7280; font-style: italic; }
 details summary { cursor: pointer; color: #2f4f8f; }
 .scroll { overflow-x: auto; max-width: 100%; }
-@media (max-width: 640px) {
+header { padding: 10px 28px; }
+header h1 { font-size: 18px; }
+.verdict { margin: 14px 28px 0; border-width: 2px; }
+.verdict ul { list-style: none; margin: 6px 0; padding: 0; }
+.verdict li { margin: 4px 0; padding: 6px 10px; border-radius: 6px; overflow-wrap: anywhere; }
+.verdict li.ok { background: #e6f4ea; border-left: 5px solid #1e7b34; }
+.verdict li.fail { background: #fdecea; border-left: 5px solid #b3261e; }
+.verdict .mark { font-weight: 700; margin-right: 6px; }
+.verdict li.ok .mark { color: #1e7b34; }
+.verdict li.fail .mark { color: #b3261e; }
+td.warn { background: #fdecea; color: #8a1c14; font-weight: 600; }
+@media (max-width: 600px) {
   header, nav, main { padding-left: 12px; padding-right: 12px; }
+  .verdict { margin: 10px 12px 0; }
   section { padding: 10px 10px; margin: 12px 0; }
   nav a { display: inline-block; margin: 2px 10px 2px 0; }
-  table { font-size: 12px; }
+  /* Cards instead of wide tables: one block per row, each cell labelled by its column. */
+  .scroll table, .scroll tbody, .scroll tr, .scroll td { display: block; width: 100%; box-sizing: border-box; }
+  .scroll tr:first-child { display: none; }
+  .scroll tr { border: 1px solid #d5dae3; border-radius: 6px; margin: 8px 0; padding: 4px 0; }
+  .scroll td { border: none; padding: 2px 8px; overflow-wrap: anywhere; }
+  .scroll td::before { content: attr(data-label) ': '; font-weight: 600; color: #4a5568; }
+  .scroll td.empty::before { content: ''; }
 }
 ";
+
+/// How a table cell begins when the record it describes does not count (an unsigned record
+/// where signatures are required); the page marks such cells.
+pub const DOES_NOT_COUNT: &str = "does not count: ";
+
+fn verdicts(out: &mut String, atlas: &Atlas) {
+    out.push_str("<section id=\"verdict\" class=\"verdict\">\n<h2>Is it verified?</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">command: <code>git hpp verify COMMIT</code></p>"
+    );
+    if atlas.verdicts.is_empty() {
+        out.push_str("<p>No commit yet: nothing to verify.</p>\n");
+    }
+    out.push_str("<ul>\n");
+    for v in &atlas.verdicts {
+        let (class, mark, word) = if v.verified {
+            ("ok", "\u{2713}", "verified")
+        } else {
+            ("fail", "\u{2717}", "not verified")
+        };
+        let _ = writeln!(
+            out,
+            "<li class=\"{class}\"><span class=\"mark\">{mark}</span><strong>{}</strong> <code>{}</code> {word}: {}</li>",
+            escape(&v.subject),
+            escape(v.commit.get(..12).unwrap_or(&v.commit)),
+            escape(&v.why)
+        );
+    }
+    out.push_str("</ul>\n");
+    if !atlas.signatures.is_empty() {
+        let _ = writeln!(out, "<p>{}</p>", escape(&atlas.signatures));
+    }
+    out.push_str("</section>\n");
+}
 
 fn table(out: &mut String, t: &Table) {
     // A wide table scrolls inside its section instead of widening the page (a phone).
@@ -146,8 +217,20 @@ fn table(out: &mut String, t: &Table) {
     }
     for row in &t.rows {
         out.push_str("<tr>");
-        for cell in row {
-            let _ = write!(out, "<td>{}</td>", escape(cell));
+        for (i, cell) in row.iter().enumerate() {
+            let label = t.columns.get(i).map_or("", String::as_str);
+            // A cell that says a record does not count is marked, not left neutral.
+            let class = if cell.starts_with(DOES_NOT_COUNT) {
+                " class=\"warn\""
+            } else {
+                ""
+            };
+            let _ = write!(
+                out,
+                "<td data-label=\"{}\"{class}>{}</td>",
+                escape(label),
+                escape(cell)
+            );
         }
         out.push_str("</tr>");
     }
@@ -181,12 +264,15 @@ pub fn render(atlas: &Atlas) -> String {
     out.push_str("<title>git hpp atlas</title>\n<style>");
     out.push_str(STYLE);
     out.push_str("</style>\n</head>\n<body>\n<header><h1>git hpp atlas</h1>");
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p>Every graph view, map, loop and record of this repository, projected at --now {} ({}). Each section names the command that reproduces it and the sha256 of its source.</p></header>\n<nav>",
+        "<p>Projected at --now {} ({}). Each section names the command that reproduces it and the sha256 of its source.</p></header>",
         atlas.now,
         escape(&iso_utc(atlas.now))
     );
+    // The first screen answers the first question; the index of sections waits, folded.
+    verdicts(&mut out, atlas);
+    out.push_str("<nav><details><summary>All sections</summary> ");
     for s in &atlas.sections {
         let _ = write!(
             out,
@@ -195,7 +281,7 @@ pub fn render(atlas: &Atlas) -> String {
             escape(&s.title)
         );
     }
-    out.push_str("</nav>\n<main>\n");
+    out.push_str("</details></nav>\n<main>\n");
     for s in &atlas.sections {
         let _ = write!(
             out,
@@ -211,7 +297,16 @@ pub fn render(atlas: &Atlas) -> String {
         if let Some(graph) = &s.graph {
             let drawing = svg::draw(graph, &s.id, &s.title);
             if !drawing.is_empty() {
-                let _ = writeln!(out, "<div class=\"drawing\">{drawing}</div>");
+                // The manifest's views are the tool's, not the repository's: folded.
+                let open = if s.id.starts_with("graph-") {
+                    ""
+                } else {
+                    " open"
+                };
+                let _ = writeln!(
+                    out,
+                    "<details{open}><summary>drawing</summary><div class=\"drawing\">{drawing}</div></details>"
+                );
             }
         }
         for t in &s.tables {
@@ -242,6 +337,13 @@ mod tests {
     fn sample() -> Atlas {
         Atlas {
             now: 1000,
+            verdicts: vec![Verdict {
+                subject: "HEAD".into(),
+                commit: "c".repeat(40),
+                verified: false,
+                why: "no attestation for its tree".into(),
+            }],
+            signatures: String::new(),
             sections: vec![Section {
                 id: "graph-x".into(),
                 title: "X <view>".into(),
@@ -282,9 +384,40 @@ mod tests {
         let page = render(&sample());
         assert!(page.contains("<table>"));
         assert_eq!(unboxed_tables(&page), 0);
-        assert!(page.contains("@media (max-width: 640px)"));
+        assert!(page.contains("@media (max-width: 600px)"));
         assert!(page.contains("overflow-wrap: anywhere"), "long hashes wrap");
         // The real check is scripts/atlas-layout.mjs in Chromium at 390 and 1400 px.
+    }
+
+    #[test]
+    fn the_page_opens_with_the_verdict_before_any_section() {
+        let page = render(&sample());
+        let verdict = page.find("Is it verified?").expect("the verdict is there");
+        let nav = page.find("<nav>").expect("the index is there");
+        let first = page
+            .find("<section id=\"graph-x\"")
+            .expect("the section is there");
+        assert!(verdict < nav && nav < first);
+        assert!(page.contains("<li class=\"fail\">"));
+        assert!(page.contains("<strong>HEAD</strong> <code>cccccccccccc</code> not verified"));
+        // A manifest graph is folded; cards replace tables on a phone.
+        assert!(page.contains("<details><summary>drawing</summary>"));
+        assert!(page.contains("@media (max-width: 600px)"));
+        assert!(
+            page.contains("data-label=\"from\""),
+            "each cell names its column"
+        );
+    }
+
+    #[test]
+    fn control_a_verified_head_is_marked_ok_and_a_cell_that_does_not_count_is_marked() {
+        let mut atlas = sample();
+        atlas.verdicts[0].verified = true;
+        atlas.sections[0].tables[0].rows = vec![vec![format!("{DOES_NOT_COUNT}unsigned")]];
+        let page = render(&atlas);
+        assert!(page.contains("<li class=\"ok\">"));
+        assert!(!page.contains("<li class=\"fail\">"));
+        assert!(page.contains("class=\"warn\">does not count: unsigned"));
     }
 
     #[test]

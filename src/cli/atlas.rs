@@ -14,7 +14,9 @@ use crate::atlas;
 
 /// Write one static HTML page of every graph view, map, loop and record
 ///
-/// Draws every graph view of the manifest, the lane map of the live lanes under refs/hpp/lanes/,
+/// Opens with whether HEAD and each protected branch (hpp.protect or the trust policy's; default
+/// main and master) verify, as `git hpp verify` answers, and under which signature rule. Then
+/// draws every graph view of the manifest (folded, last), the lane map of the live lanes under refs/hpp/lanes/,
 /// the monitor map of the manifest's monitors, the loops under refs/hpp/loops/ with their states,
 /// and the newest evidence bundles and attestations, each labelled with the command that
 /// reproduces it and the sha256 of its source. The page is self-contained: inline CSS and SVG,
@@ -51,11 +53,19 @@ pub fn dispatch(ctx: &Ctx, args: AtlasArgs) -> Result<Outcome, CliError> {
     let manifest = ctx.manifest()?;
     let now = args.now.unwrap_or_else(unix_now);
     let trust = ctx.trust(None, false, false)?;
+    // The branches the push gates protect: the policy's settings, else git config hpp.protect.
+    let protect = trust
+        .policy
+        .as_ref()
+        .map(|v| v.policy.settings.protect.clone())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| store.config_strings("hpp.protect"));
     let page = atlas::collect(
         store,
         &manifest,
         now,
         crate::attest::VerifyOptions::of(&trust),
+        &protect,
     )?;
     let html = atlas::render(&page);
     std::fs::write(&target, html.as_bytes())

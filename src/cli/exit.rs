@@ -185,6 +185,7 @@ impl From<crate::atlas::collect::Error> for CliError {
             E::Gates(inner) => inner.into(),
             E::Evidence(inner) => inner.into(),
             E::Lanes(inner) => inner.into(),
+            E::Attest(inner) => inner.into(),
         }
     }
 }

@@ -28,7 +28,8 @@ use hpp_core::manifest;
 /// hook is reviewed and trusted).
 /// Exits 0, 1 when a conflict is left, 2 on refusal.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("selection").required(true).args(["bundle", "module"])))]
+// Not `required`: with neither, the refusal lists the manifest's bundles and modules.
+#[command(group(clap::ArgGroup::new("selection").args(["bundle", "module"])))]
 pub struct InstallArgs {
     /// Bundle to install
     #[arg(long, value_name = "B")]
@@ -62,6 +63,15 @@ pub fn dispatch(ctx: &Ctx, args: InstallArgs) -> Result<Outcome, CliError> {
         .map_err(|e| CliError::refused(format!("{}: {e}", manifest.origin())))?;
     let selection = match &args.bundle {
         Some(bundle) => Selection::Bundle(bundle.clone()),
+        None if args.module.is_empty() => {
+            let bundles: Vec<&str> = validated.bundles.keys().map(String::as_str).collect();
+            let modules: Vec<&str> = validated.modules.iter().map(|m| m.id.as_str()).collect();
+            return Err(CliError::refused(format!(
+                "name what to install: --bundle {} or --module {} (can be repeated)",
+                bundles.join("|"),
+                modules.join("|")
+            )));
+        }
         None => Selection::Modules(args.module.clone()),
     };
     let source_root = ctx.manifest_file()?.map(|f| {

@@ -10,8 +10,10 @@ use crate::events;
 
 /// List every loop with its state
 ///
-/// One line per ref under refs/hpp/loops/: name, state, event count and chain status. A broken
-/// loop is listed as broken with its first divergent event, and the command then exits 2.
+/// One line per ref under refs/hpp/loops/: name, state, event count and chain status. A state
+/// whose gates rest on another tree than the workspace's says so beside it ("verified (on tree
+/// X, not this one)"; `standing: false` in the JSON), as `status` does. A broken loop is listed
+/// as broken with its first divergent event, and the command then exits 2.
 #[derive(Debug, clap::Args)]
 pub struct LoopsArgs {
     #[command(flatten)]
@@ -22,22 +24,45 @@ pub struct LoopsArgs {
 pub fn cmd_loops(ctx: &Ctx, args: &LoopsArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let loops = events::list(store, manifest.loop_spec())?;
+    let spec = manifest.loop_spec();
+    let loops = events::list(store, spec)?;
+    let trust = ctx.trust(None, false, false)?;
+    let tree = crate::gates::workspace_tree(store, spec)?;
     let mut rows = Vec::with_capacity(loops.len());
     let mut human = String::new();
     let width = loops.iter().map(|l| l.id.as_str().len()).max().unwrap_or(0);
     for l in &loops {
         let state = l.projection.as_ref().map(|p| p.state.clone());
+        // The headline agrees with the gates: the same qualifier `status` prints.
+        let qualifier = if l.chain.is_broken() {
+            None
+        } else {
+            crate::gates::outlook_at(
+                store,
+                spec,
+                l,
+                crate::attest::VerifyOptions::of(&trust),
+                tree.clone(),
+            )?
+            .qualifier()
+        };
         rows.push(json!({
             "loop": l.id, "state": state, "event_count": l.projection.as_ref().map(|p| p.event_count),
             "chain": l.chain.status, "first_divergent": l.chain.first_divergent, "head": l.head,
+            "standing": state.is_some() && qualifier.is_none(), "qualifier": qualifier,
         }));
         let line = match (&state, &l.chain.first_divergent) {
-            (Some(state), _) => format!(
-                "{:<width$}  {state:<10} events={}\n",
-                l.id.as_str(),
-                l.chain.events
-            ),
+            (Some(state), _) => {
+                let shown = match &qualifier {
+                    Some(q) => format!("{state} ({q})"),
+                    None => state.clone(),
+                };
+                format!(
+                    "{:<width$}  {shown:<10} events={}\n",
+                    l.id.as_str(),
+                    l.chain.events
+                )
+            }
             (None, at) => format!(
                 "{:<width$}  broken     at {}\n",
                 l.id.as_str(),

@@ -9,7 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::CommandFactory;
 use serde_json::json;
 
 use crate::cli::JsonArg;
@@ -52,7 +51,7 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
     let mut main = super::command();
     main.build();
     collect(&main, "git-hpp", &mut out)?;
-    let mut hop = super::hop::HopCli::command();
+    let mut hop = super::hop::command();
     hop.build();
     collect(&hop, "hop", &mut out)?;
     Ok(out)
@@ -64,10 +63,23 @@ fn collect(
     out: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<(), std::io::Error> {
     let mut page = Vec::new();
-    let titled = command.clone().name(name.to_owned());
+    // The examples are the page's own EXAMPLES section, not clap_mangen's EXTRA.
+    let titled = command
+        .clone()
+        .name(name.to_owned())
+        .after_long_help(None::<&str>);
     clap_mangen::Man::new(titled)
         .date(env!("CARGO_PKG_VERSION"))
         .render(&mut page)?;
+    if let Some(examples) = super::examples::as_roff(name) {
+        let text = String::from_utf8_lossy(&page).into_owned();
+        // Before VERSION, where man pages keep their examples.
+        let at = text.find(".SH VERSION").unwrap_or(text.len());
+        let mut joined = text[..at].to_owned();
+        joined.push_str(&examples);
+        joined.push_str(&text[at..]);
+        page = joined.into_bytes();
+    }
     out.push((format!("{name}.1"), page));
     for sub in command.get_subcommands() {
         if sub.is_hide_set() || sub.get_name() == "help" {
@@ -88,16 +100,117 @@ fn default_dir() -> Result<PathBuf, CliError> {
     Ok(bin.parent().unwrap_or(bin).join("share").join("man"))
 }
 
-/// Writes the pages into `dir/man1`; returns the directory written.
+/// Writes the pages into `dir/man1`; returns the directory written. Each page is written to a
+/// temporary file and renamed into place, so a `man` reading while another process writes sees
+/// the old page or the new one, never half of one.
 pub fn install(dir: &Path) -> Result<(PathBuf, usize), CliError> {
     let man1 = dir.join("man1");
     let cannot = |e: std::io::Error| CliError::refused(format!("{}: {e}", man1.display()));
     std::fs::create_dir_all(&man1).map_err(cannot)?;
     let pages = pages().map_err(|e| CliError::internal("rendering the manual", &e))?;
     for (name, text) in &pages {
-        std::fs::write(man1.join(name), text).map_err(cannot)?;
+        let mut file = tempfile::NamedTempFile::new_in(&man1).map_err(cannot)?;
+        std::io::Write::write_all(&mut file, text).map_err(cannot)?;
+        file.persist(man1.join(name)).map_err(|e| cannot(e.error))?;
     }
     Ok((man1, pages.len()))
+}
+
+/// Puts the manual beside the running binary when it is missing or older than the binary, so
+/// that `git hpp --help` (which git answers with `man git-hpp` before git-hpp ever runs) finds
+/// it after any first `git hpp` command. Best effort and silent: a directory that cannot be
+/// written (a system install) is left as it is, and `git hpp install-man DIR` remains.
+pub fn keep_current() {
+    let Ok(dir) = default_dir() else { return };
+    let main = dir.join("man1").join("git-hpp.1");
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let Some(built) = std::env::current_exe().ok().as_deref().and_then(modified) else {
+        return;
+    };
+    if modified(&main).is_some_and(|page| page >= built) {
+        return;
+    }
+    // One writer at a time; the others go on without waiting (the pages come a moment later).
+    let man1 = dir.join("man1");
+    if std::fs::create_dir_all(&man1).is_err() {
+        return;
+    }
+    let lock = man1.join(".git-hpp-writing");
+    let stale = modified(&lock).is_some_and(|at| {
+        at.elapsed()
+            .is_ok_and(|age| age > std::time::Duration::from_secs(60))
+    });
+    if stale {
+        let _ = std::fs::remove_file(&lock);
+    }
+    if std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .is_err()
+    {
+        return;
+    }
+    let _ = install(&dir);
+    let _ = std::fs::remove_file(&lock);
+}
+
+/// The manual page `--help` asks for in `argv` of `command` named `name` (`git-hpp-event-append`
+/// for `git hpp event append --help`, `hop-land` for `hop land --help`), or `None` when argv does not ask for `--help` (`-h` is the short help, as
+/// in git).
+pub fn page_asked(
+    argv: &[std::ffi::OsString],
+    mut command: clap::Command,
+    name: &str,
+) -> Option<String> {
+    let words: Vec<&str> = argv
+        .iter()
+        .skip(1)
+        .map(|w| w.to_str().unwrap_or_default())
+        .take_while(|w| *w != "--")
+        .collect();
+    if !words.contains(&"--help") {
+        return None;
+    }
+    let mut page = name.to_owned();
+    for word in words.iter().filter(|w| !w.starts_with('-')) {
+        let Some(sub) = command.find_subcommand(word).cloned() else {
+            break;
+        };
+        page.push('-');
+        page.push_str(sub.get_name());
+        command = sub;
+    }
+    Some(page)
+}
+
+/// Opens the manual page `page` with `man`, as `git <command> --help` does, and returns its
+/// exit code; `None` when man is not installed or finds no such page (the caller prints
+/// clap's help instead). The pages beside the binary are searched first, then man's own path.
+pub fn open(page: &str) -> Option<i32> {
+    let dir = default_dir().ok()?;
+    // A trailing colon keeps man's own search path after ours.
+    let mut manpath = std::ffi::OsString::from(dir.as_os_str());
+    manpath.push(":");
+    if let Some(theirs) = std::env::var_os("MANPATH") {
+        manpath.push(theirs);
+    }
+    let found = std::process::Command::new("man")
+        .args(["-w", page])
+        .env("MANPATH", &manpath)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    if !found.success() {
+        return None;
+    }
+    let shown = std::process::Command::new("man")
+        .arg(page)
+        .env("MANPATH", &manpath)
+        .status()
+        .ok()?;
+    shown.code()
 }
 
 /// Whether the manual is installed for the running binary (its `git-hpp.1` is there).
@@ -137,7 +250,7 @@ pub fn cmd_install_man(args: &InstallManArgs) -> Result<Outcome, CliError> {
 /// Runs `completions`.
 pub fn cmd_completions(args: &CompletionsArgs) -> Result<Outcome, CliError> {
     let (mut command, name) = if args.hop {
-        (super::hop::HopCli::command(), "hop")
+        (super::hop::command(), "hop")
     } else {
         (super::command(), "git-hpp")
     };
@@ -145,5 +258,54 @@ pub fn cmd_completions(args: &CompletionsArgs) -> Result<Outcome, CliError> {
     command = command.bin_name(name);
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, name, &mut script);
+    if args.shell == clap_complete::Shell::Bash {
+        // clap_complete names a hyphenated binary's nested cases one way where it sets them
+        // (`git__hpp__subcmd__event`) and another where it matches them
+        // (`git__subcmd__hpp__subcmd__event`), so nothing below the first word completed.
+        let text = String::from_utf8_lossy(&script).replace(
+            &format!("{}__", name.replace('-', "__subcmd__")),
+            &format!("{}__", name.replace('-', "__")),
+        );
+        script = text.clone().into_bytes();
+        if !args.hop
+            && let Some(function) = completion_function(&text)
+        {
+            script.extend_from_slice(git_bash_glue(&function).as_bytes());
+        }
+    }
     Ok(Outcome::raw(script))
+}
+
+/// The function the bash script registers for `git-hpp` (`complete -F NAME ... git-hpp`).
+fn completion_function(script: &str) -> Option<String> {
+    let after = script.split("complete -F ").nth(1)?;
+    after.split_whitespace().next().map(ToOwned::to_owned)
+}
+
+/// `_git_hpp`, the function git's own bash completion calls for `git hpp <TAB>`: it hands the
+/// words after `hpp` to the `git-hpp` completion, as if `git-hpp` had been typed. (zsh's `_git`
+/// calls `_git-hpp` and fish's git completion calls `git-hpp`'s own, so they need no glue.)
+fn git_bash_glue(function: &str) -> String {
+    format!(
+        r#"
+# `git hpp <TAB>`: git's completion (git-completion.bash) calls _git_hpp for the words after
+# `hpp`; complete them as `git-hpp` would be. git registers itself with -o nospace, so a whole
+# word gets its space here (a directory its slash).
+_git_hpp() {{
+    local idx="${{__git_cmd_idx:-}}" i
+    if [[ -z "$idx" ]]; then
+        idx=1
+        for ((i = 1; i < ${{#words[@]}}; i++)); do
+            if [[ "${{words[i]}}" == hpp ]]; then idx=$i; break; fi
+        done
+    fi
+    local -a COMP_WORDS=(git-hpp "${{words[@]:idx+1}}")
+    local COMP_CWORD=$((cword - idx))
+    {function} git-hpp "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+    for i in "${{!COMPREPLY[@]}}"; do
+        if [[ -d "${{COMPREPLY[i]}}" ]]; then COMPREPLY[i]+=/; else COMPREPLY[i]+=" "; fi
+    done
+}}
+"#
+    )
 }

@@ -20,6 +20,7 @@ pub mod drift;
 pub mod eval;
 pub mod event;
 pub mod evidence;
+pub mod examples;
 pub mod exit;
 pub mod findings;
 pub mod gotcha;
@@ -79,6 +80,10 @@ pub struct Cli {
     /// refusals and failures still speak
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// When to colour the human text and mark it with glyphs: auto (on a terminal, colour unless
+    /// NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    color: output::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -266,7 +271,7 @@ pub fn command() -> clap::Command {
         "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{listed}\
          Options:\n{{options}}{{after-help}}"
     );
-    command.help_template(template)
+    examples::attach(command.help_template(template), "git-hpp")
 }
 
 /// The `--loop` flag shared by every command that acts on one loop.
@@ -342,6 +347,15 @@ where
     T: Into<OsString> + Clone,
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    manual::keep_current();
+    // `--help` at a terminal is the manual page, as `git commit --help` is (piped, or with no
+    // page or no man, it is clap's text, which ends with the same examples).
+    if let Some(page) = manual::page_asked(&argv, command(), "git-hpp")
+        && output::stdout_is_terminal()
+        && let Some(code) = manual::open(&page)
+    {
+        return ExitCode::from(u8::try_from(code).unwrap_or(Exit::Fault.code()));
+    }
     // The reference's special form: exactly `--self-test` and nothing else; not a subcommand.
     if let [_, flag] = argv.as_slice()
         && flag == "--self-test"
@@ -356,6 +370,7 @@ where
         Err(error) => return ExitCode::from(clap_exit(&error).code()),
     };
     let quiet = cli.quiet;
+    output::set_color(cli.color);
     let result = Ctx::new(cli.manifest.clone(), quiet).and_then(|ctx| {
         let done = dispatch(&ctx, cli.command);
         // Housekeeping after a command that wrote, as git's own commands do: the records'

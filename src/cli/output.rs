@@ -195,6 +195,100 @@ pub fn echo_to_stderr() -> crate::process::Echo {
     })
 }
 
+/// `--color`: when the human text is coloured and marked with glyphs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, and in colour unless NO_COLOR is set (non-empty)
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file
+    Always,
+    /// Never: plain text
+    Never,
+}
+
+static COLOR: std::sync::OnceLock<ColorChoice> = std::sync::OnceLock::new();
+
+/// Sets the `--color` choice for this process (once; [`super::run`] does it).
+pub fn set_color(choice: ColorChoice) {
+    let _ = COLOR.set(choice);
+}
+
+/// Whether the human text carries glyphs (a person is reading: a terminal, or `--color=always`).
+pub fn decorated() -> bool {
+    match COLOR.get().copied().unwrap_or_default() {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_is_terminal(),
+    }
+}
+
+/// Whether the human text is coloured: as [`decorated`], and with `auto` only when NO_COLOR
+/// is unset or empty (<https://no-color.org>) and the terminal is not `dumb`.
+pub fn coloured() -> bool {
+    match COLOR.get().copied().unwrap_or_default() {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            stdout_is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+        }
+    }
+}
+
+/// What a piece of human text says, for its colour and glyph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Holds, passed, verified.
+    Good,
+    /// Not yet: waiting for the next step.
+    Waiting,
+    /// Does not hold, refused, not verified.
+    Bad,
+}
+
+impl Tone {
+    /// Returns the tone of a gate's status as `status` words it.
+    pub fn of_gate(status: &str) -> Self {
+        if status == "holds" {
+            Tone::Good
+        } else if status == "not yet" || status.starts_with("unchecked") {
+            Tone::Waiting
+        } else {
+            Tone::Bad
+        }
+    }
+}
+
+/// Returns `text` with its tone's glyph before it when [`decorated`], coloured when
+/// [`coloured`]; plain otherwise (a pipe, a file, `--color=never`).
+pub fn paint(tone: Tone, text: &str) -> String {
+    if !decorated() {
+        return text.to_owned();
+    }
+    let (glyph, colour) = match tone {
+        Tone::Good => ("\u{2713}", anstyle::AnsiColor::Green),
+        Tone::Waiting => ("\u{2026}", anstyle::AnsiColor::Yellow),
+        Tone::Bad => ("\u{2717}", anstyle::AnsiColor::Red),
+    };
+    if coloured() {
+        let style = anstyle::Style::new().fg_color(Some(colour.into())).bold();
+        format!("{style}{glyph} {text}{style:#}")
+    } else {
+        format!("{glyph} {text}")
+    }
+}
+
+/// Whether stdout is a terminal (a person reading, not a pipe or a file).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "Out is the one place allowed to own stdout and stderr"
+)]
+pub fn stdout_is_terminal() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout())
+}
+
 /// Writes clap's own rendering of help, version or a usage error (to stdout for help and
 /// version, stderr otherwise; coloured only on a terminal).
 pub fn emit_clap(error: &clap::Error) {

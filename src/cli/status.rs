@@ -82,15 +82,21 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
         .as_deref()
         .map_or_else(String::new, |q| format!(" ({q})"));
     value["standing"] = json!(qualifier.is_none());
+    use crate::cli::output::{Tone, paint};
+    let headline = if qualifier.is_some() {
+        paint(Tone::Bad, &format!("{}{standing}", p.state))
+    } else {
+        format!("{}{standing}", p.state)
+    };
     let mut human = format!(
-        "HPP status: {}{standing} · loop={} · events={} · next={} · chain={status}{legacy}",
-        p.state, state.id, p.event_count, p.next_step
+        "HPP status: {headline} · loop={} · events={} · next={} · chain={status}{legacy}",
+        state.id, p.event_count, p.next_step
     );
     for gate in &outlook.gates {
         human.push_str(&format!(
             "\n  gate {}: {}{}",
             gate.gate,
-            gate.status,
+            paint(Tone::of_gate(&gate.status), &gate.status),
             gate.event
                 .as_ref()
                 .map_or_else(String::new, |e| format!(" ({e})"))

@@ -34,11 +34,56 @@ pub struct VerifyArgs {
     format: JsonArg,
 }
 
+/// When HEAD fails for want of an attestation of its tree while the workspace snapshot (HEAD's
+/// tree plus untracked or uncommitted files) has one, says that this is the cause, naming the
+/// files, with the two ways out (issue 31: the loop said verified, verify refused HEAD, and the
+/// fix said "check out this commit").
+fn name_the_snapshot_cause(
+    store: &hpp_store::Store,
+    verdicts: &mut [attest::CommitVerdict],
+) -> Result<(), CliError> {
+    if store.workdir().is_none() {
+        return Ok(());
+    }
+    let Some(head) = store.head_commit()? else {
+        return Ok(());
+    };
+    let Some(verdict) = verdicts
+        .iter_mut()
+        .find(|v| !v.ok && v.commit == head && v.verification.candidates.is_empty())
+    else {
+        return Ok(());
+    };
+    let snapshot = store.snapshot()?;
+    let attested = store.list(&hpp_store::refs::attestations_of(snapshot.as_str()))?;
+    if attested.is_empty() || store.commit_tree(&head)? == snapshot {
+        return Ok(());
+    }
+    let paths = store.changed_paths(&store.commit_tree(&head)?, &snapshot)?;
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let mut named = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if paths.len() > 5 {
+        named.push_str(&format!(" and {} more", paths.len() - 5));
+    }
+    let missing = verdict.missing.take().unwrap_or_default();
+    verdict.missing = Some(format!(
+        "{missing}; the attestation is of the workspace snapshot {}, which is not HEAD's tree: {named} (untracked or not committed)",
+        &snapshot.as_str()[..12]
+    ));
+    verdict.fix = Some(
+        "commit them, or leave them out (.gitignore); then record the evidence and the attestation again on the tree HEAD has".to_owned(),
+    );
+    Ok(())
+}
+
 /// Verifies the commits.
 pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let trust = args.trust.policy(ctx)?;
-    let verdicts = attest::verify_commits(store, &args.revision, VerifyOptions::of(&trust))?;
+    let mut verdicts = attest::verify_commits(store, &args.revision, VerifyOptions::of(&trust))?;
+    name_the_snapshot_cause(store, &mut verdicts)?;
     let mut human = String::new();
     for v in &verdicts {
         let short = &v.commit.as_str()[..12];
@@ -52,12 +97,14 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
                 .and_then(|c| c.checker.clone())
                 .unwrap_or_default();
             human.push_str(&format!(
-                "ok   {short} approved by {by}: {} ({attestation})\n",
+                "{}   {short} approved by {by}: {} ({attestation})\n",
+                crate::cli::output::paint(crate::cli::output::Tone::Good, "ok"),
                 v.verification.checked.as_deref().unwrap_or_default()
             ));
         } else {
             human.push_str(&format!(
-                "FAIL {short} {}\n     fix: {}\n",
+                "{} {short} {}\n     fix: {}\n",
+                crate::cli::output::paint(crate::cli::output::Tone::Bad, "FAIL"),
                 v.missing.as_deref().unwrap_or_default(),
                 v.fix.as_deref().unwrap_or_default()
             ));

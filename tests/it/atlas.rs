@@ -219,8 +219,10 @@ fn the_users_records_come_first_and_each_signature_says_whether_it_verified() {
         page.contains("signature verified (checker-b)"),
         "signed and verified"
     );
+    // Signatures are required here (an allowed-signers file is configured), so the unsigned
+    // one does not count, and is marked (issue 31, friction 7).
     assert!(
-        page.contains("unsigned: not checked"),
+        page.contains("class=\"warn\">does not count: unsigned: signatures are required"),
         "the unsigned one says so"
     );
     assert!(!page.contains(">true<"), "no bare booleans for signatures");
@@ -260,5 +262,72 @@ fn hop_states_show_their_summaries() {
     assert!(
         page.contains("initial accepted state"),
         "the state's summary is shown"
+    );
+}
+
+#[test]
+fn the_page_opens_with_whether_head_and_main_verify() {
+    // Issue 31, friction 7: the page opened with a title bar, a 14-link nav and a loops table;
+    // nothing said whether HEAD or main was verified.
+    let sandbox = demo();
+    let out = sandbox.path("atlas.html");
+    atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let page = std::fs::read_to_string(&out).expect("written");
+    let verdict = page.find("Is it verified?").expect("the verdict is there");
+    let loops = page
+        .find("<section id=\"loops\"")
+        .expect("the loops are there");
+    assert!(verdict < loops, "the verdict comes first");
+    assert!(
+        page.contains("<li class=\"ok\"><span class=\"mark\">\u{2713}</span><strong>HEAD</strong>"),
+        "the attested HEAD verifies"
+    );
+    assert!(
+        page.contains("<strong>main</strong>"),
+        "main is protected by default"
+    );
+    assert!(page.contains("Signatures are not required here"));
+    // The manifest's drawings are folded, and last.
+    let graphs = page.find("<section id=\"graph-").expect("graphs are drawn");
+    assert!(graphs > loops);
+    let drawing = page[graphs..]
+        .find("<summary>drawing</summary>")
+        .expect("a graph has a drawing");
+    assert_eq!(
+        &page[graphs + drawing - "<details>".len()..graphs + drawing],
+        "<details>",
+        "folded"
+    );
+}
+
+#[test]
+fn control_a_new_commit_is_not_verified_and_unsigned_records_do_not_count_once_required() {
+    let sandbox = demo();
+    std::fs::write(sandbox.root.join("later.txt"), "later\n").expect("writable");
+    sandbox.git(["add", "later.txt"]);
+    sandbox.git(["commit", "-q", "-m", "later"]);
+    // Signatures required: an allowed-signers file configured here.
+    let (_, public) = crate::harness::keygen(&sandbox, "checker-key");
+    let signers = sandbox.path("allowed_signers");
+    std::fs::write(&signers, format!("checker-b {public}\n")).expect("writable");
+    sandbox.git([
+        "config",
+        "hpp.allowedSignersFile",
+        signers.to_str().expect("UTF-8"),
+    ]);
+    let out = sandbox.path("atlas.html");
+    atlas(&sandbox, out.to_str().expect("utf-8"), &[]).json(0);
+    let page = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        page.contains(
+            "<li class=\"fail\"><span class=\"mark\">\u{2717}</span><strong>HEAD</strong>"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("not verified: no attestation for its tree"));
+    assert!(page.contains("an unsigned record does not count"));
+    assert!(
+        page.contains("class=\"warn\">does not count: unsigned: signatures are required"),
+        "the unsigned attestation is marked"
     );
 }

@@ -190,3 +190,78 @@ fn control_with_git_on_path_a_missing_remote_is_refused_input() {
     let run = push_to_a_missing_remote(true).exit(2);
     assert!(!run.stderr.contains("cannot run git"), "{run}");
 }
+
+/// Runs `git-hpp ARGS` with a terminal for stdout (script(1)); `None` when script(1) is not
+/// installed. `no_color` sets NO_COLOR, else it is removed.
+fn at_a_terminal(sandbox: &Sandbox, args: &str, no_color: bool) -> Option<String> {
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        return None;
+    }
+    let mut command = sandbox.command("script", &sandbox.root);
+    command
+        .args(["-qec", &format!("'{BIN}' {args}"), "/dev/null"])
+        .env("TERM", "xterm");
+    if no_color {
+        command.env("NO_COLOR", "1");
+    } else {
+        command.env_remove("NO_COLOR");
+    }
+    let out = command.output().expect("script runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::harness::Run::from_output(&out)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn status_is_coloured_and_marked_at_a_terminal_and_respects_no_color() {
+    // Issue 31, friction 8: no colour or glyphs anywhere.
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    let Some(coloured) = at_a_terminal(&sandbox, "status", false) else {
+        eprintln!("SKIPPED: script(1) is not installed");
+        return;
+    };
+    assert!(
+        coloured.contains("\u{1b}[32m") || coloured.contains("\u{1b}[1m\u{1b}[32m"),
+        "{coloured:?}"
+    );
+    assert!(coloured.contains("\u{2713} holds"), "{coloured:?}");
+    let plain = at_a_terminal(&sandbox, "status", true).expect("script is there");
+    assert!(!plain.contains('\u{1b}'), "NO_COLOR: no colour: {plain:?}");
+    assert!(
+        plain.contains("\u{2713} holds"),
+        "the glyphs stay: {plain:?}"
+    );
+    let always = sandbox.hpp(["--color=always", "status"]).ok();
+    assert!(
+        always.contains('\u{1b}'),
+        "--color=always colours a pipe too"
+    );
+}
+
+#[test]
+fn control_piped_or_never_the_text_is_plain() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    let piped = sandbox.hpp(["status"]).ok();
+    assert!(
+        !piped.contains('\u{1b}') && !piped.contains('\u{2713}'),
+        "{piped:?}"
+    );
+    assert!(piped.contains("gate scope: holds"), "{piped}");
+    if let Some(never) = at_a_terminal(&sandbox, "--color=never status", false) {
+        assert!(
+            !never.contains('\u{1b}') && !never.contains('\u{2713}'),
+            "{never:?}"
+        );
+    }
+    let json = sandbox.hpp(["--color=always", "status", "--json"]).ok();
+    assert!(!json.contains('\u{1b}'), "JSON is never coloured");
+}

@@ -828,3 +828,38 @@ fn control_a_plugin_for_codex_is_refused_and_nothing_is_written() {
     assert!(!sandbox.root.join(".claude").exists());
     assert!(!sandbox.root.join(".claude-plugin").exists());
 }
+
+#[test]
+fn install_with_no_bundle_or_module_lists_the_names_to_choose_from() {
+    // Issue 31, friction 8: `install --plugin` without `--bundle` was a usage error that named
+    // no bundle. Now a refusal lists the manifest's bundles and modules, and writes nothing.
+    let sandbox = Sandbox::empty();
+    let dist = sealed_distribution(&sandbox);
+    let before = tree(&sandbox.root);
+    let reason = install(
+        &sandbox,
+        &dist,
+        &sandbox.root,
+        &["--host", "claude-code", "--plugin"],
+    )
+    .refused();
+    assert!(reason.contains("--bundle "), "{reason}");
+    assert!(reason.contains("solo"), "the bundles are named: {reason}");
+    assert!(reason.contains("operator-kit"), "the modules too: {reason}");
+    assert_eq!(tree(&sandbox.root), before);
+    // Both at once is still a usage error.
+    let both = install(
+        &sandbox,
+        &dist,
+        &sandbox.root,
+        &[
+            "--host",
+            "claude-code",
+            "--bundle",
+            "solo",
+            "--module",
+            "operator-kit",
+        ],
+    );
+    assert_eq!(both.code, 3, "{both}");
+}

@@ -661,3 +661,42 @@ fn with_spec() -> Sandbox {
     sandbox.git(["commit", "-q", "-m", "spec"]);
     sandbox
 }
+
+#[test]
+fn loops_and_the_atlas_say_when_a_verified_loop_rests_on_another_tree() {
+    // Issue 31, friction 2: after new commits, `loops` and the atlas still said `verified`
+    // while every gate said "held on tree X, not this one".
+    let sandbox = Sandbox::repo();
+    sandbox.walk_to_verified("main");
+    let here = sandbox.hpp(["loops", "--json"]).json(0);
+    assert_eq!(here["loops"][0]["standing"], true, "{here}");
+    let line = sandbox.hpp(["loops"]).ok();
+    assert!(!line.contains("not this one"), "{line}");
+    std::fs::write(sandbox.root.join("later.txt"), "a later change\n").expect("writable");
+    sandbox.git(["add", "later.txt"]);
+    sandbox.git(["commit", "-q", "-m", "later"]);
+    let listed = sandbox.hpp(["loops"]).ok();
+    assert!(
+        listed.contains("verified (on tree ") && listed.contains("not this one)"),
+        "{listed}"
+    );
+    let json = sandbox.hpp(["loops", "--json"]).json(0);
+    assert_eq!(json["loops"][0]["standing"], false, "{json}");
+    assert_eq!(json["loops"][0]["state"], "verified", "{json}");
+    let out = sandbox.path("atlas.html");
+    sandbox
+        .hpp([
+            "atlas",
+            "--html",
+            out.to_str().expect("UTF-8"),
+            "--now",
+            "1764700000",
+            "--json",
+        ])
+        .json(0);
+    let page = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        page.contains("verified (on tree "),
+        "the atlas's loop row says so"
+    );
+}

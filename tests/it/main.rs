@@ -49,6 +49,7 @@ mod machines;
 mod maps;
 mod modules;
 mod mutate;
+mod own_repo;
 mod policy;
 mod process;
 mod race;

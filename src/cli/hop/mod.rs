@@ -142,13 +142,31 @@ impl HopCtx {
     }
 }
 
+/// The `hop` command tree as it runs: [`HopCli`]'s, each command's `--help` ending with its
+/// examples ([`super::examples`]).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    super::examples::attach(HopCli::command(), "hop")
+}
+
 /// Runs `hop` with `argv` (the program name first) and returns the exit code.
 pub fn run<I, T>(argv: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match HopCli::try_parse_from(argv) {
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    // `hop <command> --help` at a terminal is its manual page, as for git hpp.
+    if let Some(page) = super::manual::page_asked(&argv, command(), "hop")
+        && super::output::stdout_is_terminal()
+        && let Some(code) = super::manual::open(&page)
+    {
+        return ExitCode::from(u8::try_from(code).unwrap_or(HopExit::Usage.code()));
+    }
+    let parsed = command()
+        .try_get_matches_from(argv)
+        .and_then(|matches| <HopCli as clap::FromArgMatches>::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             out::emit_clap(&error);
