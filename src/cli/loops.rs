@@ -81,7 +81,7 @@ pub fn cmd_loops(ctx: &Ctx, args: &LoopsArgs) -> Result<Outcome, CliError> {
     };
     Ok(Outcome::document(
         args.format.json,
-        &json!({"loops": rows}),
+        &json!({"schema": "hpp.loops/v1", "loops": rows}),
         human,
         exit,
     ))

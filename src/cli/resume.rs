@@ -28,7 +28,7 @@ pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let outlook = super::status::outlook(ctx, manifest.loop_spec(), &state)?;
-    let value = json!({"state": p.state, "next_step": p.next_step, "event_count": p.event_count,
+    let value = json!({"schema": "hpp.resume/v1", "state": p.state, "next_step": p.next_step, "event_count": p.event_count,
                        "standing": outlook.qualifier().is_none(),
                        "next_action": outlook.next_action, "gates": outlook.gates});
     Ok(Outcome::json(&value, Exit::Ok))

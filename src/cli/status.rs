@@ -56,6 +56,7 @@ pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let status = serde_json::to_value(chain.status).expect("a status serialises");
     let status = status.as_str().unwrap_or_default();
     let mut value = json!({
+        "schema": "hpp.status/v1",
         "loop": state.id,
         "event_log": state.ref_name,
         "manifest": manifest.origin(),

@@ -141,6 +141,7 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
         Status::Blocked => Exit::Block,
     };
     let value = json!({
+        "schema": "hpp.verify/v1",
         "status": status,
         "require_signed": require_signed,
         "signatures": if require_signed { "required" } else { "not-required" },

@@ -265,3 +265,25 @@ fn control_piped_or_never_the_text_is_plain() {
     let json = sandbox.hpp(["--color=always", "status", "--json"]).ok();
     assert!(!json.contains('\u{1b}'), "JSON is never coloured");
 }
+
+/// Every document a reader of the loop scripts against names itself under one key, `schema`,
+/// spelled `hpp.<name>/v<n>` as the records are (issue 31: the key differed between outputs).
+#[test]
+fn the_loop_documents_name_their_schema_under_one_key() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    for (args, want) in [
+        (&["status", "--json"][..], "hpp.status/v1"),
+        (&["verify", "--json"], "hpp.verify/v1"),
+        (&["loops", "--json"], "hpp.loops/v1"),
+        (&["resume"], "hpp.resume/v1"),
+    ] {
+        let run = sandbox.hpp_in(&sandbox.root, args);
+        let value: serde_json::Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{args:?} prints one JSON document ({e}):\n{run}"));
+        assert_eq!(value["schema"], want, "{args:?}:\n{run}");
+        for other in ["schema_version", "$schema", "format"] {
+            assert!(value.get(other).is_none(), "{args:?} also has {other}");
+        }
+    }
+}
