@@ -33,7 +33,7 @@ pub struct InstallManArgs {
 ///
 /// `git hpp completions bash > ~/.local/share/bash-completion/completions/git-hpp`, `git hpp
 /// completions zsh > "${fpath[1]}/_git-hpp"`, `git hpp completions fish >
-/// ~/.config/fish/completions/git-hpp.fish`. The script completes the `git-hpp` command (and
+/// ~/.config/fish/conf.d/git-hpp.fish`. The script completes the `git-hpp` command (and
 /// `hop` with --hop). Exits 0.
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -273,6 +273,9 @@ pub fn cmd_completions(args: &CompletionsArgs) -> Result<Outcome, CliError> {
             script.extend_from_slice(git_bash_glue(&function).as_bytes());
         }
     }
+    if args.shell == clap_complete::Shell::Fish && !args.hop {
+        script.extend_from_slice(GIT_FISH_GLUE.as_bytes());
+    }
     Ok(Outcome::raw(script))
 }
 
@@ -282,9 +285,24 @@ fn completion_function(script: &str) -> Option<String> {
     after.split_whitespace().next().map(ToOwned::to_owned)
 }
 
+/// `git hpp <TAB>` in fish. fish's git completion (3.6) registers each `git-*` command under
+/// its file name (`git-hpp`, not `hpp`), so it never hands `git hpp ...` to the `git-hpp`
+/// completion; this does, with the words after `hpp`. It is a `complete -c git` rule, so the
+/// script goes where fish reads it at start-up (`~/.config/fish/conf.d/`), not only when
+/// `git-hpp` itself is completed.
+const GIT_FISH_GLUE: &str = r#"
+# `git hpp <TAB>`: complete the words after `hpp` as `git-hpp` would be completed.
+function __git_hpp_complete
+    set -l args (commandline -opc)[3..]
+    set -l token (commandline -ct)
+    complete -C "git-hpp $args $token"
+end
+complete -c git -f -n '__fish_seen_subcommand_from hpp' -a '(__git_hpp_complete)'
+"#;
+
 /// `_git_hpp`, the function git's own bash completion calls for `git hpp <TAB>`: it hands the
 /// words after `hpp` to the `git-hpp` completion, as if `git-hpp` had been typed. (zsh's `_git`
-/// calls `_git-hpp` and fish's git completion calls `git-hpp`'s own, so they need no glue.)
+/// calls `_git-hpp`, so it needs no glue; fish has [`GIT_FISH_GLUE`].)
 fn git_bash_glue(function: &str) -> String {
     format!(
         r#"

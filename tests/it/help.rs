@@ -573,3 +573,57 @@ fn control_without_git_hpp_function_git_completes_no_subcommand_of_hpp() {
     };
     assert!(!words.contains(&"event".to_owned()), "{words:?}");
 }
+
+/// What fish completes for `line` with `script` loaded as `conf.d` loads it, the first word of
+/// each candidate; `None` when fish is not installed.
+fn complete_in_fish(
+    sandbox: &crate::harness::Sandbox,
+    script: &str,
+    line: &str,
+) -> Option<Vec<String>> {
+    let file = sandbox.path("git-hpp.fish");
+    std::fs::write(&file, script).expect("writable");
+    let run = sandbox
+        .command("fish", &sandbox.root)
+        .args(["--no-config", "-c"])
+        .arg(format!("source '{}'; complete -C '{line}'", file.display()))
+        .output()
+        .ok()?;
+    if !run.status.success() {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .filter_map(|l| l.split('\t').next().map(ToOwned::to_owned))
+            .collect(),
+    )
+}
+
+#[test]
+fn git_hpp_tab_completes_through_fish_git_completion() {
+    let sandbox = crate::harness::Sandbox::repo();
+    let script = sandbox.hpp_in(&sandbox.root, &["completions", "fish"]).ok();
+    let Some(words) = complete_in_fish(&sandbox, &script, "git hpp ev") else {
+        eprintln!("SKIPPED: fish is not installed here");
+        return;
+    };
+    assert!(words.contains(&"event".to_owned()), "{words:?}");
+    assert!(words.contains(&"evidence".to_owned()), "{words:?}");
+    let nested = complete_in_fish(&sandbox, &script, "git hpp event ap").expect("found before");
+    assert_eq!(nested, ["append"]);
+}
+
+#[test]
+fn control_without_the_fish_rule_git_hpp_completes_no_subcommand() {
+    let sandbox = crate::harness::Sandbox::repo();
+    let script = sandbox.hpp_in(&sandbox.root, &["completions", "fish"]).ok();
+    let cut = script
+        .find("# `git hpp <TAB>`")
+        .expect("the script has the git rule");
+    let Some(words) = complete_in_fish(&sandbox, &script[..cut], "git hpp ev") else {
+        eprintln!("SKIPPED: fish is not installed here");
+        return;
+    };
+    assert!(!words.contains(&"event".to_owned()), "{words:?}");
+}
