@@ -704,14 +704,7 @@ pub fn verdicts(
             .next();
         let (verified, why) = match verdict {
             Some(v) if v.ok => {
-                let attestation = v.verification.attestation.clone().unwrap_or_default();
-                let by = v
-                    .verification
-                    .candidates
-                    .iter()
-                    .find(|c| c.attestation_ref == attestation)
-                    .and_then(|c| c.checker.clone())
-                    .unwrap_or_default();
+                let by = v.approved_by();
                 (
                     true,
                     format!(

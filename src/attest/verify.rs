@@ -668,6 +668,19 @@ pub struct CommitVerdict {
     pub verification: TreeVerification,
 }
 
+impl CommitVerdict {
+    /// The checker of the attestation the verdict rests on (empty when none is named).
+    pub fn approved_by(&self) -> String {
+        let attestation = self.verification.attestation.as_deref().unwrap_or_default();
+        self.verification
+            .candidates
+            .iter()
+            .find(|c| c.attestation_ref == attestation)
+            .and_then(|c| c.checker.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// Verifies each commit of a revision or range: is there an approved attestation of its tree,
 /// signed by an allowed signer when signing is required, whose evidence still verifies? Looks
 /// each tree's attestations up by ref prefix, never scanning all of them.

@@ -89,13 +89,7 @@ pub fn cmd_verify(ctx: &Ctx, args: &VerifyArgs) -> Result<Outcome, CliError> {
         let short = &v.commit.as_str()[..12];
         if v.ok {
             let attestation = v.verification.attestation.as_deref().unwrap_or_default();
-            let by = v
-                .verification
-                .candidates
-                .iter()
-                .find(|c| c.attestation_ref == attestation)
-                .and_then(|c| c.checker.clone())
-                .unwrap_or_default();
+            let by = v.approved_by();
             human.push_str(&format!(
                 "{}   {short} approved by {by}: {} ({attestation})\n",
                 crate::cli::output::paint(crate::cli::output::Tone::Good, "ok"),

@@ -12,12 +12,7 @@ fn wait_all(children: Vec<Child>) -> Vec<Run> {
 }
 
 fn spawn(sandbox: &Sandbox, args: &[&str]) -> Child {
-    sandbox
-        .hpp_command(&sandbox.root, args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("git-hpp starts")
+    sandbox.spawn_hpp(args)
 }
 
 #[test]

@@ -223,22 +223,16 @@ fn record(task: &str) -> [&str; 8] {
     ]
 }
 
-fn spawn(sandbox: &Sandbox, args: &[&str]) -> Child {
-    sandbox
-        .hpp_command(&sandbox.root, args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("git-hpp starts")
-}
-
 #[test]
 fn racing_writers_on_reftable_lose_nothing() {
     let Some(sandbox) = reftable_sandbox() else {
         return;
     };
     let tasks: Vec<String> = (0..6).map(|i| format!("task-{i}")).collect();
-    let children: Vec<Child> = tasks.iter().map(|t| spawn(&sandbox, &record(t))).collect();
+    let children: Vec<Child> = tasks
+        .iter()
+        .map(|t| sandbox.spawn_hpp(&record(t)))
+        .collect();
     for child in children {
         let run = Run::from_output(&child.wait_with_output().expect("the racer finishes"));
         assert_eq!(run.code, 0, "{run}");

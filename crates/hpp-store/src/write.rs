@@ -418,20 +418,7 @@ impl Store {
             )
             .and_then(|t| t.commit(Some(who.to_ref(&mut buf))));
         if let Err(e) = outcome {
-            // Which edit lost: the first whose ref is no longer where it was read.
-            for m in moves {
-                let actual = self.tip_oid(&m.name)?;
-                if actual != m.expected.as_ref().map(super::CommitId::oid) {
-                    return Err(Error::Moved {
-                        name: m.name.clone(),
-                        expected: m.expected.clone(),
-                        actual: actual.map(Into::into),
-                    });
-                }
-            }
-            return Err(Error::Busy {
-                name: format!("{} refs ({e})", moves.len()),
-            });
+            return Err(self.lost_move(moves, &e.to_string())?);
         }
         let common = self.repo.common_dir();
         if let Ok(file) = std::fs::File::open(common.join("packed-refs")) {
@@ -458,18 +445,24 @@ impl Store {
             self.sync_reftable_dir();
             return Ok(());
         };
+        Err(self.lost_move(moves, &stderr)?)
+    }
+
+    /// Why a transaction of `moves` was refused (`reason`, the backend's words): the first
+    /// edit whose ref is no longer where it was read ([`Error::Moved`]), else [`Error::Busy`].
+    fn lost_move(&self, moves: &[RefMove], reason: &str) -> Result<Error, Error> {
         for m in moves {
             let actual = self.tip_oid(&m.name)?;
             if actual != m.expected.as_ref().map(super::CommitId::oid) {
-                return Err(Error::Moved {
+                return Ok(Error::Moved {
                     name: m.name.clone(),
                     expected: m.expected.clone(),
                     actual: actual.map(Into::into),
                 });
             }
         }
-        Err(Error::Busy {
-            name: format!("{} refs ({stderr})", moves.len()),
+        Ok(Error::Busy {
+            name: format!("{} refs ({reason})", moves.len()),
         })
     }
 

@@ -250,6 +250,16 @@ impl Sandbox {
             .expect("hop runs")
     }
 
+    /// Starts `git-hpp args` in `root` with its output piped, and returns at once (for races:
+    /// wait for it with `wait_with_output`).
+    pub fn spawn_hpp(&self, args: &[&str]) -> std::process::Child {
+        self.hpp_command(&self.root, args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("git-hpp starts")
+    }
+
     /// Returns the `git-hpp` command, ready to spawn (for races).
     pub fn hpp_command(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = self.command(BIN, cwd);
