@@ -429,9 +429,7 @@ impl Store {
         if self.git_refs {
             return match self.git_note(notes_ref, commit) {
                 // A partial clone may lack the notes' objects; git's own read fetches them.
-                Err(_) if self.promisor_remote().is_some() && notes_ref == NOTES_REF => {
-                    self.note_by_git(commit)
-                }
+                Err(_) if self.promisor_remote().is_some() => self.note_by_git(notes_ref, commit),
                 found => found,
             };
         }
@@ -445,7 +443,7 @@ impl Store {
             Ok(found) => found,
             // gix cannot fetch what a partial clone lacks; git's own read fetches it lazily.
             Err(e) if self.promisor_remote().is_some() => {
-                return self.note_by_git(commit).map_err(|_| Error::Git {
+                return self.note_by_git(notes_ref, commit).map_err(|_| Error::Git {
                     context: format!("reading the note of {commit}"),
                     source: e,
                 });
@@ -457,13 +455,13 @@ impl Store {
 
     /// Reads the note on `commit` through `git notes show`, which fetches what a partial clone
     /// lacks from its promisor remote.
-    fn note_by_git(&self, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
+    fn note_by_git(&self, notes_ref: &str, commit: &CommitId) -> Result<Option<Vec<u8>>, Error> {
         let what = format!("git notes show {commit}");
         let out = git_cli::output(
             git_cli::in_repo(self.repo.git_dir(), self.workdir()).args([
                 "notes",
                 "--ref",
-                NOTES_REF,
+                notes_ref,
                 "show",
                 commit.as_str(),
             ]),
