@@ -367,8 +367,19 @@ fn reference_manifest(sandbox: &Sandbox) -> Option<PathBuf> {
 }
 
 /// How the 10,000-event loop's objects are stored when it is read: one pack as `event import`
-/// writes it, loose (as appends leave them until git packs them), and after `git gc`.
-const LAYOUTS: [&str; 3] = ["imported", "loose", "after gc"];
+/// writes it; as 10,000 `event append`s leave them (the store packs past about 1,024 loose
+/// objects, so at most that many are loose, beside a few geometric packs); all loose (as a
+/// store that never packed would leave them); and after `git gc`.
+const LAYOUTS: [&str; 4] = ["imported", "appended", "loose", "after gc"];
+
+/// The loop each layout reads: the appended one is its own loop, the others the imported copy.
+fn layout_loop(how: &str) -> &'static str {
+    if how == "appended" {
+        "appended"
+    } else {
+        "read"
+    }
+}
 
 /// Turns every pack of `dir` into loose objects (`git unpack-objects` of each, moved aside).
 fn unpack_all(sandbox: &Sandbox, dir: &Path) {
@@ -501,8 +512,27 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
         }
         _ => None,
     };
+    // The layout appends leave: the same 10,000 events, one `event append` each.
+    for _ in 0..10_000 {
+        run(sandbox.hpp(
+            dir,
+            &[
+                "--manifest",
+                manifest,
+                "event",
+                "append",
+                "--type",
+                "tick",
+                "--loop",
+                "appended",
+            ],
+        ));
+    }
     let mut reads = Vec::new();
     for how in LAYOUTS {
+        let name = layout_loop(how);
+        let tip = format!("refs/hpp/loops/{name}");
+        let tip = tip.as_str();
         match how {
             "loose" => unpack_all(sandbox, dir),
             "after gc" => {
@@ -514,19 +544,19 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
             Series::new(move |_| {
                 sandbox.hpp(
                     dir,
-                    &["--manifest", manifest, "event", "verify", "--loop", "read"],
+                    &["--manifest", manifest, "event", "verify", "--loop", name],
                 )
             }),
             Series::new(move |_| {
-                sandbox.hpp(dir, &["--manifest", manifest, "status", "--loop", "read"])
+                sandbox.hpp(dir, &["--manifest", manifest, "status", "--loop", name])
             }),
             Series::new(move |_| {
                 sandbox.hpp(
                     dir,
-                    &["--manifest", manifest, "event", "export", "--loop", "read"],
+                    &["--manifest", manifest, "event", "export", "--loop", name],
                 )
             }),
-            Series::new(move |_| sandbox.git(dir, &["log", "--format=%B", "refs/hpp/loops/read"])),
+            Series::new(move |_| sandbox.git(dir, &["log", "--format=%B", tip])),
         ];
         let mut labels = vec![
             format!("git-hpp event verify, 10,000 events, {how}"),

@@ -305,8 +305,13 @@ fn sample(sandbox: &Sandbox) -> usize {
 
 /// Writes loose blobs until git's sample holds two: past a `gc.auto` of 1.
 fn fill_sample(sandbox: &Sandbox) {
+    fill_sample_to(sandbox, 2);
+}
+
+/// Writes loose blobs until git's sample (`objects/17`) holds `files`.
+fn fill_sample_to(sandbox: &Sandbox, files: usize) {
     let mut n = 0;
-    while sample(sandbox) < 2 {
+    while sample(sandbox) < files {
         sandbox.git_fed_in(
             &sandbox.root,
             &["hash-object", "-w", "--stdin"],
@@ -348,4 +353,41 @@ fn control_with_gc_auto_off_the_records_stay_loose() {
     sandbox.walk_steps("main", 1..2);
     let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
     assert!(is_loose(&sandbox, &tip), "gc.auto=0 turns the packing off");
+}
+
+/// The store's own limit: `LOOSE_LIMIT` (1,024) spread over 256 directories is 4 a directory.
+const STORE_SAMPLE_LIMIT: usize = 4;
+
+#[test]
+fn records_past_the_stores_own_limit_are_packed_long_before_gc_auto() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    fill_sample_to(&sandbox, STORE_SAMPLE_LIMIT + 1);
+    sandbox.walk_steps("main", 1..2);
+    let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
+    assert!(
+        !is_loose(&sandbox, &tip),
+        "past about 1,024 loose objects the store packs them, gc.auto's 6,700 notwithstanding"
+    );
+    assert_eq!(sample(&sandbox), 0, "the loose objects went into the pack");
+    let packs = std::fs::read_dir(sandbox.root.join(".git/objects/pack"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+        .count();
+    assert!(packs >= 1, "a pack was written");
+    sandbox.hpp(["event", "verify"]).ok();
+}
+
+#[test]
+fn control_below_the_stores_limit_the_records_stay_loose() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    fill_sample_to(&sandbox, STORE_SAMPLE_LIMIT - 2);
+    sandbox.walk_steps("main", 1..2);
+    let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
+    assert!(
+        is_loose(&sandbox, &tip),
+        "a few loose objects are not worth a repack after every append"
+    );
 }

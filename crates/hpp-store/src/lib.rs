@@ -409,6 +409,11 @@ pub struct Store {
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
 
+/// How many loose objects (git's estimate) the store lets a repository gather before it packs
+/// them ([`Store::keep_packed`]): a loop appended event by event then reads at most about this
+/// many object files; the rest comes from packs.
+pub const LOOSE_LIMIT: i64 = 1024;
+
 impl Store {
     /// Opens the repository that git would use from `cwd`: `GIT_DIR` (and `GIT_WORK_TREE`) when
     /// set, else the first repository found upwards, linked worktrees included.

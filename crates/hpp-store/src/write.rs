@@ -10,7 +10,9 @@ use gix::refs::Target;
 use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use super::{Error, FALLBACK_EMAIL, FALLBACK_NAME, NewRecord, RefMove, Store, WRITES, git};
+use super::{
+    Error, FALLBACK_EMAIL, FALLBACK_NAME, LOOSE_LIMIT, NewRecord, RefMove, Store, WRITES, git,
+};
 
 /// How many new objects are flushed one by one before one syncfs(2) is cheaper (Linux).
 #[cfg(target_os = "linux")]
@@ -466,24 +468,29 @@ impl Store {
         })
     }
 
-    /// Keeps the records packed: when this process wrote objects and git's own estimate of the
-    /// repository's loose objects (the files under `objects/17`, times 256: what
-    /// `git gc --auto` counts) passes `gc.auto` (6,700 unless configured; 0 or less turns it
-    /// off), runs `git gc --auto` in the foreground, which packs them (and the refs) as git's
-    /// own commands would after theirs. Appends write loose objects one record at a time and
-    /// git's housekeeping never runs after our commands otherwise; reads of a packed log are
-    /// a few system calls, of a loose one several per object. Returns whether it ran.
+    /// Keeps the records packed. Appends write each record as loose objects (three or four
+    /// files an event), and git's housekeeping runs only after git's own commands, so a loop
+    /// appended event by event would stay loose until `gc.auto`'s 6,700 files, and reading
+    /// it cost several system calls per object. So after a command that wrote, when git's own
+    /// estimate of the loose objects (the files under `objects/17`, times 256: what
+    /// `git gc --auto` counts) passes [`LOOSE_LIMIT`] (or `gc.auto`, when that is lower),
+    /// the store runs `git repack -d -l --geometric=2`: the loose objects go into one new
+    /// pack, small packs are rolled into larger ones so their number stays logarithmic, and
+    /// nothing older is rewritten. It runs in the foreground (a second or so at most on a
+    /// large repository, usually tens of milliseconds), and `gc.auto` of 0 or less turns it
+    /// off as it turns off git's own. Returns whether it ran.
     pub fn keep_packed(&self) -> Result<bool, Error> {
         if WRITES.load(Ordering::Relaxed) == 0 || !self.pending.is_empty() {
             return Ok(false);
         }
-        let limit = self
+        let gc_auto = self
             .config_string("gc.auto")
             .and_then(|v| v.trim().parse::<i64>().ok())
             .unwrap_or(6700);
-        if limit <= 0 {
+        if gc_auto <= 0 {
             return Ok(false);
         }
+        let limit = gc_auto.min(LOOSE_LIMIT);
         let sample = self.repo.objects.store_ref().path().join("17");
         let files = std::fs::read_dir(&sample)
             .map(|entries| entries.filter_map(Result::ok).count())
@@ -493,19 +500,20 @@ impl Store {
         if i64::try_from(files).unwrap_or(i64::MAX) <= per_dir {
             return Ok(false);
         }
+        let what = "git repack -d -l --geometric=2";
         let out = super::git_cli::output(
             super::git_cli::in_repo(self.repo.git_dir(), self.workdir()).args([
-                "-c",
-                "gc.autoDetach=false",
-                "gc",
-                "--auto",
-                "--quiet",
+                "repack",
+                "-d",
+                "-l",
+                "-q",
+                "--geometric=2",
             ]),
-            "git gc --auto",
+            what,
         )?;
         if !out.status.success() {
             return Err(Error::GitFailed {
-                what: "git gc --auto".into(),
+                what: what.into(),
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             });
         }
