@@ -1,5 +1,5 @@
 //! Whole-process latency of the Hop controller on a large repository: `hop start` to a ready
-//! workspace and `hop land` of a small proposal, next to `git worktree add` on the same
+//! workspace and `hop land` of a small proposal, next to `git worktree add` and `git merge-tree` on the same
 //! repository.
 //!
 //! The repository holds 50,000 committed files (500 directories of 100 files of a few hundred
@@ -11,6 +11,8 @@
 //! - `hop land <proposal>`: one attempt proposes a one-file change (proposing is not timed),
 //!   then the landing is timed: overlap check against everything accepted since the base,
 //!   three-way tree merge, state commit, compare-and-swap of the accepted ref;
+//! - `git merge-tree --write-tree refs/hpp/hop/accepted bench-side`: git's own three-way tree
+//!   merge of a one-file commit made beside the accepted line, the landing's baseline;
 //! - `hop start --sparse d000`: the same start with only one directory (100 files) checked out;
 //! - `git worktree add --no-checkout --detach`, `git sparse-checkout set --cone d000` and
 //!   `git read-tree -mu HEAD` in one script: git's own sparse worktree, its baseline.
@@ -202,9 +204,31 @@ fn main() {
         "hop land (1-file proposal)",
         "hop start --sparse d000",
         "git worktree add --no-checkout + sparse",
+        "git merge-tree --write-tree (1 file)",
     ];
-    let mut samples: [Vec<Duration>; 5] = Default::default();
+    let mut samples: [Vec<Duration>; 6] = Default::default();
     let plain = sandbox.root().join("plain-worktrees");
+    // The landing's baseline: git's own three-way tree merge of a one-file commit made beside
+    // the accepted line, onto the accepted tip (which the landings move on).
+    let side = plain.join("side");
+    let side_dir = side.to_str().expect("a UTF-8 path");
+    run(sandbox.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "bench-side",
+            side_dir,
+            &accepted,
+        ],
+    ));
+    write(
+        &side.join("d499/f001.txt"),
+        b"changed beside the accepted line\n",
+    );
+    run(sandbox.git(&side, &["commit", "--quiet", "-am", "one file beside"]));
     for round in 0..rounds.warmup + rounds.samples {
         for k in 0..labels.len() {
             let series = (round + k) % labels.len();
@@ -249,6 +273,18 @@ fn main() {
                     run(sandbox.git(&repo, &["worktree", "remove", "--force", dir]));
                     elapsed
                 }
+                5 => {
+                    timed_out(sandbox.git(
+                        &repo,
+                        &[
+                            "merge-tree",
+                            "--write-tree",
+                            "refs/hpp/hop/accepted",
+                            "bench-side",
+                        ],
+                    ))
+                    .0
+                }
                 _ => {
                     let proposal = lander.propose(&sandbox, round);
                     timed_out(hop(&sandbox, &repo, &["land", &proposal])).0
@@ -267,13 +303,17 @@ fn main() {
     for (i, label) in labels.iter().enumerate() {
         let note = match i {
             0 => format!("{:.2}x git worktree add", stats[0].median / stats[1].median),
-            2 => "overlap check + 3-way tree merge + CAS".to_owned(),
+            2 => format!(
+                "{:.2}x git merge-tree (target <= 3x): overlap check + 3-way tree merge + CAS",
+                stats[2].median / stats[5].median
+            ),
             3 => format!(
                 "{:.2}x git's sparse worktree; {:.3}x the full hop start",
                 stats[3].median / stats[4].median,
                 stats[3].median / stats[0].median
             ),
             4 => "baseline of the sparse start".to_owned(),
+            5 => "baseline of the landing".to_owned(),
             _ => "baseline".to_owned(),
         };
         print_row(label, &stats[i], &note);

@@ -405,6 +405,9 @@ pub struct Store {
     /// When this store was opened, less a margin for coarse file times: a loose object written
     /// since is one of ours, to make durable before a ref names it ([`Store::sync_closure`]).
     opened: std::time::SystemTime,
+    /// Objects this store (or a view of it) already flushed: a command that moves several refs
+    /// flushes each new object once, not once per ref ([`Store::sync_closure`]).
+    synced: std::sync::Arc<std::sync::Mutex<write::Synced>>,
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -481,6 +484,7 @@ impl Store {
             _quarantine: None,
             git_refs,
             opened,
+            synced: std::sync::Arc::default(),
         }
     }
 

@@ -434,6 +434,32 @@ mod tests {
     }
 
     #[test]
+    fn an_object_is_flushed_once_per_store_however_many_refs_name_it() {
+        let (_dir, store) = repo();
+        let first = store.write_record(None, &record(b"one"), &[]).unwrap();
+        assert_eq!(store.sync_closure(first).unwrap(), 3);
+        // A second ref naming the same tip flushes nothing; a record on top flushes its own
+        // three objects and stops at the parent already made durable.
+        assert_eq!(store.sync_closure(first).unwrap(), 0);
+        let second = store
+            .write_record(Some(first), &record(b"two"), &[])
+            .unwrap();
+        assert_eq!(store.sync_closure(second).unwrap(), 3);
+        // A view of the store (a fetch's staging handle) shares what was flushed.
+        assert_eq!(store.view().sync_closure(second).unwrap(), 0);
+    }
+
+    #[test]
+    fn control_an_object_flushed_alone_still_has_its_closure_flushed() {
+        let (_dir, store) = repo();
+        let id = store.write_record(None, &record(b"alone"), &[]).unwrap();
+        // The commit file alone was flushed (as a hop state is, when written): its tree and
+        // blob are not durable yet, so the walk must not stop at it.
+        assert_eq!(store.sync_objects(&[id]).unwrap(), 1);
+        assert_eq!(store.sync_closure(id).unwrap(), 2);
+    }
+
+    #[test]
     fn a_large_batch_is_flushed_in_one_go() {
         let (_dir, store) = repo();
         let mut parent = None;

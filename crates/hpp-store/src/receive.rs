@@ -33,6 +33,7 @@ impl Store {
             _quarantine: None,
             git_refs: self.git_refs,
             opened: self.opened,
+            synced: std::sync::Arc::clone(&self.synced),
         }
     }
 

@@ -18,6 +18,15 @@ use super::{
 #[cfg(target_os = "linux")]
 const SYNCFS_BATCH: usize = 64;
 
+/// What a store already made durable in this process.
+#[derive(Default)]
+pub(crate) struct Synced {
+    /// Loose object files flushed (with their directories).
+    files: std::collections::HashSet<ObjectId>,
+    /// Objects whose whole closure of new objects was flushed: a walk stops at them.
+    closures: std::collections::HashSet<ObjectId>,
+}
+
 impl Store {
     pub(crate) fn signature(&self) -> gix::actor::Signature {
         let now = gix::date::Time::now_local_or_utc();
@@ -111,6 +120,24 @@ impl Store {
 
     /// Flushes the loose object files of `ids` (those that exist loose) and their directories.
     pub(crate) fn sync_objects(&self, ids: &[ObjectId]) -> Result<usize, Error> {
+        let ids: Vec<ObjectId> = {
+            let synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
+            ids.iter()
+                .filter(|id| !synced.files.contains(*id))
+                .copied()
+                .collect()
+        };
+        let synced = self.flush_loose(&ids)?;
+        self.synced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .files
+            .extend(ids);
+        Ok(synced)
+    }
+
+    /// [`Store::sync_objects`] without the memory of what was flushed before.
+    fn flush_loose(&self, ids: &[ObjectId]) -> Result<usize, Error> {
         let objects = self.repo.objects.store_ref().path().to_owned();
         // Past a batch size, one syncfs(2) of the filesystem holding the objects costs less than
         // an fsync per object (an imported loop writes three objects per event).
@@ -160,11 +187,18 @@ impl Store {
             let written = std::fs::metadata(&path).ok()?.modified().ok()?;
             (written >= self.opened).then_some(path)
         };
+        let closed = |id: &ObjectId| {
+            self.synced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closures
+                .contains(id)
+        };
         let mut fresh = Vec::new();
         let mut stack = vec![tip];
         let mut seen = std::collections::HashSet::new();
         while let Some(id) = stack.pop() {
-            if !seen.insert(id) || ours(&id).is_none() {
+            if !seen.insert(id) || closed(&id) || ours(&id).is_none() {
                 continue;
             }
             fresh.push(id);
@@ -193,7 +227,14 @@ impl Store {
                 _ => {}
             }
         }
-        self.sync_objects(&fresh)
+        let synced = self.sync_objects(&fresh)?;
+        // Everything the walk reached is durable now: a later ref naming any of it stops there.
+        self.synced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .closures
+            .extend(fresh);
+        Ok(synced)
     }
 
     /// Makes a moved ref durable: fsyncs the ref file and the directory holding it (the rename
