@@ -157,3 +157,151 @@ fn control_only_the_attestation_file_is_left_out_of_the_comparison() {
         "{verified}"
     );
 }
+
+// ---- item 2: git-hpp's manifest is one the reference reads -----------------------------------
+
+/// This repository's top level, where the manifest, `installers/` and `modules/` are.
+const PRODUCT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Copies `rel` (a file or a directory) from this repository into the sandbox's worktree.
+fn copy_in(sandbox: &Sandbox, rel: &str) {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        if from.is_dir() {
+            std::fs::create_dir_all(to).expect("writable");
+            for entry in std::fs::read_dir(from).expect("readable") {
+                let entry = entry.expect("an entry");
+                copy(&entry.path(), &to.join(entry.file_name()));
+            }
+        } else {
+            std::fs::copy(from, to).expect("copied");
+        }
+    }
+    copy(
+        &std::path::Path::new(PRODUCT).join(rel),
+        &sandbox.root.join(rel),
+    );
+}
+
+/// A repository with git-hpp's `hpp.manifest.json` committed at its top level.
+fn with_our_manifest() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    copy_in(&sandbox, "hpp.manifest.json");
+    sandbox.git(["add", "hpp.manifest.json"]);
+    sandbox.git(["commit", "-q", "-m", "the protocol"]);
+    sandbox
+}
+
+#[test]
+fn both_tools_read_git_hpps_manifest_on_one_repository() {
+    const DATA: &str = r#"{"work":"W-1","maker":"agent-a"}"#;
+    let bin = reference_or_skip!("beside::both_tools_read_git_hpps_manifest_on_one_repository");
+    let sandbox = with_our_manifest();
+    let theirs = sandbox.reference_in(&bin, &sandbox.root, &["doctor"]).ok();
+    assert!(theirs.starts_with("HPP doctor: ok"), "{theirs}");
+    sandbox.hpp_in(&sandbox.root, &["doctor"]).ok();
+    let appended: Value = serde_json::from_str(
+        &sandbox
+            .reference_in(
+                &bin,
+                &sandbox.root,
+                &["event", "append", "--type", "work_started", "--data", DATA],
+            )
+            .ok(),
+    )
+    .expect("JSON");
+    let ours = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--data",
+                DATA,
+                "--json",
+            ],
+        )
+        .json(0);
+    assert_eq!(appended["state"], "active");
+    assert_eq!(ours["state"], appended["state"], "{ours}");
+    assert_eq!(ours["next_step"], appended["next_step"], "{ours}");
+}
+
+#[test]
+fn the_references_init_wires_modules_through_git_hpp_install() {
+    let bin = reference_or_skip!("beside::the_references_init_wires_modules_through_git_hpp");
+    let sandbox = with_our_manifest();
+    copy_in(&sandbox, "installers");
+    copy_in(&sandbox, "modules");
+    let plan: Value = serde_json::from_str(
+        &sandbox
+            .reference_in(
+                &bin,
+                &sandbox.root,
+                &["init", "--host", "codex", "--bundle", "solo", "--json"],
+            )
+            .ok(),
+    )
+    .expect("JSON");
+    let wire = plan["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .find(|s| s["stage"] == "wire-suggest")
+        .expect("a wire-suggest stage");
+    assert_eq!(wire["detail"]["installer_present"], true, "{wire}");
+    let line = wire["detail"]["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|l| l.contains("--kit modules/continuity-kit"))
+        .expect("the module's install line")
+        .to_owned();
+    // The line as printed, run with the reference's own interpreter.
+    let args: Vec<&str> = line
+        .strip_prefix("python ")
+        .expect("a python line")
+        .split(' ')
+        .collect();
+    let python = bin.with_file_name("python");
+    let out = sandbox
+        .command(python.to_str().expect("UTF-8"), &sandbox.root)
+        .args(&args)
+        .output()
+        .expect("python runs");
+    let run = crate::harness::Run::from_output(&out);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        sandbox
+            .root
+            .join(".agents/hpp/continuity-kit/hooks/turn-checkpoint.sh")
+            .is_file(),
+        "{run}"
+    );
+}
+
+#[test]
+fn control_a_manifest_naming_only_a_command_is_refused_by_the_reference() {
+    let bin = reference_or_skip!("beside::control_a_manifest_naming_only_a_command");
+    let sandbox = with_our_manifest();
+    let path = sandbox.root.join("hpp.manifest.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the manifest")).expect("JSON");
+    manifest["installer"]
+        .as_object_mut()
+        .expect("an installer")
+        .remove("path");
+    std::fs::write(&path, manifest.to_string()).expect("writable");
+    for args in [
+        &["doctor"][..],
+        &["event", "append", "--type", "work_started"],
+    ] {
+        let run = sandbox.reference_in(&bin, &sandbox.root, args);
+        assert_eq!(run.code, 2, "{run}");
+        assert!(run.stderr.contains("installer needs a path"), "{run}");
+    }
+    // git-hpp still reads it: a command is how it names its installer.
+    sandbox.hpp_in(&sandbox.root, &["doctor"]).ok();
+}
