@@ -12,6 +12,14 @@
 //! `imported.json` (`hpp.attestation-import/v1`) saying where it came from and what it cannot
 //! carry. `attest verify` and the pre-push gate then judge it from the tree alone: its digests
 //! against the tree's files, its embedded signature, its base commit in this repository.
+//!
+//! The reference leaves exactly one path out of what it digests: the attestation file itself
+//! (`--output` when it writes, the file it is given when it verifies); everything else `git
+//! ls-files --cached --others --exclude-standard` lists is in, its `.hpp/profile.json` and
+//! evidence records too, since its `init` writes no `.gitignore`. So an attestation file inside
+//! the worktree is compared with the snapshot minus its own path, and that path is kept in
+//! `imported.json` as `left_out`: a later verify leaves it out again only while the tree holds
+//! the record's own bytes there, so nothing unattested rides along under that name.
 
 use std::path::Path;
 
@@ -55,11 +63,6 @@ pub enum Error {
         /// The first one, in words.
         detail: String,
     },
-    /// The attestation file is part of the snapshot it would be bound to.
-    #[error(
-        "{0} is in the workspace snapshot, and the reference left it out of what it attested: ignore it (the reference's .hpp/ is ignored by its init) or move it out of the worktree, then import"
-    )]
-    InSnapshot(String),
     /// The attestation or the store failed.
     #[error(transparent)]
     Attest(#[from] AttestError),
@@ -90,6 +93,32 @@ pub struct Imported {
     pub mismatches: Vec<&'static str>,
     /// What the record cannot carry here.
     pub not_carried: Vec<&'static str>,
+}
+
+/// The key of [`IMPORT_FILE`] naming the path the reference left out of its snapshot digest:
+/// the attestation file itself, when it was inside the worktree.
+pub const LEFT_OUT: &str = "left_out";
+
+/// The files of `tree` an imported reference record `name` (whose bytes are `record`) is
+/// compared with: all of them, but the path its `imported.json` says the reference left out,
+/// while the tree holds exactly the record's bytes there (anything else there is compared, and
+/// so is not attested).
+pub fn attested_files(
+    store: &Store,
+    name: &str,
+    tree: &TreeId,
+    record: &[u8],
+) -> Result<Vec<TreeFile>, hpp_store::Error> {
+    let mut files = tree_files(store, tree)?;
+    let left_out = store
+        .read_file(name, IMPORT_FILE)?
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v.get(LEFT_OUT).and_then(Value::as_str).map(str::to_owned));
+    if let Some(path) = left_out {
+        let own = sha256_hex(record);
+        files.retain(|f| !(f.path == path && f.kind == "file" && f.sha256 == own));
+    }
+    Ok(files)
 }
 
 /// The files of `tree` as a reference snapshot names them (a nested repository is listed as
@@ -174,12 +203,12 @@ pub fn import(
     let root = store.workdir().ok_or(AttestError::Bare)?.to_path_buf();
     let own_path = own_path(&root, cwd, file);
     let tree = store.snapshot()?;
-    let files = tree_files(store, &tree)?;
-    if let Some(own) = &own_path
-        && files.iter().any(|f| &f.path == own)
-    {
-        return Err(Error::InSnapshot(own.clone()));
-    }
+    let mut files = tree_files(store, &tree)?;
+    // Left out as the reference left it out; kept (and named) only when the snapshot holds it.
+    let left_out = own_path
+        .clone()
+        .filter(|own| files.iter().any(|f| &f.path == own));
+    files.retain(|f| Some(&f.path) != left_out.as_ref());
     let (mismatches, detail) = reference_mismatches(store, &root, &rec, &files, options)?;
     if !mismatches.is_empty() {
         return Err(Error::Blocked {
@@ -198,13 +227,16 @@ pub fn import(
     let created = if store.tip(&attestation_ref)?.is_some() {
         false
     } else {
-        let provenance = serde_json::json!({
+        let mut provenance = serde_json::json!({
             "schema": IMPORT_SCHEMA,
             "source": own_path.as_deref().unwrap_or(&shown),
             "file_sha256": sha256_hex(bytes),
             "imported_at": imported_at,
             "not_carried": NOT_CARRIED,
         });
+        if let Some(path) = &left_out {
+            provenance[LEFT_OUT] = Value::String(path.clone());
+        }
         store.create_record(
             &attestation_ref,
             &[

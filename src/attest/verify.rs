@@ -401,8 +401,11 @@ fn judge(
             .is_some_and(|c| store.commit_id(&c).is_some()),
         reference_snapshot_ok: reference
             && store.entry_id(name, SNAPSHOT_ENTRY)?.as_deref() == Some(tree.as_str())
-            && record::reference_snapshot_problem(&rec, &import::tree_files(store, tree)?)
-                .is_none(),
+            && record::reference_snapshot_problem(
+                &rec,
+                &import::attested_files(store, name, tree, &bytes)?,
+            )
+            .is_none(),
     };
     let mismatches = record::mismatches(&rec, &observed);
     let repo_unchecked = mismatches.contains(&"repo") && matches!(roots_here, Err(Some(_)));

@@ -12,6 +12,7 @@ mod harness;
 mod adversary;
 mod atlas;
 mod attest;
+mod beside;
 mod board;
 mod border;
 mod checker;

@@ -12,6 +12,7 @@ use assert_fs::fixture::ChildPath;
 use assert_fs::prelude::*;
 
 pub mod hosts;
+pub mod python;
 
 /// Returns `attest create` for SPEC.md by maker-a, checked by checker-b in `session`, with
 /// `verdict`: the attestation most tests record.

@@ -1,0 +1,307 @@
+//! Beside the Python harness: one repository, both tools. Teams move one person at a time, so
+//! what the reference (`hpp`, PyPI house-party-protocol 2.11.1, installed by
+//! [`crate::harness::python`]) writes, git-hpp reads, and the other way round. Each test runs
+//! the reference itself; it skips loudly only when PyPI cannot be reached.
+
+use serde_json::Value;
+
+use crate::harness::Sandbox;
+use crate::harness::python;
+
+/// Runs the reference, or returns from the test (loudly) when it cannot be installed.
+macro_rules! reference_or_skip {
+    ($test:expr) => {
+        match python::reference($test) {
+            Some(bin) => bin,
+            None => return,
+        }
+    };
+}
+
+// ---- item 1: `attest import` from where the reference writes --------------------------------
+
+/// A repository the reference was set up in as its README says (`hpp init --apply`, which
+/// writes `.hpp/profile.json` and no `.gitignore`), with a committed spec and an attestation
+/// `hpp attest create` wrote to `.hpp/a.json`.
+fn reference_attested(bin: &std::path::Path) -> Sandbox {
+    let sandbox = Sandbox::repo();
+    sandbox
+        .reference_in(bin, &sandbox.root, &["init", "--apply"])
+        .ok();
+    assert!(sandbox.root.join(".hpp/profile.json").is_file());
+    assert!(!sandbox.root.join(".gitignore").exists(), "no .gitignore");
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\n").expect("writable");
+    sandbox.git(["add", "SPEC.md"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    sandbox
+        .reference_in(
+            bin,
+            &sandbox.root,
+            &[
+                "attest",
+                "create",
+                "--spec",
+                "SPEC.md",
+                "--output",
+                ".hpp/a.json",
+                "--maker",
+                "maker-a",
+                "--checker",
+                "checker-b",
+                "--session",
+                "review-1",
+                "--verdict",
+                "approved",
+            ],
+        )
+        .ok();
+    sandbox
+}
+
+#[test]
+fn an_attestation_the_reference_wrote_into_its_own_hpp_dir_imports_and_verifies() {
+    let bin = reference_or_skip!("beside::an_attestation_the_reference_wrote_into_its_own_hpp_dir");
+    let sandbox = reference_attested(&bin);
+    let imported = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["attest", "import", ".hpp/a.json", "--json"],
+        )
+        .json(0);
+    let item = &imported["imported"][0];
+    assert_eq!(item["mismatches"], serde_json::json!([]), "{imported}");
+    let reference = item["ref"].as_str().expect("a ref");
+    let provenance: Value =
+        serde_json::from_str(&sandbox.git(["show", &format!("{reference}:imported.json")]))
+            .expect("JSON");
+    assert_eq!(provenance["left_out"], ".hpp/a.json", "{provenance}");
+    // The workspace as it stands (the attestation file in it) verifies by that record, and both
+    // tools agree on it.
+    let verified = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(0);
+    assert_eq!(verified["status"], "valid", "{verified}");
+    assert_eq!(verified["attestation"], reference);
+    let theirs: Value = serde_json::from_str(
+        &sandbox
+            .reference_in(&bin, &sandbox.root, &["attest", "verify", ".hpp/a.json"])
+            .ok(),
+    )
+    .expect("JSON");
+    assert_eq!(theirs["status"], "valid");
+}
+
+#[test]
+fn control_only_the_attestation_file_is_left_out_of_the_comparison() {
+    let bin = reference_or_skip!("beside::control_only_the_attestation_file_is_left_out");
+    let sandbox = reference_attested(&bin);
+    // The rest of the reference's .hpp/ was attested: an edit there is refused, as the
+    // reference's own verify blocks it.
+    let profile = sandbox.root.join(".hpp/profile.json");
+    let original = std::fs::read_to_string(&profile).expect("the profile");
+    std::fs::write(&profile, format!("{original} ")).expect("writable");
+    let reason = sandbox
+        .hpp_in(&sandbox.root, &["attest", "import", ".hpp/a.json"])
+        .refused();
+    assert!(reason.contains("(snapshot_digest)"), "{reason}");
+    assert!(reason.contains(".hpp/profile.json"), "{reason}");
+    let theirs = sandbox.reference_in(&bin, &sandbox.root, &["attest", "verify", ".hpp/a.json"]);
+    assert_ne!(theirs.code, 0, "{theirs}");
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was imported");
+    std::fs::write(&profile, original).expect("writable");
+
+    // Imported, then the same record rebound to a tree whose left-out path holds other bytes:
+    // the path is left out only while it holds the record itself.
+    let imported = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["attest", "import", ".hpp/a.json", "--json"],
+        )
+        .json(0);
+    let reference = imported["imported"][0]["ref"]
+        .as_str()
+        .expect("a ref")
+        .to_owned();
+    let own = sandbox.root.join(".hpp/a.json");
+    let bytes = std::fs::read_to_string(&own).expect("the attestation");
+    std::fs::write(&own, format!("{bytes}\n")).expect("writable");
+    let now = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(2);
+    let tree = now["tree"].as_str().expect("a tree").to_owned();
+    let forged_listing: String = sandbox
+        .git(["ls-tree", &reference])
+        .lines()
+        .map(|line| {
+            if line.ends_with("\tsnapshot") {
+                format!("040000 tree {tree}\tsnapshot\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let forged_tree = sandbox.git_fed(&["mktree"], &forged_listing);
+    let commit = sandbox.git(["commit-tree", &forged_tree, "-m", "forged"]);
+    sandbox.git([
+        "update-ref",
+        &format!("refs/hpp/attestations/{tree}/forged"),
+        &commit,
+    ]);
+    let verified = sandbox
+        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
+        .json(2);
+    assert!(
+        verified["mismatches"]
+            .to_string()
+            .contains("snapshot_digest"),
+        "{verified}"
+    );
+}
+
+// ---- item 2: git-hpp's manifest is one the reference reads -----------------------------------
+
+/// This repository's top level, where the manifest, `installers/` and `modules/` are.
+const PRODUCT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Copies `rel` (a file or a directory) from this repository into the sandbox's worktree.
+fn copy_in(sandbox: &Sandbox, rel: &str) {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        if from.is_dir() {
+            std::fs::create_dir_all(to).expect("writable");
+            for entry in std::fs::read_dir(from).expect("readable") {
+                let entry = entry.expect("an entry");
+                copy(&entry.path(), &to.join(entry.file_name()));
+            }
+        } else {
+            std::fs::copy(from, to).expect("copied");
+        }
+    }
+    copy(
+        &std::path::Path::new(PRODUCT).join(rel),
+        &sandbox.root.join(rel),
+    );
+}
+
+/// A repository with git-hpp's `hpp.manifest.json` committed at its top level.
+fn with_our_manifest() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    copy_in(&sandbox, "hpp.manifest.json");
+    sandbox.git(["add", "hpp.manifest.json"]);
+    sandbox.git(["commit", "-q", "-m", "the protocol"]);
+    sandbox
+}
+
+#[test]
+fn both_tools_read_git_hpps_manifest_on_one_repository() {
+    const DATA: &str = r#"{"work":"W-1","maker":"agent-a"}"#;
+    let bin = reference_or_skip!("beside::both_tools_read_git_hpps_manifest_on_one_repository");
+    let sandbox = with_our_manifest();
+    let theirs = sandbox.reference_in(&bin, &sandbox.root, &["doctor"]).ok();
+    assert!(theirs.starts_with("HPP doctor: ok"), "{theirs}");
+    sandbox.hpp_in(&sandbox.root, &["doctor"]).ok();
+    let appended: Value = serde_json::from_str(
+        &sandbox
+            .reference_in(
+                &bin,
+                &sandbox.root,
+                &["event", "append", "--type", "work_started", "--data", DATA],
+            )
+            .ok(),
+    )
+    .expect("JSON");
+    let ours = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--data",
+                DATA,
+                "--json",
+            ],
+        )
+        .json(0);
+    assert_eq!(appended["state"], "active");
+    assert_eq!(ours["state"], appended["state"], "{ours}");
+    assert_eq!(ours["next_step"], appended["next_step"], "{ours}");
+}
+
+#[test]
+fn the_references_init_wires_modules_through_git_hpp_install() {
+    let bin = reference_or_skip!("beside::the_references_init_wires_modules_through_git_hpp");
+    let sandbox = with_our_manifest();
+    copy_in(&sandbox, "installers");
+    copy_in(&sandbox, "modules");
+    let plan: Value = serde_json::from_str(
+        &sandbox
+            .reference_in(
+                &bin,
+                &sandbox.root,
+                &["init", "--host", "codex", "--bundle", "solo", "--json"],
+            )
+            .ok(),
+    )
+    .expect("JSON");
+    let wire = plan["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .find(|s| s["stage"] == "wire-suggest")
+        .expect("a wire-suggest stage");
+    assert_eq!(wire["detail"]["installer_present"], true, "{wire}");
+    let line = wire["detail"]["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|l| l.contains("--kit modules/continuity-kit"))
+        .expect("the module's install line")
+        .to_owned();
+    // The line as printed, run with the reference's own interpreter.
+    let args: Vec<&str> = line
+        .strip_prefix("python ")
+        .expect("a python line")
+        .split(' ')
+        .collect();
+    let python = bin.with_file_name("python");
+    let out = sandbox
+        .command(python.to_str().expect("UTF-8"), &sandbox.root)
+        .args(&args)
+        .output()
+        .expect("python runs");
+    let run = crate::harness::Run::from_output(&out);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        sandbox
+            .root
+            .join(".agents/hpp/continuity-kit/hooks/turn-checkpoint.sh")
+            .is_file(),
+        "{run}"
+    );
+}
+
+#[test]
+fn control_a_manifest_naming_only_a_command_is_refused_by_the_reference() {
+    let bin = reference_or_skip!("beside::control_a_manifest_naming_only_a_command");
+    let sandbox = with_our_manifest();
+    let path = sandbox.root.join("hpp.manifest.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the manifest")).expect("JSON");
+    manifest["installer"]
+        .as_object_mut()
+        .expect("an installer")
+        .remove("path");
+    std::fs::write(&path, manifest.to_string()).expect("writable");
+    for args in [
+        &["doctor"][..],
+        &["event", "append", "--type", "work_started"],
+    ] {
+        let run = sandbox.reference_in(&bin, &sandbox.root, args);
+        assert_eq!(run.code, 2, "{run}");
+        assert!(run.stderr.contains("installer needs a path"), "{run}");
+    }
+    // git-hpp still reads it: a command is how it names its installer.
+    sandbox.hpp_in(&sandbox.root, &["doctor"]).ok();
+}
