@@ -244,3 +244,75 @@ fn mktree(sandbox: &Sandbox, entries: &str) -> String {
         .trim()
         .to_owned()
 }
+
+/// The secret shapes issue 33 found accepted in event data, each built from pieces (the AWS
+/// documentation's example key, a placeholder JWT, filler).
+fn issue_33_secrets() -> Vec<String> {
+    vec![
+        format!(
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}",
+            "EXAMPLEKEY"
+        ),
+        format!(
+            "{}.{}.{}",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+            "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+            "c2lnbmF0dXJlLW5vdC1yZWFs"
+        ),
+        format!("https://admin:{}@db.internal:5432/app", "pass"),
+        format!("AI{}{}", "za", "SyA-fake-0123456789abcdefghijklmnop"),
+        format!("sk_{}_{}", "live", "0123456789abcdefghijABCD"),
+    ]
+}
+
+#[test]
+fn control_event_data_with_a_credential_of_a_vendor_shape_is_refused_and_nothing_is_written() {
+    let sandbox = Sandbox::repo();
+    for secret in issue_33_secrets() {
+        let data = serde_json::json!({ "work": "W", "maker": "agent-a", "note": secret });
+        let reason = sandbox
+            .hpp([
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--data",
+                &data.to_string(),
+            ])
+            .refused();
+        assert!(
+            reason.contains("looks like it carries a secret"),
+            "{reason}"
+        );
+        assert!(!reason.contains(&secret), "the value is never printed");
+        assert_eq!(sandbox.hpp_refs(), "", "nothing was written for {secret}");
+    }
+}
+
+#[test]
+fn event_data_with_ids_hashes_base64_and_fixtures_is_accepted() {
+    let sandbox = Sandbox::repo();
+    let data = serde_json::json!({
+        "work": "W",
+        "maker": "agent-a",
+        "run": "0f8fad5b-d9cb-469f-a165-70867728950e",
+        "commit": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "digest": "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "blob": "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==",
+        "fixture": "tests/fixtures/make_repo.sh test_fixture_ok",
+        "remote": "git@github.com:org/repo.git",
+        "dsn": "postgres://app:${DB_PASSWORD}@db/app",
+        "max_tokens": 4096,
+    });
+    sandbox
+        .hpp([
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--data",
+            &data.to_string(),
+        ])
+        .ok();
+    assert_ne!(sandbox.hpp_refs(), "", "the event was written");
+}

@@ -61,30 +61,146 @@ static KEY_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(PRIVATE_KEY_HEADER).expect("the private key header is a valid regex")
 });
 
-/// Shapes that mark a file's contents as a secret: precise enough to check whole files (source
-/// that mentions a password does not match; a private key or a live token does).
-static FILE_SHAPES: LazyLock<[(&'static str, Regex); 6]> = LazyLock::new(|| {
-    let re = |p: &str| Regex::new(p).expect("a file shape is a valid regex");
-    [
-        ("a private key block", re(PRIVATE_KEY_HEADER)),
-        (
-            "a GitHub token",
-            re(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-        ),
-        ("a Slack token", re(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-        ("an AWS access key id", re(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-        (
-            "an sk- API key",
-            re(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}"),
-        ),
-        (
-            "a credential assignment (NAME_TOKEN=...)",
-            re(
-                r"(?m)^\s*(?:export\s+)?[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)\s*=\s*[\x22']?([A-Za-z0-9_./+=:@-]{12,})",
-            ),
-        ),
-    ]
+/// One secret shape: the name a refusal prints (never the value) and the pattern that finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// What the shape is, as a refusal names it ("a Stripe key").
+    pub name: &'static str,
+    /// The pattern (the `regex` crate's syntax).
+    pub pattern: &'static str,
+    /// Whether a whole file is read for it too ([`shape_in_file`]), not only the short texts a
+    /// record keeps ([`looks_secret`]). A JSON Web Token or a URL with a password is common in
+    /// test fixtures and local configuration files (`postgres://postgres:postgres@db`), so those
+    /// refuse a record's own text but not a file of the workspace.
+    pub in_files: bool,
+}
+
+const fn shape(name: &'static str, pattern: &'static str) -> Shape {
+    Shape {
+        name,
+        pattern,
+        in_files: true,
+    }
+}
+
+const fn text_shape(name: &'static str, pattern: &'static str) -> Shape {
+    Shape {
+        name,
+        pattern,
+        in_files: false,
+    }
+}
+
+/// Every secret shape, most specific first: the categories the common secret scanners
+/// (gitleaks, detect-secrets) look for by default, as precise shapes. A vendor's token is found
+/// by its prefix and length; a credential with no prefix of its own only where it is assigned to
+/// a key named for it. Not here: entropy alone (a bare random string is not told from a hash).
+pub const SHAPES: &[Shape] = &[
+    shape("a private key block", PRIVATE_KEY_HEADER),
+    shape(
+        "an AWS access key id",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    ),
+    shape(
+        "an AWS secret access key",
+        r#"(?i)\baws[A-Za-z0-9_.-]{0,20}?(?:secret|key)[A-Za-z0-9_.-]{0,20}[\\"']{0,2}\s*[:=]\s*[\\"']{0,2}[A-Za-z0-9/+]{40}(?:[^A-Za-z0-9/+=]|$)"#,
+    ),
+    shape(
+        "a GitHub token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
+    ),
+    shape(
+        "a GitLab token",
+        r"\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|soat)-[A-Za-z0-9_-]{20,}",
+    ),
+    shape("a Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    shape(
+        "a Slack webhook URL",
+        r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+    ),
+    shape(
+        "a Stripe key",
+        r"\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}",
+    ),
+    shape("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    shape(
+        "a Google OAuth client secret",
+        r"\bGOCSPX-[A-Za-z0-9_-]{28}",
+    ),
+    shape("an sk- API key", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}"),
+    shape("a Hugging Face token", r"\bhf_[A-Za-z0-9]{34,}"),
+    shape("a Twilio API key", r"\bSK[0-9a-f]{32}\b"),
+    shape(
+        "a SendGrid API key",
+        r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+    ),
+    shape("a Mailchimp API key", r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"),
+    shape("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    shape("a PyPI token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    shape(
+        "a Discord bot token",
+        r"\b[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
+    ),
+    shape(
+        "a Discord webhook URL",
+        r"\bdiscord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{20,}",
+    ),
+    shape("a Telegram bot token", r"\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}"),
+    shape("a Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}"),
+    shape(
+        "an Azure storage account key",
+        r"(?i)\bAccountKey=[A-Za-z0-9+/]{86}==",
+    ),
+    shape("a Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    shape("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}"),
+    shape("a HashiCorp Vault token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
+    shape("a Databricks token", r"\bdapi[a-f0-9]{32}"),
+    shape("an Artifactory token", r"\bAKCp[A-Za-z0-9]{69}"),
+    text_shape(
+        "a JSON Web Token",
+        r"\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
+    ),
+    // A placeholder (`${DB_PASSWORD}`, `<password>`, `$PASS`, `****`) is not a password.
+    text_shape(
+        "a URL with a password",
+        r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]"'<>{}$]+:[^\s:/@\[\]"'<>{}$*][^\s/@\[\]"'<>{}]*@[A-Za-z0-9]"#,
+    ),
+    shape(
+        "a credential assignment (NAME_TOKEN=...)",
+        r#"(?m)(?:^|[\s"'])(?:export\s+)?[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)\s*=\s*[\x22']?([A-Za-z0-9_./+=:@-]{12,})"#,
+    ),
+];
+
+/// [`SHAPES`], compiled once.
+static COMPILED: LazyLock<Vec<(Shape, Regex)>> = LazyLock::new(|| {
+    SHAPES
+        .iter()
+        .map(|s| {
+            let re = Regex::new(s.pattern).expect("every secret shape is a valid regex");
+            (*s, re)
+        })
+        .collect()
 });
+
+/// Names the first of [`SHAPES`] that `text` has, if any: the shape, never the value.
+///
+/// ```
+/// use hpp_core::secrets::shape_of;
+/// let key = format!("{}{}", "sk_live_", "0123456789abcdefghijklmn");
+/// assert_eq!(shape_of(&format!("pay with {key}")), Some("a Stripe key"));
+/// assert_eq!(shape_of("0f8fad5b-d9cb-469f-a165-70867728950e"), None);
+/// ```
+pub fn shape_of(text: &str) -> Option<&'static str> {
+    COMPILED
+        .iter()
+        .find(|(_, re)| re.is_match(text))
+        .map(|(s, _)| s.name)
+}
+
+/// The shapes of [`SHAPES`] read in whole files.
+fn file_shapes() -> impl Iterator<Item = &'static (Shape, Regex)> {
+    COMPILED.iter().filter(|(s, _)| s.in_files)
+}
 
 /// Names the secret shape a file's contents have, if any: the shape, never the value. Binary
 /// contents (a NUL byte in the first 8 KiB) are not read.
@@ -99,10 +215,9 @@ pub fn shape_in_file(bytes: &[u8]) -> Option<&'static str> {
         return None;
     }
     let text = String::from_utf8_lossy(bytes);
-    FILE_SHAPES
-        .iter()
-        .find(|(_, shape)| shape.is_match(&text))
-        .map(|(name, _)| *name)
+    file_shapes()
+        .find(|(_, re)| re.is_match(&text))
+        .map(|(s, _)| s.name)
 }
 
 /// Names the secret shape of the first secret-shaped line of `new` that `old` does not hold,
@@ -130,10 +245,9 @@ pub fn shape_added(old: Option<&[u8]>, new: &[u8]) -> Option<&'static str> {
     units(&new_text)
         .filter(|unit| !held.contains(unit))
         .find_map(|unit| {
-            FILE_SHAPES
-                .iter()
-                .find(|(_, shape)| shape.is_match(&unit))
-                .map(|(name, _)| *name)
+            file_shapes()
+                .find(|(_, re)| re.is_match(&unit))
+                .map(|(s, _)| s.name)
         })
 }
 
@@ -192,7 +306,7 @@ pub fn check_name(what: &'static str, value: &str) -> Result<(), SecretName> {
 /// assert!(!looks_secret("our secret sauce is that no password is involved"));
 /// ```
 pub fn looks_secret(text: &str) -> bool {
-    SECRET_PATTERN.is_match(text) || TOKEN_SHAPES.is_match(text)
+    SECRET_PATTERN.is_match(text) || TOKEN_SHAPES.is_match(text) || shape_of(text).is_some()
 }
 
 /// Tells whether a command line (an argv) carries a secret: any argument of a secret shape, a
@@ -225,6 +339,240 @@ pub fn command_line_carries_secret<S: AsRef<str>>(argv: &[S]) -> bool {
 mod tests {
     use super::*;
 
+    /// `n` characters cycling through `alphabet`: filler for a fake credential, so no test
+    /// holds a real one (or a string a scanner of this repository would take for one).
+    fn fill(alphabet: &str, n: usize) -> String {
+        alphabet.chars().cycle().take(n).collect()
+    }
+
+    const ALNUM: &str = "aB3dE5gH7jK9mN1pQ";
+    const HEX: &str = "0a1b2c3d4e5f6789";
+    const B64URL: &str = "aB3_dE5-gH7jK9mN1pQ";
+
+    /// One fake example of every shape in [`SHAPES`], each built from a prefix and filler.
+    fn examples() -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "a private key block",
+                format!("-----BEGIN {} PRIVATE KEY-----", "RSA"),
+            ),
+            (
+                "an AWS access key id",
+                format!("AKIA{}", "IOSFODNN7EXAMPLE"),
+            ),
+            (
+                "an AWS secret access key",
+                format!(
+                    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}",
+                    "EXAMPLEKEY"
+                ),
+            ),
+            (
+                "an AWS secret access key",
+                format!(
+                    "{{\"AWS_SECRET_KEY\":\"wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}\"}}",
+                    "EXAMPLEKEY"
+                ),
+            ),
+            ("a GitHub token", format!("gh{}_{}", "p", fill(ALNUM, 36))),
+            (
+                "a GitHub token",
+                format!("github_{}_{}", "pat", fill(ALNUM, 40)),
+            ),
+            ("a GitLab token", format!("gl{}-{}", "pat", fill(ALNUM, 20))),
+            (
+                "a Slack token",
+                format!("xox{}-{}", "b", fill("1234567890-", 24)),
+            ),
+            (
+                "a Slack webhook URL",
+                format!(
+                    "https://hooks.slack.com/{}/T0000/B0000/{}",
+                    "services",
+                    fill(ALNUM, 24)
+                ),
+            ),
+            ("a Stripe key", format!("sk_{}_{}", "live", fill(ALNUM, 24))),
+            ("a Stripe key", format!("rk_{}_{}", "test", fill(ALNUM, 24))),
+            (
+                "a Google API key",
+                format!("AI{}{}", "za", fill(B64URL, 35)),
+            ),
+            (
+                "a Google OAuth client secret",
+                format!("GOCSPX-{}", fill(B64URL, 28)),
+            ),
+            (
+                "an sk- API key",
+                format!("sk-{}-{}", "ant", fill(ALNUM, 40)),
+            ),
+            ("a Hugging Face token", format!("hf_{}", fill(ALNUM, 34))),
+            ("a Twilio API key", format!("S{}{}", "K", fill(HEX, 32))),
+            (
+                "a SendGrid API key",
+                format!("S{}.{}.{}", "G", fill(B64URL, 22), fill(B64URL, 43)),
+            ),
+            ("a Mailchimp API key", format!("{}-us{}", fill(HEX, 32), 14)),
+            ("an npm token", format!("np{}_{}", "m", fill(ALNUM, 36))),
+            (
+                "a PyPI token",
+                format!("pypi-{}{}", "AgEIcHlwaS5vcmc", fill(B64URL, 60)),
+            ),
+            (
+                "a Discord bot token",
+                format!(
+                    "M{}.{}.{}",
+                    fill(ALNUM, 23),
+                    fill(B64URL, 6),
+                    fill(B64URL, 27)
+                ),
+            ),
+            (
+                "a Discord webhook URL",
+                format!(
+                    "https://discord.com/api/{}/123456789012/{}",
+                    "webhooks",
+                    fill(B64URL, 60)
+                ),
+            ),
+            (
+                "a Telegram bot token",
+                format!("123456789:A{}{}", "A", fill(B64URL, 33)),
+            ),
+            (
+                "a Square token",
+                format!("sq0{}-{}", "atp", fill(B64URL, 22)),
+            ),
+            (
+                "an Azure storage account key",
+                format!(
+                    "DefaultEndpointsProtocol=https;Account{}={}==",
+                    "Key",
+                    fill(ALNUM, 86)
+                ),
+            ),
+            ("a Shopify token", format!("shp{}_{}", "at", fill(HEX, 32))),
+            (
+                "a DigitalOcean token",
+                format!("do{}_v1_{}", "p", fill(HEX, 64)),
+            ),
+            (
+                "a HashiCorp Vault token",
+                format!("hv{}.{}", "s", fill(B64URL, 90)),
+            ),
+            ("a Databricks token", format!("da{}{}", "pi", fill(HEX, 32))),
+            (
+                "an Artifactory token",
+                format!("AK{}{}", "Cp", fill(ALNUM, 69)),
+            ),
+            (
+                "a JSON Web Token",
+                format!(
+                    "{}.{}.{}",
+                    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+                    "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+                    fill(B64URL, 43)
+                ),
+            ),
+            (
+                "a URL with a password",
+                format!("https://admin:{}@db.example.com:5432/app", "pass"),
+            ),
+            (
+                "a URL with a password",
+                format!(
+                    "{{\"dsn\":\"postgres://app:{}@localhost/app\"}}",
+                    "s3cr%40t"
+                ),
+            ),
+            (
+                "a credential assignment (NAME_TOKEN=...)",
+                format!("export DEPLOY_{}={}", "TOKEN", fill(ALNUM, 20)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_shape_finds_its_example_and_is_named_by_it() {
+        for (name, example) in examples() {
+            assert_eq!(shape_of(&example), Some(name), "{example}");
+            assert!(looks_secret(&example), "{example}");
+            // As a value in event data: canonical JSON escapes nothing these shapes hold.
+            let data = serde_json::json!({ "note": example }).to_string();
+            assert!(looks_secret(&data), "{data}");
+        }
+    }
+
+    #[test]
+    fn every_shape_has_an_example() {
+        let examples = examples();
+        for shape in SHAPES {
+            assert!(
+                examples.iter().any(|(name, _)| *name == shape.name),
+                "no example of {}",
+                shape.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_shapes_common_in_fixtures_refuse_texts_but_not_files() {
+        for (name, example) in examples() {
+            let in_files = SHAPES
+                .iter()
+                .find(|s| s.name == name)
+                .expect("a shape")
+                .in_files;
+            assert_eq!(
+                shape_in_file(example.as_bytes()).is_some(),
+                in_files,
+                "{name}: {example}"
+            );
+        }
+    }
+
+    /// Texts that hold long random-looking runs but no credential: none may be flagged.
+    fn ordinary() -> Vec<String> {
+        vec![
+            // UUIDs and hashes.
+            "0f8fad5b-d9cb-469f-a165-70867728950e".into(),
+            "{\"id\":\"7c9e6679-7425-40de-944b-e07fc1f90ae7\",\"run\":3}".into(),
+            "commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904".into(),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".into(),
+            "md5 d41d8cd98f00b204e9800998ecf8427e".into(),
+            "tree=9c2a1f8e3b7d4c6a0e5f1b2d3c4a5e6f7a8b9c0d parent=1a2b3c4d5e6f".into(),
+            // Base64 of ordinary text, and a base64 blob.
+            "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==".into(),
+            "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+                .into(),
+            // Test fixtures and identifiers.
+            "fixture-user-01 test_fixture_ok tests/fixtures/make_repo.sh".into(),
+            "risk_test_matrix_0123456789 desk_live_view task_list_items".into(),
+            "{\"max_tokens\":4096,\"token_count\":12345678,\"password_policy\":\"strict\"}".into(),
+            "AKIA is a prefix; SKU-1234; SG.example; hf_hub".into(),
+            // URLs and remotes without a password, or with a placeholder.
+            "https://example.com/path?x=1&y=2#frag".into(),
+            "git@github.com:org/repo.git ssh://git@host:22/repo.git".into(),
+            "postgres://app@localhost:5432/app http://localhost:8080/a@b".into(),
+            "postgres://app:${DB_PASSWORD}@db/app mysql://root:<password>@db/x".into(),
+            "redis://:$REDIS_PASS@cache:6379 https://user:****@host/".into(),
+            "http://[::1]:8080/ http://[::1".into(),
+            // Versions, dates, paths.
+            "v1.2.3-rc.1+build.42 2026-08-01T12:00:00Z /usr/lib/x86_64-linux-gnu".into(),
+            "event ev-000123 at 1700000000:AB".into(),
+            "java.util.concurrent.ConcurrentHashMap.computeIfAbsent".into(),
+        ]
+    }
+
+    #[test]
+    fn control_ordinary_texts_with_ids_hashes_and_base64_are_not_secrets() {
+        for text in ordinary() {
+            assert_eq!(shape_of(&text), None, "{text}");
+            assert!(!looks_secret(&text), "{text}");
+            assert_eq!(shape_in_file(text.as_bytes()), None, "{text}");
+        }
+    }
+
     #[test]
     fn reference_shapes_match() {
         for text in [
@@ -241,7 +589,7 @@ mod tests {
 
     #[test]
     fn file_shapes_name_the_shape_of_a_secret_file() {
-        let cases: [(&[u8], &str); 5] = [
+        let cases: [(&[u8], &str); 6] = [
             (
                 b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n",
                 "a private key block",
@@ -250,11 +598,15 @@ mod tests {
             (b"aws = AKIAIOSFODNN7EXAMPLE\n", "an AWS access key id"),
             (
                 b"export STRIPE_API_KEY=rk_live_0123456789abcdef\n",
-                "a credential assignment (NAME_TOKEN=...)",
+                "a Stripe key",
             ),
             (
                 b"OPENAI=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789AB\n",
                 "an sk- API key",
+            ),
+            (
+                b"export DEPLOY_TOKEN=abcdefghijklmnop\n",
+                "a credential assignment (NAME_TOKEN=...)",
             ),
         ];
         for (bytes, shape) in cases {
