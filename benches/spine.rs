@@ -35,6 +35,11 @@
 //! with 100,000 attestation refs, read by GNU time (`/usr/bin/time`; skipped when missing), next
 //! to `git for-each-ref` of the same refs. Target: under 150 MiB.
 //!
+//! Measurement F, import's memory: the peak resident set of `git-hpp event import` of 10,000
+//! events, each run into a new loop, next to `git fast-import` writing the same shape (10,000
+//! commits of one small file) into a new ref, eight runs each: the median and the worst. Target:
+//! at most 100 MiB in every run.
+//!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
 //! a temporary directory and every process runs in a hermetic environment (no user or system git
@@ -595,8 +600,7 @@ fn measure_long_loops(sandbox: &Sandbox, plan: Rounds) -> LongLoops {
 /// for-each-ref` over the same refs, read by GNU time; `None` when `/usr/bin/time` is missing.
 fn measure_doctor_memory(sandbox: &Sandbox) -> Option<(f64, f64, Duration)> {
     use sha2::{Digest, Sha256};
-    let time = Path::new("/usr/bin/time");
-    if !time.is_file() {
+    if !Path::new("/usr/bin/time").is_file() {
         return None;
     }
     let dir = sandbox.repo("many-attestations");
@@ -639,23 +643,123 @@ fn measure_doctor_memory(sandbox: &Sandbox) -> Option<(f64, f64, Duration)> {
         script.as_bytes(),
     );
     run(sandbox.git(&dir, &["pack-refs", "--all"]));
-    let peak = |program: &str, args: &[&str]| -> (f64, Duration) {
-        let mut cmd = sandbox.command(time, &dir);
-        cmd.args(["-f", "%M"]).arg(program).args(args);
-        let started = std::time::Instant::now();
-        let out = cmd.output().expect("GNU time runs");
-        let elapsed = started.elapsed();
-        let text = String::from_utf8_lossy(&out.stderr);
-        let kib: f64 = text
-            .lines()
-            .last()
-            .and_then(|l| l.trim().parse().ok())
-            .expect("GNU time prints the peak in KiB");
-        (kib / 1024.0, elapsed)
-    };
-    let (doctor, took) = peak(HPP, &["doctor"]);
-    let (git, _) = peak("git", &["for-each-ref", "refs/hpp/attestations/"]);
+    let (doctor, took) = peak_rss(sandbox, &dir, HPP, &["doctor"], None);
+    let (git, _) = peak_rss(
+        sandbox,
+        &dir,
+        "git",
+        &["for-each-ref", "refs/hpp/attestations/"],
+        None,
+    );
     Some((doctor, git, took))
+}
+
+/// The peak resident set in MiB of `program args` run in `dir` (fed `input` on stdin), read by
+/// GNU time, and its wall time.
+fn peak_rss(
+    sandbox: &Sandbox,
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> (f64, Duration) {
+    use std::io::Write as _;
+    let mut cmd = sandbox.command("/usr/bin/time", dir);
+    cmd.args(["-f", "%M"]).arg(program).args(args);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let started = std::time::Instant::now();
+    let mut child = cmd.spawn().expect("GNU time runs");
+    let mut stdin = child.stdin.take().expect("a piped stdin");
+    stdin
+        .write_all(input.unwrap_or_default())
+        .expect("feeding stdin");
+    drop(stdin);
+    let out = child.wait_with_output().expect("GNU time runs");
+    let elapsed = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "`{program} {args:?}` failed: {text}");
+    let kib: f64 = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("GNU time prints the peak in KiB");
+    (kib / 1024.0, elapsed)
+}
+
+/// Runs of measurement F: the peak memory of an import moved from run to run (50 MiB to 3 GiB
+/// for the same file), so one run says little; the worst of several is the figure.
+const IMPORT_RUNS: usize = 8;
+
+/// Measurement F: the peak resident memory of `event import` of 10,000 events, each into a new
+/// loop, next to `git fast-import` writing the same shape (10,000 commits of one small file
+/// each) into a new ref: (git-hpp median, git-hpp worst, fast-import median, fast-import
+/// worst) in MiB; `None` without GNU time.
+fn measure_import_memory(sandbox: &Sandbox) -> Option<(f64, f64, f64, f64)> {
+    if !Path::new("/usr/bin/time").is_file() {
+        return None;
+    }
+    let dir = sandbox.repo("import-memory");
+    let manifest = sandbox.root().join("tick-import.manifest.json");
+    common::write(
+        &manifest,
+        format!(r#"{{"protocol_version":"2.1","loop":{TICK_LOOP}}}"#).as_bytes(),
+    );
+    let log = sandbox.root().join("ticks-import.jsonl");
+    let events = ticks(10_000);
+    common::write(&log, events.as_bytes());
+    let mut stream = String::new();
+    for (i, line) in events.lines().enumerate() {
+        let seq = i + 1;
+        stream.push_str(&format!(
+            "blob\nmark :{}\ndata {}\n{line}\n",
+            2 * seq,
+            line.len()
+        ));
+        let message = format!("hpp event {seq}: tick (imported)");
+        stream.push_str(&format!(
+            "commit refs/bench/REF\nmark :{}\ncommitter bench <bench@bench.invalid> {} +0000\ndata {}\n{message}\n",
+            2 * seq + 1,
+            1_700_000_000 + seq,
+            message.len()
+        ));
+        if seq > 1 {
+            stream.push_str(&format!("from :{}\n", 2 * seq - 1));
+        }
+        stream.push_str(&format!("M 100644 :{} event.json\n\n", 2 * seq));
+    }
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for run in 0..IMPORT_RUNS {
+        let name = format!("m{run}");
+        let args = [
+            "--manifest",
+            manifest.to_str().expect("a UTF-8 path"),
+            "event",
+            "import",
+            log.to_str().expect("a UTF-8 path"),
+            "--loop",
+            &name,
+        ];
+        ours.push(peak_rss(sandbox, &dir, HPP, &args, None).0);
+        let input = stream.replace("REF", &name);
+        theirs.push(
+            peak_rss(
+                sandbox,
+                &dir,
+                "git",
+                &["fast-import", "--quiet"],
+                Some(input.as_bytes()),
+            )
+            .0,
+        );
+    }
+    let summary = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[v.len() - 1])
+    };
+    let ((om, ow), (tm, tw)) = (summary(&mut ours), summary(&mut theirs));
+    Some((om, ow, tm, tw))
 }
 
 fn main() {
@@ -703,6 +807,7 @@ fn main() {
         println!("Python reference series skipped: {why}");
     }
     let doctor = measure_doctor_memory(&sandbox);
+    let import = measure_import_memory(&sandbox);
 
     let ratio = |i: usize, pick: fn(&(&str, Stats, Stats)) -> Stats| {
         pick(&append[i]).median / pick(&append[0]).median
@@ -772,5 +877,11 @@ fn main() {
             took.as_secs_f64()
         ),
         None => println!("doctor memory skipped: /usr/bin/time (GNU time) is not installed"),
+    }
+    match import {
+        Some((ours, ours_worst, git, git_worst)) => println!(
+            "event import of 10,000 events, {IMPORT_RUNS} runs: peak median {ours:.0} MiB, worst {ours_worst:.0} MiB (target <= 100 MiB every run); git fast-import of the same shape: median {git:.0} MiB, worst {git_worst:.0} MiB"
+        ),
+        None => println!("import memory skipped: /usr/bin/time (GNU time) is not installed"),
     }
 }
