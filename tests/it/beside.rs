@@ -305,3 +305,156 @@ fn control_a_manifest_naming_only_a_command_is_refused_by_the_reference() {
     // git-hpp still reads it: a command is how it names its installer.
     sandbox.hpp_in(&sandbox.root, &["doctor"]).ok();
 }
+
+// ---- item 3: `evidence verify --json FILE` prints the reference's keys -----------------------
+
+/// Runs `hpp evidence run` (the reference) with `id`, an `out/*.txt` artifact and `script`
+/// (`sh -c`), plus `extra` options; returns the record's path.
+fn reference_run(
+    sandbox: &Sandbox,
+    bin: &std::path::Path,
+    id: &str,
+    script: &str,
+    extra: &[&str],
+) -> String {
+    let run = sandbox.reference_in(
+        bin,
+        &sandbox.root,
+        &[
+            &["evidence", "run", "--id", id, "--artifact", "out/*.txt"][..],
+            extra,
+            &["--", "sh", "-c", script],
+        ]
+        .concat(),
+    );
+    let record: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|_| panic!("{run}"));
+    record["record_path"].as_str().expect("a path").to_owned()
+}
+
+/// Both tools' `evidence verify` of `file` (with `extra` options): (theirs, ours), each exit
+/// code checked against the other's.
+fn both_verify(
+    sandbox: &Sandbox,
+    bin: &std::path::Path,
+    file: &str,
+    extra: &[&str],
+) -> (Value, Value) {
+    let theirs = sandbox.reference_in(
+        bin,
+        &sandbox.root,
+        &[&["evidence", "verify", file][..], extra].concat(),
+    );
+    let ours = sandbox.hpp_in(
+        &sandbox.root,
+        &[&["evidence", "verify", file, "--json"][..], extra].concat(),
+    );
+    assert_eq!(ours.code, theirs.code, "ours:\n{ours}\ntheirs:\n{theirs}");
+    let theirs: Value = serde_json::from_str(&theirs.stdout).expect("JSON");
+    let mut ours = ours.json(theirs_code(&theirs));
+    assert_eq!(ours["file"], file, "{ours}");
+    ours.as_object_mut().expect("an object").remove("file");
+    (theirs, ours)
+}
+
+/// The exit code both tools give a report's status.
+fn theirs_code(report: &Value) -> i32 {
+    match report["status"].as_str() {
+        Some("valid") => 0,
+        Some("not-evidence") => 1,
+        _ => 2,
+    }
+}
+
+#[test]
+fn evidence_verify_of_a_reference_file_prints_the_references_report() {
+    let bin = reference_or_skip!("beside::evidence_verify_of_a_reference_file_prints");
+    let sandbox = Sandbox::repo();
+    let passed = reference_run(
+        &sandbox,
+        &bin,
+        "smoke",
+        "mkdir -p out && echo a > out/a.txt && echo b > out/b.txt",
+        &[],
+    );
+    let (theirs, ours) = both_verify(&sandbox, &bin, &passed, &[]);
+    assert_eq!(theirs["status"], "valid");
+    assert_eq!(ours, theirs, "the same keys, the same values");
+    for key in ["base_commit", "changed", "id", "missing", "signature"] {
+        assert!(ours.get(key).is_some(), "{key} in {ours}");
+    }
+    let failed = reference_run(&sandbox, &bin, "broken", "exit 3", &[]);
+    let (theirs, ours) = both_verify(&sandbox, &bin, &failed, &[]);
+    assert_eq!(theirs["status"], "not-evidence");
+    assert_eq!(ours, theirs);
+
+    // Signed by the checker: verified with the signers, reported (and not claimed) without.
+    let (key, public) = crate::harness::keygen(&sandbox, "checker");
+    let allowed = sandbox.path("allowed_signers");
+    std::fs::write(&allowed, format!("checker-b {public}\n")).expect("writable");
+    let allowed = allowed.to_str().expect("UTF-8");
+    let signed = reference_run(
+        &sandbox,
+        &bin,
+        "signed",
+        "mkdir -p out && echo a > out/a.txt && echo b > out/b.txt",
+        &[
+            "--sign-key",
+            key.to_str().expect("UTF-8"),
+            "--signer",
+            "checker-b",
+        ],
+    );
+    let (theirs, ours) = both_verify(&sandbox, &bin, &signed, &[]);
+    assert_eq!(theirs["signature"]["status"], "not-verified");
+    assert_eq!(ours["signature"]["status"], "not-verified", "{ours}");
+    assert_eq!(ours["signature"]["signer"], "checker-b", "{ours}");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &signed, &["--allowed-signers", allowed]);
+    assert_eq!(theirs["status"], "valid", "{theirs}");
+    assert_eq!(ours, theirs, "verified, signer and sha256 alike");
+}
+
+#[test]
+fn control_a_changed_edited_or_unsigned_reference_file_is_blocked_as_the_reference_blocks_it() {
+    let bin = reference_or_skip!("beside::control_a_changed_edited_or_unsigned_reference_file");
+    let sandbox = Sandbox::repo();
+    let file = reference_run(
+        &sandbox,
+        &bin,
+        "smoke",
+        "mkdir -p out && echo a > out/a.txt && echo b > out/b.txt",
+        &[],
+    );
+    // An artifact changed and one gone: named, path by path.
+    std::fs::write(sandbox.root.join("out/a.txt"), "changed\n").expect("writable");
+    std::fs::remove_file(sandbox.root.join("out/b.txt")).expect("removable");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &file, &[]);
+    assert_eq!(theirs["status"], "blocked");
+    assert_eq!(theirs["changed"], serde_json::json!(["out/a.txt"]));
+    assert_eq!(theirs["missing"], serde_json::json!(["out/b.txt"]));
+    assert_eq!(ours, theirs);
+    // Signers known and the record unsigned: blocked for its signature as well.
+    let (key, public) = crate::harness::keygen(&sandbox, "checker");
+    drop(key);
+    let allowed = sandbox.path("allowed_signers");
+    std::fs::write(&allowed, format!("checker-b {public}\n")).expect("writable");
+    let allowed = allowed.to_str().expect("UTF-8");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &file, &["--allowed-signers", allowed]);
+    assert_eq!(theirs["signature"]["status"], "refused");
+    assert_eq!(ours["signature"]["status"], "refused", "{ours}");
+    assert_eq!(ours["problems"], theirs["problems"], "{ours}");
+    // The record edited: blocked before any artifact is read, so none is listed.
+    let path = sandbox.root.join(&file);
+    let text = std::fs::read_to_string(&path).expect("the record");
+    std::fs::write(
+        &path,
+        text.replace("\"exit_code\": 0", "\"exit_code\": 0, \"x\": 1"),
+    )
+    .expect("writable");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &file, &[]);
+    assert_eq!(
+        theirs["problems"],
+        serde_json::json!(["the record was edited after it was written"])
+    );
+    assert_eq!(theirs["changed"], serde_json::json!([]));
+    assert_eq!(ours, theirs);
+}
