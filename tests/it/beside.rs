@@ -458,3 +458,132 @@ fn control_a_changed_edited_or_unsigned_reference_file_is_blocked_as_the_referen
     assert_eq!(theirs["changed"], serde_json::json!([]));
     assert_eq!(ours, theirs);
 }
+
+// ---- item 4: integers of any size in the rulers ---------------------------------------------
+
+/// 10^30 and friends: past 64 bits, as Python's `int` reads them.
+const HUGE: &str = "1000000000000000000000000000000";
+
+/// Both tools on the same command, in the same directory: the same exit code and stdout.
+fn both_print(sandbox: &Sandbox, bin: &std::path::Path, args: &[&str]) -> String {
+    let theirs = sandbox.reference_in(bin, &sandbox.root, args);
+    let ours = sandbox.hpp_in(&sandbox.root, args);
+    assert_eq!(ours.code, theirs.code, "ours:\n{ours}\ntheirs:\n{theirs}");
+    assert_eq!(
+        ours.stdout, theirs.stdout,
+        "ours:\n{ours}\ntheirs:\n{theirs}"
+    );
+    ours.stdout
+}
+
+#[test]
+fn the_rulers_take_integers_of_any_size_as_the_reference_does() {
+    let bin = reference_or_skip!("beside::the_rulers_take_integers_of_any_size");
+    let sandbox = Sandbox::empty();
+    let write = |name: &str, text: String| {
+        std::fs::write(sandbox.root.join(name), text).expect("writable");
+    };
+    write(
+        "ctx.json",
+        format!(
+            r#"[{{"source":"a","priority":{HUGE},"content":"x"}},{{"source":"b","priority":-{HUGE},"content":"y"}},{{"source":"c","priority":-0,"content":"z"}}]"#
+        ),
+    );
+    write(
+        "lanes.json",
+        r#"[{"id":"a","territory":["src"],"heartbeat_at":99999999999999999950},{"id":"b","territory":["src/x"],"heartbeat_at":5},{"id":"c","territory":["doc"]}]"#.to_owned(),
+    );
+    write(
+        "monitors.json",
+        format!(
+            r#"[{{"id":"m","target":"t","type":"x","cadence":{HUGE},"freshness":{HUGE},"severity":"s","cost":"c","consumer_gate":"g","last_signal":99999999999999999999}}]"#
+        ),
+    );
+    let compiled = both_print(
+        &sandbox,
+        &bin,
+        &["context", "compile", "--budget", HUGE, "ctx.json"],
+    );
+    assert!(
+        compiled.contains(&format!("\"priority\": {HUGE}")),
+        "{compiled}"
+    );
+    both_print(
+        &sandbox,
+        &bin,
+        &["context", "compile", "--budget", "3", "ctx.json"],
+    );
+    let lanes = both_print(
+        &sandbox,
+        &bin,
+        &[
+            "map",
+            "lane",
+            "--now",
+            "100000000000000000000",
+            "lanes.json",
+        ],
+    );
+    assert!(lanes.contains("\"a\": \"alive\""), "{lanes}");
+    both_print(
+        &sandbox,
+        &bin,
+        &[
+            "map",
+            "lane",
+            "--now",
+            "100000000000000000000",
+            "--suspect-after",
+            "10",
+            "--dead-after",
+            HUGE,
+            "lanes.json",
+        ],
+    );
+    both_print(
+        &sandbox,
+        &bin,
+        &[
+            "map",
+            "monitor",
+            "--now",
+            "100000000000000000000",
+            "monitors.json",
+        ],
+    );
+    both_print(
+        &sandbox,
+        &bin,
+        &["map", "context", "--budget", HUGE, "ctx.json"],
+    );
+}
+
+#[test]
+fn control_floats_are_still_not_integers_to_either_tool() {
+    let bin = reference_or_skip!("beside::control_floats_are_still_not_integers");
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.root.join("ctx.json"),
+        r#"[{"source":"a","priority":1e30,"content":"x"}]"#,
+    )
+    .expect("writable");
+    std::fs::write(
+        sandbox.root.join("lanes.json"),
+        r#"[{"id":"a","territory":["src"],"heartbeat_at":1e3}]"#,
+    )
+    .expect("writable");
+    for args in [
+        &["context", "compile", "--budget", "10", "ctx.json"][..],
+        &["map", "lane", "--now", "2000", "lanes.json"],
+        &["map", "lane", "--now", &format!("-{HUGE}"), "lanes.json"],
+    ] {
+        let theirs = sandbox.reference_in(&bin, &sandbox.root, args);
+        assert_eq!(theirs.code, 2, "{theirs}");
+        let reason = sandbox.hpp_in(&sandbox.root, args).refused();
+        // The reference's sentence, sometimes with why after it.
+        assert!(
+            format!("hpp: {reason}").starts_with(theirs.stderr.trim_end()),
+            "ours: {reason}\ntheirs: {theirs}"
+        );
+    }
+}
