@@ -587,3 +587,157 @@ fn control_floats_are_still_not_integers_to_either_tool() {
         );
     }
 }
+
+// ---- item 5: init's hook table, deep event data, doctor's sentence ----------------------------
+
+/// The lines of the section `title` of an `init` report: its heading to the blank line after.
+fn section(report: &str, title: &str) -> Vec<String> {
+    report
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(title))
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn init_prints_the_references_hook_capabilities_table() {
+    let bin = reference_or_skip!("beside::init_prints_the_references_hook_capabilities_table");
+    let sandbox = with_our_manifest();
+    copy_in(&sandbox, "modules");
+    let args = [
+        "init",
+        "--host",
+        "claude-code",
+        "--bundle",
+        "reliable-coding",
+        "--non-interactive",
+    ];
+    let theirs = sandbox
+        .reference_in(
+            &bin,
+            &sandbox.root,
+            &[&args[..], &["--no-animation"]].concat(),
+        )
+        .ok();
+    let ours = sandbox.hpp_in(&sandbox.root, &args).ok();
+    let table = section(&theirs, "HOOK CAPABILITIES");
+    assert!(table.len() > 2, "{theirs}");
+    assert_eq!(section(&ours, "HOOK CAPABILITIES"), table, "{ours}");
+    assert!(table.last().is_some_and(|l| l.starts_with("        ")));
+    assert!(table.iter().any(|l| l.starts_with("    └ ")), "{table:?}");
+}
+
+#[test]
+fn control_a_hook_without_capabilities_is_refused_in_the_references_words() {
+    let bin = reference_or_skip!("beside::control_a_hook_without_capabilities");
+    let sandbox = with_our_manifest();
+    let ours: Value = serde_json::from_str(
+        &std::fs::read_to_string(sandbox.root.join("hpp.manifest.json")).expect("the manifest"),
+    )
+    .expect("JSON");
+    let mutations: [(&str, Option<Value>); 5] = [
+        ("absent", None),
+        ("empty", Some(serde_json::json!([]))),
+        (
+            "blank",
+            Some(serde_json::json!(["automatic-permission-gates", ""])),
+        ),
+        (
+            "twice",
+            Some(serde_json::json!([
+                "automatic-permission-gates",
+                "automatic-permission-gates"
+            ])),
+        ),
+        ("unknown", Some(serde_json::json!(["telepathy", "astral"]))),
+    ];
+    for (name, capabilities) in mutations {
+        let mut manifest = ours.clone();
+        let hook = manifest["hooks"][0].as_object_mut().expect("a hook");
+        match capabilities {
+            Some(list) => hook.insert("capabilities".into(), list),
+            None => hook.remove("capabilities"),
+        };
+        let file = format!("{name}.json");
+        std::fs::write(sandbox.path(&file), manifest.to_string()).expect("writable");
+        let path = sandbox.path(&file);
+        let path = path.to_str().expect("UTF-8");
+        let theirs = sandbox.reference_in(&bin, &sandbox.root, &["doctor", "--manifest", path]);
+        assert_eq!(theirs.code, 2, "{theirs}");
+        let sentence = theirs
+            .stderr
+            .trim_end()
+            .strip_prefix("hpp: ")
+            .expect("the reference's prefix")
+            .to_owned();
+        let reason = sandbox
+            .hpp_in(&sandbox.root, &["doctor", "--manifest", path])
+            .refused();
+        assert!(
+            reason.ends_with(&sentence),
+            "{name}: ours {reason:?}, theirs {sentence:?}"
+        );
+    }
+}
+
+/// `--data` with `levels` arrays nested inside the data object (which is one level more).
+fn nested_data(levels: usize) -> String {
+    format!(
+        r#"{{"work":"W-1","maker":"agent-a","x":{}{}}}"#,
+        "[".repeat(levels),
+        "]".repeat(levels)
+    )
+}
+
+#[test]
+fn event_data_as_deep_as_every_reader_parses_is_kept() {
+    let bin = reference_or_skip!("beside::event_data_as_deep_as_every_reader_parses_is_kept");
+    let sandbox = Sandbox::repo();
+    let data = nested_data(125);
+    sandbox
+        .reference_in(
+            &bin,
+            &sandbox.root,
+            &["event", "append", "--type", "work_started", "--data", &data],
+        )
+        .ok();
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["event", "append", "--type", "work_started", "--data", &data],
+        )
+        .ok();
+    // Every reader reads it back: the chain, the export, the status.
+    sandbox.hpp_in(&sandbox.root, &["event", "verify"]).ok();
+    let line = sandbox.hpp_in(&sandbox.root, &["event", "export"]).ok();
+    assert!(line.contains(&"[".repeat(125)), "{line}");
+    sandbox.hpp_in(&sandbox.root, &["status"]).ok();
+}
+
+#[test]
+fn control_event_data_deeper_than_its_readers_parse_is_refused_before_writing() {
+    let bin = reference_or_skip!("beside::control_event_data_deeper_than_its_readers_parse");
+    let sandbox = Sandbox::repo();
+    for levels in [126, 500] {
+        let data = nested_data(levels);
+        // The reference takes it (up to about 990 levels, then fails with exit 3)...
+        sandbox
+            .reference_in(
+                &bin,
+                &sandbox.root,
+                &["event", "append", "--type", "work_started", "--data", &data],
+            )
+            .ok();
+        std::fs::remove_dir_all(sandbox.root.join(".hpp")).expect("removable");
+        // ...git-hpp refuses what its readers could not read back, and writes nothing.
+        let reason = sandbox
+            .hpp_in(
+                &sandbox.root,
+                &["event", "append", "--type", "work_started", "--data", &data],
+            )
+            .refused();
+        assert!(reason.contains("at most 126 are kept"), "{reason}");
+        assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    }
+}
