@@ -192,7 +192,9 @@ fn monitor_section(manifest: &Value, now: i64) -> Section {
                             m.status.as_str().to_owned(),
                             m.target.clone(),
                             m.probe.clone(),
-                            m.last_signal.map_or_else(|| "-".into(), |s| s.to_string()),
+                            m.last_signal
+                                .as_ref()
+                                .map_or_else(|| "-".into(), |s| s.to_string()),
                             m.freshness.to_string(),
                             m.consumer_gate.clone(),
                         ]

@@ -25,7 +25,6 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use time::OffsetDateTime;
 
 use super::{Error as AttestError, VerifyOptions};
 use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
@@ -155,30 +154,10 @@ pub fn check_embedded(
     record: &Map<String, Value>,
     allowed: Option<&AllowedSigners>,
 ) -> SignatureReport {
-    let bytes = record::reference_signed_bytes(record);
-    let object = record.get("signature");
-    let field = |key: &str| object.and_then(|o| o.get(key)).and_then(Value::as_str);
-    let signer = field("signer");
-    if object.is_some() {
-        if field("scheme") != Some("sshsig") || field("namespace") != Some(sign::NAMESPACE) {
-            return SignatureReport::refused(
-                signer,
-                "unknown signature form; expected sshsig in namespace hpp",
-            );
-        }
-        if field("sha256") != Some(sha256_hex(&bytes).as_str()) {
-            return SignatureReport::refused(
-                signer,
-                "the record's bytes changed after it was signed",
-            );
-        }
-    }
-    sign::check(
-        &bytes,
-        embedded_signature(record).as_deref(),
-        signer,
+    sign::check_embedded(
+        &record::reference_signed_bytes(record),
+        record.get("signature"),
         allowed,
-        OffsetDateTime::now_utc(),
     )
 }
 

@@ -9,6 +9,7 @@ use super::exit::{CliError, Exit};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
 use hpp_core::context;
+use hpp_core::int::Int;
 
 /// The `context` verbs.
 #[derive(Debug, Subcommand)]
@@ -32,7 +33,7 @@ pub struct ContextCompileArgs {
     inputs: PathBuf,
     /// Budget in characters, separators included
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    budget: i64,
+    budget: Int,
 }
 
 /// Runs one `context` verb.
@@ -45,6 +46,6 @@ pub fn dispatch(ctx: &Ctx, command: ContextCommand) -> Result<Outcome, CliError>
 /// Compiles the inputs and prints `hpp.context/v1`.
 pub fn cmd_context_compile(ctx: &Ctx, args: &ContextCompileArgs) -> Result<Outcome, CliError> {
     let inputs = read_json(ctx, &args.inputs, JsonRoot::Array)?;
-    let compiled = context::compile(&inputs, args.budget)?;
+    let compiled = context::compile(&inputs, args.budget.clone())?;
     Ok(Outcome::json(&compiled, Exit::Ok))
 }

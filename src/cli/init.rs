@@ -201,29 +201,38 @@ fn human(report: &serde_json::Value) -> String {
         s.iter()
             .find(|s| s["stage"] == "wire-suggest" && s["status"] != "skipped")
     }) {
-        out.push_str("\nHook capabilities of the chosen modules:\n");
+        // The reference's table, column for column: id padded to 40, events joined by "," and
+        // padded to 25, the exit policy; the capabilities on the line below.
+        out.push_str(
+            "\n  HOOK CAPABILITIES  what each hook you are about to paste is able to do — read it before the block below\n",
+        );
         let table = wire["detail"]["capabilities"]
             .as_array()
             .cloned()
             .unwrap_or_default();
         if table.is_empty() {
-            out.push_str("  (none: no chosen module ships a hook)\n");
+            out.push_str("    (none: no chosen module ships a hook)\n");
         }
-        for row in table {
-            let list = |v: &serde_json::Value| {
-                v.as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(&text)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        let list = |v: &serde_json::Value, by: &str| {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .map(&text)
+                .collect::<Vec<_>>()
+                .join(by)
+        };
+        for (index, row) in table.iter().enumerate() {
+            let branch = if index + 1 == table.len() {
+                '└'
+            } else {
+                '├'
             };
             out.push_str(&format!(
-                "  {} [{}] {} · {}\n",
+                "    {branch} {:<40} {:<25} {}\n        {}\n",
                 text(&row["hook"]),
-                list(&row["events"]),
-                list(&row["capabilities"]),
-                text(&row["exit_policy"])
+                list(&row["events"], ","),
+                text(&row["exit_policy"]),
+                list(&row["capabilities"], ", "),
             ));
         }
         out.push_str("\nWiring to paste (never written by init):\n");

@@ -8,6 +8,7 @@ use super::exit::CliError;
 use super::graph::{Format, manifest_anywhere, render};
 use super::input::{JsonRoot, read_json};
 use super::output::Outcome;
+use hpp_core::int::Int;
 use hpp_core::maps::{self, LaneClock};
 
 /// The verbs of `git hpp map`.
@@ -58,13 +59,13 @@ pub struct MapLaneArgs {
     /// Unix seconds to project liveness against [default: a SOURCE's declared status; for the
     /// lanes from refs, the current time]
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
-    now: Option<i64>,
+    now: Option<Int>,
     /// Seconds after a heartbeat when a lane becomes suspect
-    #[arg(long, value_name = "SECONDS", default_value_t = maps::DEFAULT_SUSPECT_AFTER, allow_negative_numbers = true)]
-    suspect_after: i64,
+    #[arg(long, value_name = "SECONDS", default_value_t = Int::from(maps::DEFAULT_SUSPECT_AFTER), allow_negative_numbers = true)]
+    suspect_after: Int,
     /// Seconds after a heartbeat when a lane becomes dead
-    #[arg(long, value_name = "SECONDS", default_value_t = maps::DEFAULT_DEAD_AFTER, allow_negative_numbers = true)]
-    dead_after: i64,
+    #[arg(long, value_name = "SECONDS", default_value_t = Int::from(maps::DEFAULT_DEAD_AFTER), allow_negative_numbers = true)]
+    dead_after: Int,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -89,10 +90,10 @@ pub struct MapMonitorArgs {
     source: Option<PathBuf>,
     /// Unix seconds to project against (required)
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
-    now: Option<i64>,
+    now: Option<Int>,
     /// Seconds a signal may lie in the future before it is skew
-    #[arg(long, value_name = "SECONDS", default_value_t = maps::DEFAULT_SKEW_TOLERANCE, allow_negative_numbers = true)]
-    skew_tolerance: i64,
+    #[arg(long, value_name = "SECONDS", default_value_t = Int::from(maps::DEFAULT_SKEW_TOLERANCE), allow_negative_numbers = true)]
+    skew_tolerance: Int,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -106,7 +107,7 @@ pub struct MapContextArgs {
     source: PathBuf,
     /// Budget in characters, separators included
     #[arg(long, value_name = "INT", allow_negative_numbers = true)]
-    budget: i64,
+    budget: Int,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
@@ -132,16 +133,17 @@ pub fn unix_now() -> i64 {
 /// Projects the lane map.
 pub fn cmd_map_lane(ctx: &Ctx, args: &MapLaneArgs) -> Result<Outcome, CliError> {
     let (source, now) = match &args.source {
-        Some(path) => (read_json(ctx, path, JsonRoot::Array)?, args.now),
+        Some(path) => (read_json(ctx, path, JsonRoot::Array)?, args.now.clone()),
         None => {
             let lanes = crate::lanes::open_lane_source(ctx.store()?)?;
-            (lanes, Some(args.now.unwrap_or_else(unix_now)))
+            let now = args.now.clone().unwrap_or_else(|| unix_now().into());
+            (lanes, Some(now))
         }
     };
     let clock = LaneClock {
         now,
-        suspect_after: args.suspect_after,
-        dead_after: args.dead_after,
+        suspect_after: args.suspect_after.clone(),
+        dead_after: args.dead_after.clone(),
     };
     let map = maps::lane_map(&source, &clock)?;
     render(args.format, &map, &map.drawing())
@@ -161,7 +163,7 @@ pub fn cmd_map_agent(ctx: &Ctx, args: &MapAgentArgs) -> Result<Outcome, CliError
 
 /// Projects the monitor map.
 pub fn cmd_map_monitor(ctx: &Ctx, args: &MapMonitorArgs) -> Result<Outcome, CliError> {
-    let Some(now) = args.now else {
+    let Some(now) = args.now.clone() else {
         return Err(CliError::refused(
             "map monitor needs --now: the projection never reads the clock",
         )
@@ -183,13 +185,13 @@ pub fn cmd_map_monitor(ctx: &Ctx, args: &MapMonitorArgs) -> Result<Outcome, CliE
             }
         }
     };
-    let map = maps::monitor_map(&source, now, args.skew_tolerance)?;
+    let map = maps::monitor_map(&source, now, args.skew_tolerance.clone())?;
     render(args.format, &map, &map.drawing())
 }
 
 /// Projects the context map.
 pub fn cmd_map_context(ctx: &Ctx, args: &MapContextArgs) -> Result<Outcome, CliError> {
     let inputs = read_json(ctx, &args.source, JsonRoot::Array)?;
-    let map = maps::context_map(&inputs, args.budget)?;
+    let map = maps::context_map(&inputs, args.budget.clone())?;
     render(args.format, &map, &map.graph)
 }

@@ -122,6 +122,10 @@ fn refuse_before_reading(id: &LoopId, kind: &str, data: &Map<String, Value>) -> 
     if kind.trim().is_empty() {
         return Err(Error::EmptyType);
     }
+    let depth = event_log::depth(&Value::Object(data.clone()));
+    if depth > event_log::MAX_DATA_DEPTH {
+        return Err(Error::TooDeep { depth });
+    }
     let data_text = String::from_utf8(canonical_json(&Value::Object(data.clone())))
         .expect("canonical JSON is UTF-8");
     if secrets::looks_secret(&data_text) || secrets::looks_secret(kind) {

@@ -57,6 +57,15 @@ pub enum Error {
     /// The event type is empty.
     #[error("event type must be a non-empty string")]
     EmptyType,
+    /// Event data nests deeper than any reader of the record would parse.
+    #[error(
+        "event data nests {depth} levels deep; at most {max} are kept, since every reader of an event parses it with serde_json's recursion limit (the reference takes up to about 990)",
+        max = hpp_core::event_log::MAX_DATA_DEPTH
+    )]
+    TooDeep {
+        /// How deep it nests (the data object is level 1).
+        depth: usize,
+    },
     /// Event data looks like it carries a secret; records are pushed with the repository.
     #[error(
         "event data looks like it carries a secret; records under refs/hpp are pushed with the repository"

@@ -15,8 +15,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::sign::{self, AllowedSigners, SignatureReport};
 use hpp_core::evidence::{self as bundle, Verdict};
-use hpp_core::record::{canonical_json, sha256_hex};
+use hpp_core::record::{self, canonical_json, sha256_hex};
 use hpp_store::{Content, Store, refs};
 
 use hpp_core::evidence::{RECORD_FILE, SCHEMA};
@@ -163,50 +164,119 @@ pub fn import(
     })
 }
 
-/// Verifies a reference record file in place, by the reference's rules (nothing is stored):
-/// `blocked` with its problems, else `valid` for a passed run and `not-evidence` for another.
-pub fn verify_file(root: &Path, bytes: &[u8]) -> (bundle::Status, Vec<String>, Option<String>) {
-    let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(bytes) else {
-        return (
-            bundle::Status::NotEvidence,
-            vec![format!("not an {SCHEMA} record")],
-            None,
-        );
-    };
-    if record.get("schema").and_then(Value::as_str) != Some(SCHEMA) {
-        return (
-            bundle::Status::NotEvidence,
-            vec![format!("not an {SCHEMA} record")],
-            None,
-        );
-    }
-    let verdict = record
-        .get("verdict")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let mut problems = reference_problems(root, &record);
-    if !problems.is_empty() {
-        return (bundle::Status::Blocked, problems, verdict);
-    }
-    if verdict.as_deref().and_then(Verdict::from_record) != Some(Verdict::Passed) {
-        problems.push(format!(
-            "the run did not pass (verdict: {})",
-            verdict.as_deref().unwrap_or("?")
-        ));
-        return (bundle::Status::NotEvidence, problems, verdict);
-    }
-    (bundle::Status::Valid, problems, verdict)
+/// A reference record file judged in place: the report `hpp evidence verify` prints, key for
+/// key, with the reference's meanings.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    /// `valid`, `not-evidence` or `blocked`.
+    pub status: bundle::Status,
+    /// The record's id, as recorded.
+    pub id: Option<Value>,
+    /// The record's verdict, as recorded.
+    pub verdict: Option<Value>,
+    /// The commit the record says the run saw (HEAD then), as recorded.
+    pub base_commit: Option<Value>,
+    /// Why it is not valid, in words; empty when valid.
+    pub problems: Vec<String>,
+    /// The artifacts whose bytes changed since the run (empty when the record itself failed
+    /// first: edited, or inconsistent).
+    pub changed: Vec<String>,
+    /// The artifacts no longer there (likewise).
+    pub missing: Vec<String>,
+    /// The embedded signature: `not-signed` or `not-verified` without signers, else checked.
+    pub signature: SignatureReport,
 }
 
-/// The reference's verify, but for the verdict: its self-hash, its consistency, and each
-/// artifact's sha256 in the workspace now.
-fn reference_problems(root: &Path, record: &Map<String, Value>) -> Vec<String> {
-    let mut problems = Vec::new();
-    if record.get("record_sha256").and_then(Value::as_str) != Some(&bundle::self_hash(record)) {
-        problems.push("the record was edited after it was written".to_owned());
+/// Verifies a reference record file in place, by the reference's rules (nothing is stored):
+/// its signature reported (and, with `allowed` signers, required), then its self-hash, its
+/// consistency, each artifact's sha256 in the workspace now, each step stopping at the first
+/// that fails, as the reference's does.
+pub fn verify_file(root: &Path, bytes: &[u8], allowed: Option<&AllowedSigners>) -> FileReport {
+    let record = match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(record))
+            if record.get("schema").and_then(Value::as_str) == Some(SCHEMA) =>
+        {
+            record
+        }
+        _ => Map::new(),
+    };
+    let signature = sign::check_embedded(
+        &record::hashed_bytes(&record),
+        record.get("signature"),
+        allowed,
+    );
+    let report = |status, problems: Vec<String>, changed, missing| FileReport {
+        status,
+        id: record.get("id").cloned(),
+        verdict: record.get("verdict").cloned(),
+        base_commit: record.get("base_commit").cloned(),
+        problems,
+        changed,
+        missing,
+        signature: signature.clone(),
+    };
+    if record.is_empty() {
+        return report(
+            bundle::Status::NotEvidence,
+            vec![format!("not an {SCHEMA} record")],
+            Vec::new(),
+            Vec::new(),
+        );
     }
-    problems.extend(bundle::consistency_problems(record));
-    let (mut changed, mut missing) = (0, 0);
+    let problems = record_problems(&record);
+    if !problems.is_empty() {
+        return report(bundle::Status::Blocked, problems, Vec::new(), Vec::new());
+    }
+    let (changed, missing) = artifacts_now(root, &record);
+    let mut problems = Vec::new();
+    if allowed.is_some() && !signature.is_verified() {
+        problems.push(format!(
+            "signature: {}",
+            signature.detail.as_deref().unwrap_or("not verified")
+        ));
+    }
+    problems.extend(artifact_problems(&changed, &missing));
+    if !problems.is_empty() {
+        return report(bundle::Status::Blocked, problems, changed, missing);
+    }
+    let verdict = record.get("verdict").and_then(Value::as_str);
+    if verdict.and_then(Verdict::from_record) != Some(Verdict::Passed) {
+        let problem = format!("the run did not pass (verdict: {})", verdict.unwrap_or("?"));
+        return report(
+            bundle::Status::NotEvidence,
+            vec![problem],
+            Vec::new(),
+            Vec::new(),
+        );
+    }
+    report(bundle::Status::Valid, Vec::new(), Vec::new(), Vec::new())
+}
+
+/// The reference's verify, but for the verdict and the signature: its self-hash, then its
+/// consistency, then each artifact's sha256 in the workspace now.
+fn reference_problems(root: &Path, record: &Map<String, Value>) -> Vec<String> {
+    let problems = record_problems(record);
+    if !problems.is_empty() {
+        return problems;
+    }
+    let (changed, missing) = artifacts_now(root, record);
+    artifact_problems(&changed, &missing)
+}
+
+/// What is wrong with the record itself: edited after it was written (checked first, and alone,
+/// as the reference reads nothing else of an edited record), else its inconsistencies.
+fn record_problems(record: &Map<String, Value>) -> Vec<String> {
+    if record.get("record_sha256").and_then(Value::as_str) != Some(&bundle::self_hash(record)) {
+        return vec!["the record was edited after it was written".to_owned()];
+    }
+    bundle::consistency_problems(record)
+}
+
+/// The artifacts the record names whose bytes changed, and those no longer there (a path that
+/// resolves outside the workspace, through a symlink, counts as not there), in record order.
+fn artifacts_now(root: &Path, record: &Map<String, Value>) -> (Vec<String>, Vec<String>) {
+    let (mut changed, mut missing) = (Vec::new(), Vec::new());
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     for file in record
         .get("artifacts")
         .and_then(Value::as_array)
@@ -218,17 +288,35 @@ fn reference_problems(root: &Path, record: &Map<String, Value>) -> Vec<String> {
         if !bundle::is_inside(path) {
             continue;
         }
-        match std::fs::read(root.join(path)) {
-            Ok(now) if Some(sha256_hex(&now).as_str()) != file["sha256"].as_str() => changed += 1,
-            Ok(_) => {}
-            Err(_) => missing += 1,
+        let real = root.join(path).canonicalize().ok();
+        let inside = real
+            .as_ref()
+            .filter(|r| r.starts_with(&real_root) && r.is_file());
+        match inside.map(std::fs::read) {
+            Some(Ok(now)) if Some(sha256_hex(&now).as_str()) != file["sha256"].as_str() => {
+                changed.push(path.to_owned());
+            }
+            Some(Ok(_)) => {}
+            _ => missing.push(path.to_owned()),
         }
     }
-    if changed > 0 {
-        problems.push(format!("{changed} artifact(s) changed since the run"));
+    (changed, missing)
+}
+
+/// The reference's words for changed and missing artifacts.
+fn artifact_problems(changed: &[String], missing: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !changed.is_empty() {
+        problems.push(format!(
+            "{} artifact(s) changed since the run",
+            changed.len()
+        ));
     }
-    if missing > 0 {
-        problems.push(format!("{missing} artifact(s) missing since the run"));
+    if !missing.is_empty() {
+        problems.push(format!(
+            "{} artifact(s) missing since the run",
+            missing.len()
+        ));
     }
     problems
 }

@@ -566,11 +566,14 @@ pub fn wiring(validated: &Validated, host: &str, chosen: &[Chosen]) -> Result<Va
 }
 
 /// The capability table of the chosen modules' hooks: one row per hook (id, events,
-/// capabilities, exit policy). Empty, not absent, when no chosen module ships a hook.
+/// capabilities, exit policy), in the manifest's order. Empty, not absent, when no chosen module
+/// ships a hook.
 pub fn capability_table(validated: &Validated, chosen: &[Chosen]) -> Vec<Value> {
-    chosen
+    // In the manifest's order of hooks, as the reference lists them.
+    validated
+        .hooks
         .iter()
-        .flat_map(|m| validated.hooks_of(&m.id))
+        .filter(|h| chosen.iter().any(|m| m.id == h.module))
         .map(|h| {
             json!({"hook": h.id, "events": h.events, "capabilities": h.capabilities,
                    "exit_policy": h.exit_policy})

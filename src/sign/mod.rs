@@ -433,6 +433,45 @@ impl fmt::Display for SignatureStatus {
     }
 }
 
+/// Checks the signature the Python harness embeds in a record (`{"scheme": "sshsig",
+/// "namespace": "hpp", "signer", "sha256", "signature"}`, made over `bytes`) against the allowed
+/// signers, as the reference does: an unknown form or a `sha256` that is not the bytes' is
+/// refused before the signature is read; then as [`check`].
+pub fn check_embedded(
+    bytes: &[u8],
+    signature: Option<&serde_json::Value>,
+    allowed: Option<&AllowedSigners>,
+) -> SignatureReport {
+    let field = |key: &str| {
+        signature
+            .and_then(|o| o.get(key))
+            .and_then(serde_json::Value::as_str)
+    };
+    let signer = field("signer");
+    if signature.is_some() {
+        if field("scheme") != Some("sshsig") || field("namespace") != Some(NAMESPACE) {
+            return SignatureReport::refused(
+                signer,
+                "unknown signature form; expected sshsig in namespace hpp",
+            );
+        }
+        let digest = format!("{:x}", Sha256::digest(bytes));
+        if field("sha256") != Some(digest.as_str()) {
+            return SignatureReport::refused(
+                signer,
+                "the record's bytes changed after it was signed",
+            );
+        }
+    }
+    check(
+        bytes,
+        field("signature").map(str::as_bytes),
+        signer,
+        allowed,
+        OffsetDateTime::now_utc(),
+    )
+}
+
 /// Checks a record's signature the way `ssh-keygen -Y verify -f <allowed> -I <signer> -n hpp`
 /// would, at time `at`.
 ///

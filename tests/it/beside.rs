@@ -305,3 +305,439 @@ fn control_a_manifest_naming_only_a_command_is_refused_by_the_reference() {
     // git-hpp still reads it: a command is how it names its installer.
     sandbox.hpp_in(&sandbox.root, &["doctor"]).ok();
 }
+
+// ---- item 3: `evidence verify --json FILE` prints the reference's keys -----------------------
+
+/// Runs `hpp evidence run` (the reference) with `id`, an `out/*.txt` artifact and `script`
+/// (`sh -c`), plus `extra` options; returns the record's path.
+fn reference_run(
+    sandbox: &Sandbox,
+    bin: &std::path::Path,
+    id: &str,
+    script: &str,
+    extra: &[&str],
+) -> String {
+    let run = sandbox.reference_in(
+        bin,
+        &sandbox.root,
+        &[
+            &["evidence", "run", "--id", id, "--artifact", "out/*.txt"][..],
+            extra,
+            &["--", "sh", "-c", script],
+        ]
+        .concat(),
+    );
+    let record: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|_| panic!("{run}"));
+    record["record_path"].as_str().expect("a path").to_owned()
+}
+
+/// Both tools' `evidence verify` of `file` (with `extra` options): (theirs, ours), each exit
+/// code checked against the other's.
+fn both_verify(
+    sandbox: &Sandbox,
+    bin: &std::path::Path,
+    file: &str,
+    extra: &[&str],
+) -> (Value, Value) {
+    let theirs = sandbox.reference_in(
+        bin,
+        &sandbox.root,
+        &[&["evidence", "verify", file][..], extra].concat(),
+    );
+    let ours = sandbox.hpp_in(
+        &sandbox.root,
+        &[&["evidence", "verify", file, "--json"][..], extra].concat(),
+    );
+    assert_eq!(ours.code, theirs.code, "ours:\n{ours}\ntheirs:\n{theirs}");
+    let theirs: Value = serde_json::from_str(&theirs.stdout).expect("JSON");
+    let mut ours = ours.json(theirs_code(&theirs));
+    assert_eq!(ours["file"], file, "{ours}");
+    ours.as_object_mut().expect("an object").remove("file");
+    (theirs, ours)
+}
+
+/// The exit code both tools give a report's status.
+fn theirs_code(report: &Value) -> i32 {
+    match report["status"].as_str() {
+        Some("valid") => 0,
+        Some("not-evidence") => 1,
+        _ => 2,
+    }
+}
+
+#[test]
+fn evidence_verify_of_a_reference_file_prints_the_references_report() {
+    let bin = reference_or_skip!("beside::evidence_verify_of_a_reference_file_prints");
+    let sandbox = Sandbox::repo();
+    let passed = reference_run(
+        &sandbox,
+        &bin,
+        "smoke",
+        "mkdir -p out && echo a > out/a.txt && echo b > out/b.txt",
+        &[],
+    );
+    let (theirs, ours) = both_verify(&sandbox, &bin, &passed, &[]);
+    assert_eq!(theirs["status"], "valid");
+    assert_eq!(ours, theirs, "the same keys, the same values");
+    for key in ["base_commit", "changed", "id", "missing", "signature"] {
+        assert!(ours.get(key).is_some(), "{key} in {ours}");
+    }
+    let failed = reference_run(&sandbox, &bin, "broken", "exit 3", &[]);
+    let (theirs, ours) = both_verify(&sandbox, &bin, &failed, &[]);
+    assert_eq!(theirs["status"], "not-evidence");
+    assert_eq!(ours, theirs);
+
+    // Signed by the checker: verified with the signers, reported (and not claimed) without.
+    let (key, public) = crate::harness::keygen(&sandbox, "checker");
+    let allowed = sandbox.path("allowed_signers");
+    std::fs::write(&allowed, format!("checker-b {public}\n")).expect("writable");
+    let allowed = allowed.to_str().expect("UTF-8");
+    let signed = reference_run(
+        &sandbox,
+        &bin,
+        "signed",
+        "mkdir -p out && echo a > out/a.txt && echo b > out/b.txt",
+        &[
+            "--sign-key",
+            key.to_str().expect("UTF-8"),
+            "--signer",
+            "checker-b",
+        ],
+    );
+    let (theirs, ours) = both_verify(&sandbox, &bin, &signed, &[]);
+    assert_eq!(theirs["signature"]["status"], "not-verified");
+    assert_eq!(ours["signature"]["status"], "not-verified", "{ours}");
+    assert_eq!(ours["signature"]["signer"], "checker-b", "{ours}");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &signed, &["--allowed-signers", allowed]);
+    assert_eq!(theirs["status"], "valid", "{theirs}");
+    assert_eq!(ours, theirs, "verified, signer and sha256 alike");
+}
+
+#[test]
+fn control_a_changed_edited_or_unsigned_reference_file_is_blocked_as_the_reference_blocks_it() {
+    let bin = reference_or_skip!("beside::control_a_changed_edited_or_unsigned_reference_file");
+    let sandbox = Sandbox::repo();
+    let file = reference_run(
+        &sandbox,
+        &bin,
+        "smoke",
+        "mkdir -p out && echo a > out/a.txt && echo b > out/b.txt",
+        &[],
+    );
+    // An artifact changed and one gone: named, path by path.
+    std::fs::write(sandbox.root.join("out/a.txt"), "changed\n").expect("writable");
+    std::fs::remove_file(sandbox.root.join("out/b.txt")).expect("removable");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &file, &[]);
+    assert_eq!(theirs["status"], "blocked");
+    assert_eq!(theirs["changed"], serde_json::json!(["out/a.txt"]));
+    assert_eq!(theirs["missing"], serde_json::json!(["out/b.txt"]));
+    assert_eq!(ours, theirs);
+    // Signers known and the record unsigned: blocked for its signature as well.
+    let (key, public) = crate::harness::keygen(&sandbox, "checker");
+    drop(key);
+    let allowed = sandbox.path("allowed_signers");
+    std::fs::write(&allowed, format!("checker-b {public}\n")).expect("writable");
+    let allowed = allowed.to_str().expect("UTF-8");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &file, &["--allowed-signers", allowed]);
+    assert_eq!(theirs["signature"]["status"], "refused");
+    assert_eq!(ours["signature"]["status"], "refused", "{ours}");
+    assert_eq!(ours["problems"], theirs["problems"], "{ours}");
+    // The record edited: blocked before any artifact is read, so none is listed.
+    let path = sandbox.root.join(&file);
+    let text = std::fs::read_to_string(&path).expect("the record");
+    std::fs::write(
+        &path,
+        text.replace("\"exit_code\": 0", "\"exit_code\": 0, \"x\": 1"),
+    )
+    .expect("writable");
+    let (theirs, ours) = both_verify(&sandbox, &bin, &file, &[]);
+    assert_eq!(
+        theirs["problems"],
+        serde_json::json!(["the record was edited after it was written"])
+    );
+    assert_eq!(theirs["changed"], serde_json::json!([]));
+    assert_eq!(ours, theirs);
+}
+
+// ---- item 4: integers of any size in the rulers ---------------------------------------------
+
+/// 10^30 and friends: past 64 bits, as Python's `int` reads them.
+const HUGE: &str = "1000000000000000000000000000000";
+
+/// Both tools on the same command, in the same directory: the same exit code and stdout.
+fn both_print(sandbox: &Sandbox, bin: &std::path::Path, args: &[&str]) -> String {
+    let theirs = sandbox.reference_in(bin, &sandbox.root, args);
+    let ours = sandbox.hpp_in(&sandbox.root, args);
+    assert_eq!(ours.code, theirs.code, "ours:\n{ours}\ntheirs:\n{theirs}");
+    assert_eq!(
+        ours.stdout, theirs.stdout,
+        "ours:\n{ours}\ntheirs:\n{theirs}"
+    );
+    ours.stdout
+}
+
+#[test]
+fn the_rulers_take_integers_of_any_size_as_the_reference_does() {
+    let bin = reference_or_skip!("beside::the_rulers_take_integers_of_any_size");
+    let sandbox = Sandbox::empty();
+    let write = |name: &str, text: String| {
+        std::fs::write(sandbox.root.join(name), text).expect("writable");
+    };
+    write(
+        "ctx.json",
+        format!(
+            r#"[{{"source":"a","priority":{HUGE},"content":"x"}},{{"source":"b","priority":-{HUGE},"content":"y"}},{{"source":"c","priority":-0,"content":"z"}}]"#
+        ),
+    );
+    write(
+        "lanes.json",
+        r#"[{"id":"a","territory":["src"],"heartbeat_at":99999999999999999950},{"id":"b","territory":["src/x"],"heartbeat_at":5},{"id":"c","territory":["doc"]}]"#.to_owned(),
+    );
+    write(
+        "monitors.json",
+        format!(
+            r#"[{{"id":"m","target":"t","type":"x","cadence":{HUGE},"freshness":{HUGE},"severity":"s","cost":"c","consumer_gate":"g","last_signal":99999999999999999999}}]"#
+        ),
+    );
+    let compiled = both_print(
+        &sandbox,
+        &bin,
+        &["context", "compile", "--budget", HUGE, "ctx.json"],
+    );
+    assert!(
+        compiled.contains(&format!("\"priority\": {HUGE}")),
+        "{compiled}"
+    );
+    both_print(
+        &sandbox,
+        &bin,
+        &["context", "compile", "--budget", "3", "ctx.json"],
+    );
+    let lanes = both_print(
+        &sandbox,
+        &bin,
+        &[
+            "map",
+            "lane",
+            "--now",
+            "100000000000000000000",
+            "lanes.json",
+        ],
+    );
+    assert!(lanes.contains("\"a\": \"alive\""), "{lanes}");
+    both_print(
+        &sandbox,
+        &bin,
+        &[
+            "map",
+            "lane",
+            "--now",
+            "100000000000000000000",
+            "--suspect-after",
+            "10",
+            "--dead-after",
+            HUGE,
+            "lanes.json",
+        ],
+    );
+    both_print(
+        &sandbox,
+        &bin,
+        &[
+            "map",
+            "monitor",
+            "--now",
+            "100000000000000000000",
+            "monitors.json",
+        ],
+    );
+    both_print(
+        &sandbox,
+        &bin,
+        &["map", "context", "--budget", HUGE, "ctx.json"],
+    );
+}
+
+#[test]
+fn control_floats_are_still_not_integers_to_either_tool() {
+    let bin = reference_or_skip!("beside::control_floats_are_still_not_integers");
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.root.join("ctx.json"),
+        r#"[{"source":"a","priority":1e30,"content":"x"}]"#,
+    )
+    .expect("writable");
+    std::fs::write(
+        sandbox.root.join("lanes.json"),
+        r#"[{"id":"a","territory":["src"],"heartbeat_at":1e3}]"#,
+    )
+    .expect("writable");
+    for args in [
+        &["context", "compile", "--budget", "10", "ctx.json"][..],
+        &["map", "lane", "--now", "2000", "lanes.json"],
+        &["map", "lane", "--now", &format!("-{HUGE}"), "lanes.json"],
+    ] {
+        let theirs = sandbox.reference_in(&bin, &sandbox.root, args);
+        assert_eq!(theirs.code, 2, "{theirs}");
+        let reason = sandbox.hpp_in(&sandbox.root, args).refused();
+        // The reference's sentence, sometimes with why after it.
+        assert!(
+            format!("hpp: {reason}").starts_with(theirs.stderr.trim_end()),
+            "ours: {reason}\ntheirs: {theirs}"
+        );
+    }
+}
+
+// ---- item 5: init's hook table, deep event data, doctor's sentence ----------------------------
+
+/// The lines of the section `title` of an `init` report: its heading to the blank line after.
+fn section(report: &str, title: &str) -> Vec<String> {
+    report
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(title))
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn init_prints_the_references_hook_capabilities_table() {
+    let bin = reference_or_skip!("beside::init_prints_the_references_hook_capabilities_table");
+    let sandbox = with_our_manifest();
+    copy_in(&sandbox, "modules");
+    let args = [
+        "init",
+        "--host",
+        "claude-code",
+        "--bundle",
+        "reliable-coding",
+        "--non-interactive",
+    ];
+    let theirs = sandbox
+        .reference_in(
+            &bin,
+            &sandbox.root,
+            &[&args[..], &["--no-animation"]].concat(),
+        )
+        .ok();
+    let ours = sandbox.hpp_in(&sandbox.root, &args).ok();
+    let table = section(&theirs, "HOOK CAPABILITIES");
+    assert!(table.len() > 2, "{theirs}");
+    assert_eq!(section(&ours, "HOOK CAPABILITIES"), table, "{ours}");
+    assert!(table.last().is_some_and(|l| l.starts_with("        ")));
+    assert!(table.iter().any(|l| l.starts_with("    └ ")), "{table:?}");
+}
+
+#[test]
+fn control_a_hook_without_capabilities_is_refused_in_the_references_words() {
+    let bin = reference_or_skip!("beside::control_a_hook_without_capabilities");
+    let sandbox = with_our_manifest();
+    let ours: Value = serde_json::from_str(
+        &std::fs::read_to_string(sandbox.root.join("hpp.manifest.json")).expect("the manifest"),
+    )
+    .expect("JSON");
+    let mutations: [(&str, Option<Value>); 5] = [
+        ("absent", None),
+        ("empty", Some(serde_json::json!([]))),
+        (
+            "blank",
+            Some(serde_json::json!(["automatic-permission-gates", ""])),
+        ),
+        (
+            "twice",
+            Some(serde_json::json!([
+                "automatic-permission-gates",
+                "automatic-permission-gates"
+            ])),
+        ),
+        ("unknown", Some(serde_json::json!(["telepathy", "astral"]))),
+    ];
+    for (name, capabilities) in mutations {
+        let mut manifest = ours.clone();
+        let hook = manifest["hooks"][0].as_object_mut().expect("a hook");
+        match capabilities {
+            Some(list) => hook.insert("capabilities".into(), list),
+            None => hook.remove("capabilities"),
+        };
+        let file = format!("{name}.json");
+        std::fs::write(sandbox.path(&file), manifest.to_string()).expect("writable");
+        let path = sandbox.path(&file);
+        let path = path.to_str().expect("UTF-8");
+        let theirs = sandbox.reference_in(&bin, &sandbox.root, &["doctor", "--manifest", path]);
+        assert_eq!(theirs.code, 2, "{theirs}");
+        let sentence = theirs
+            .stderr
+            .trim_end()
+            .strip_prefix("hpp: ")
+            .expect("the reference's prefix")
+            .to_owned();
+        let reason = sandbox
+            .hpp_in(&sandbox.root, &["doctor", "--manifest", path])
+            .refused();
+        assert!(
+            reason.ends_with(&sentence),
+            "{name}: ours {reason:?}, theirs {sentence:?}"
+        );
+    }
+}
+
+/// `--data` with `levels` arrays nested inside the data object (which is one level more).
+fn nested_data(levels: usize) -> String {
+    format!(
+        r#"{{"work":"W-1","maker":"agent-a","x":{}{}}}"#,
+        "[".repeat(levels),
+        "]".repeat(levels)
+    )
+}
+
+#[test]
+fn event_data_as_deep_as_every_reader_parses_is_kept() {
+    let bin = reference_or_skip!("beside::event_data_as_deep_as_every_reader_parses_is_kept");
+    let sandbox = Sandbox::repo();
+    let data = nested_data(125);
+    sandbox
+        .reference_in(
+            &bin,
+            &sandbox.root,
+            &["event", "append", "--type", "work_started", "--data", &data],
+        )
+        .ok();
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["event", "append", "--type", "work_started", "--data", &data],
+        )
+        .ok();
+    // Every reader reads it back: the chain, the export, the status.
+    sandbox.hpp_in(&sandbox.root, &["event", "verify"]).ok();
+    let line = sandbox.hpp_in(&sandbox.root, &["event", "export"]).ok();
+    assert!(line.contains(&"[".repeat(125)), "{line}");
+    sandbox.hpp_in(&sandbox.root, &["status"]).ok();
+}
+
+#[test]
+fn control_event_data_deeper_than_its_readers_parse_is_refused_before_writing() {
+    let bin = reference_or_skip!("beside::control_event_data_deeper_than_its_readers_parse");
+    let sandbox = Sandbox::repo();
+    for levels in [126, 500] {
+        let data = nested_data(levels);
+        // The reference takes it (up to about 990 levels, then fails with exit 3)...
+        sandbox
+            .reference_in(
+                &bin,
+                &sandbox.root,
+                &["event", "append", "--type", "work_started", "--data", &data],
+            )
+            .ok();
+        std::fs::remove_dir_all(sandbox.root.join(".hpp")).expect("removable");
+        // ...git-hpp refuses what its readers could not read back, and writes nothing.
+        let reason = sandbox
+            .hpp_in(
+                &sandbox.root,
+                &["event", "append", "--type", "work_started", "--data", &data],
+            )
+            .refused();
+        assert!(reason.contains("at most 126 are kept"), "{reason}");
+        assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    }
+}

@@ -121,7 +121,7 @@ fn control_each_protocol_rule_refuses_its_mutated_manifest_with_exit_2() {
                     .unwrap()
                     .remove("capabilities");
             },
-            "hooks[operator-kit/policy-gate].capabilities must be a non-empty list",
+            "hook operator-kit/policy-gate needs non-empty capabilities",
         ),
         (
             |v| v["modules"][1]["hosts"]["cursor"] = "native".into(),

@@ -12,6 +12,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::int::Int;
 use crate::record::sha256_hex;
 use crate::secrets::looks_secret;
 
@@ -58,8 +59,8 @@ pub enum Error {
 pub struct Block {
     /// Where the block comes from; unique among the inputs.
     pub source: String,
-    /// Higher goes first.
-    pub priority: i64,
+    /// Higher goes first; an integer of any size, as the reference's.
+    pub priority: Int,
     /// The block's text, included whole or not at all.
     pub content: String,
 }
@@ -70,7 +71,7 @@ pub struct Provenance {
     /// The block's source.
     pub source: String,
     /// The block's priority.
-    pub priority: i64,
+    pub priority: Int,
     /// The block's length in characters.
     pub chars: usize,
     /// The sha256 of the block's UTF-8 bytes.
@@ -82,12 +83,12 @@ pub struct Provenance {
 pub struct Compiled {
     /// Always [`SCHEMA`].
     pub schema: &'static str,
-    /// The budget, in characters.
-    pub budget: u64,
+    /// The budget, in characters (an integer of any size).
+    pub budget: Int,
     /// Characters of `text`, separators included.
     pub used: u64,
     /// `budget - used`.
-    pub remaining: u64,
+    pub remaining: Int,
     /// The blocks in `text`, in the order they appear there.
     pub included: Vec<Provenance>,
     /// The blocks left out, in priority order.
@@ -114,13 +115,13 @@ pub fn parse_inputs(inputs: &Value) -> Result<Vec<Block>, Error> {
         if blocks.iter().any(|b| b.source == source) {
             return Err(Error::DuplicateSource(source));
         }
-        // Why: JSON `true` is not a priority, and 1.0 is a float; the reference reads both as
-        // refusals except Python's bool-is-int quirk, which we do not keep.
-        let priority = match object.get("priority") {
-            Some(Value::Number(n)) => n.as_i64(),
-            _ => None,
-        }
-        .ok_or_else(|| Error::BadPriority(source.clone()))?;
+        // Why: JSON `true` is not a priority, and 1.0 and 1e30 are floats; the reference reads
+        // them as refusals except Python's bool-is-int quirk, which we do not keep. An integer
+        // of any size is one, as Python's int.
+        let priority = object
+            .get("priority")
+            .and_then(Int::from_json)
+            .ok_or_else(|| Error::BadPriority(source.clone()))?;
         let content = match object.get("content") {
             Some(Value::String(s)) => s.clone(),
             _ => return Err(Error::BadContent(source)),
@@ -155,14 +156,22 @@ pub fn parse_inputs(inputs: &Value) -> Result<Vec<Block>, Error> {
 /// assert_eq!(compiled.used, 4);
 /// assert_eq!(compiled.omitted[0].source, "b");
 /// ```
-pub fn compile(inputs: &Value, budget: i64) -> Result<Compiled, Error> {
-    let budget = u64::try_from(budget).map_err(|_| Error::NegativeBudget)?;
+pub fn compile(inputs: &Value, budget: impl Into<Int>) -> Result<Compiled, Error> {
+    let budget = budget.into();
+    if budget.is_negative() {
+        return Err(Error::NegativeBudget);
+    }
     Ok(fit(&parse_inputs(inputs)?, budget))
 }
 
 /// Fits whole blocks, in the order given (priority order, as [`parse_inputs`] returns them),
 /// under `budget` characters, charging the separator between two blocks.
-pub fn fit(blocks: &[Block], budget: u64) -> Compiled {
+pub fn fit(blocks: &[Block], budget: impl Into<Int>) -> Compiled {
+    let budget = budget.into();
+    // No text is longer than u64::MAX characters: a larger budget fits as much as that one.
+    let room = budget
+        .to_u64()
+        .unwrap_or(if budget.is_negative() { 0 } else { u64::MAX });
     let separator = SEPARATOR.chars().count() as u64;
     let mut included = Vec::new();
     let mut omitted = Vec::new();
@@ -173,7 +182,7 @@ pub fn fit(blocks: &[Block], budget: u64) -> Compiled {
         let joint = if selected.is_empty() { 0 } else { separator };
         let cost = record.chars as u64 + joint;
         // Keep scanning after an omission: a later, smaller block may still fit.
-        if used.saturating_add(cost) <= budget {
+        if used.saturating_add(cost) <= room {
             used += cost;
             selected.push(&block.content);
             included.push(record);
@@ -183,9 +192,9 @@ pub fn fit(blocks: &[Block], budget: u64) -> Compiled {
     }
     Compiled {
         schema: SCHEMA,
+        remaining: &budget - &Int::from(used),
         budget,
         used,
-        remaining: budget - used,
         included,
         omitted,
         text: selected.join(SEPARATOR),
@@ -195,7 +204,7 @@ pub fn fit(blocks: &[Block], budget: u64) -> Compiled {
 fn provenance(block: &Block) -> Provenance {
     Provenance {
         source: block.source.clone(),
-        priority: block.priority,
+        priority: block.priority.clone(),
         chars: block.content.chars().count(),
         sha256: sha256_hex(block.content.as_bytes()),
     }
@@ -219,7 +228,7 @@ mod tests {
         ]));
         let exact = fit(&b, 12);
         assert_eq!(exact.used, 12);
-        assert_eq!(exact.remaining, 0);
+        assert_eq!(exact.remaining, Int::from(0));
         assert_eq!(exact.text, "12345\n\n12345");
         assert_eq!(exact.used as usize, exact.text.chars().count());
         let short = fit(&b, 11);
@@ -339,7 +348,7 @@ mod tests {
         #[test]
         fn the_compiler_never_panics_on_any_json(value in arbitrary_json(), budget in any::<i64>()) {
             match compile(&value, budget) {
-                Ok(c) => prop_assert!(c.used <= c.budget),
+                Ok(c) => prop_assert!(Int::from(c.used) <= c.budget),
                 Err(e) => prop_assert!(!e.to_string().is_empty()),
             }
         }
@@ -354,9 +363,9 @@ mod tests {
             }).collect());
             match parse_inputs(&value) {
                 Ok(b) => {
-                    let c = fit(&b, budget as u64);
+                    let c = fit(&b, budget);
                     prop_assert_eq!(c.used as usize, c.text.chars().count());
-                    prop_assert!(c.used <= c.budget);
+                    prop_assert!(Int::from(c.used) <= c.budget);
                     prop_assert_eq!(c.included.len() + c.omitted.len(), b.len());
                 }
                 Err(e) => prop_assert!(!e.to_string().is_empty()),

@@ -38,6 +38,29 @@ pub fn event_id(seq: usize) -> String {
     format!("event:{seq}")
 }
 
+/// The deepest `data` an event may carry, counting the data object as level 1: the event
+/// object around it makes it one level deeper, and every reader parses an event with
+/// serde_json, whose recursion limit takes 127 levels. Deeper data would be written and then
+/// read by no one (the loop broken at that event), so the writer refuses it.
+pub const MAX_DATA_DEPTH: usize = 126;
+
+/// The nesting depth of `value`: 0 for a scalar, 1 for an empty array or object, one more per
+/// level inside. Counted without recursion, so no input overflows the stack here.
+pub fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut pending: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((value, level)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(level);
+        pending.extend(children.map(|child| (child, level + 1)));
+    }
+    deepest
+}
+
 /// Returns the canonical bytes of a new event at position `seq`, linked to `prev_sha256`.
 ///
 /// ```

@@ -43,6 +43,7 @@ pub mod graph;
 pub mod hop;
 pub mod host;
 pub mod instrument;
+pub mod int;
 pub mod lane;
 pub mod language;
 pub mod manifest;

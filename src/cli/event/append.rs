@@ -70,6 +70,16 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
             Ok(_) => return Err(CliError::refused("event data must be a JSON object")),
+            // Why a bound on depth: every reader of the event (verify, export, the gates, a
+            // server's pre-receive) parses it with serde_json, whose recursion limit keeps a deep
+            // record from overflowing a reader's stack (events::Error::TooDeep).
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                return Err(CliError::refused(format!(
+                    "event data nests more than {} levels deep; at most {} are kept, since every reader of an event parses it with serde_json's recursion limit (the reference takes up to about 990)",
+                    hpp_core::event_log::MAX_DATA_DEPTH,
+                    hpp_core::event_log::MAX_DATA_DEPTH
+                )));
+            }
             Err(e) => return Err(CliError::refused(format!("invalid JSON in --data: {e}"))),
         },
     };

@@ -77,26 +77,30 @@ fn verify_reference_file(
         "evidence record",
     )?;
     let root = store.workdir().unwrap_or(ctx.cwd()).to_path_buf();
-    let (status, problems, verdict) = evidence::import::verify_file(&root, &bytes);
-    let exit = match status {
+    // As the reference: a signature is required only where signers are known.
+    let trust = ctx.trust(args.allowed_signers.as_deref(), false, false)?;
+    let report = evidence::import::verify_file(&root, &bytes, trust.allowed.as_ref());
+    let exit = match report.status {
         Status::Valid => Exit::Ok,
         Status::NotEvidence => Exit::Warn,
         Status::Blocked => Exit::Block,
     };
     let mut human = format!(
-        "evidence {}: {status} · verdict={} · by the Python harness's rules (import it with `git hpp evidence import {}`)",
+        "evidence {}: {} · verdict={} · signature={} · by the Python harness's rules (import it with `git hpp evidence import {}`)",
         args.bundle,
-        verdict.as_deref().unwrap_or("?"),
+        report.status,
+        report
+            .verdict
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("?"),
+        report.signature.status,
         args.bundle
     );
-    for problem in &problems {
+    for problem in &report.problems {
         human.push_str(&format!("\n- {problem}"));
     }
-    let value = serde_json::json!({
-        "status": status,
-        "file": args.bundle,
-        "verdict": verdict,
-        "problems": problems,
-    });
+    let mut value = serde_json::to_value(&report).expect("a report serialises");
+    value["file"] = serde_json::Value::String(args.bundle.clone());
     Ok(Outcome::document(args.format.json, &value, human, exit))
 }

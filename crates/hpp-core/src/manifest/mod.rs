@@ -148,7 +148,7 @@ pub fn contract_directions(good: &Value) -> Result<(), String> {
         .to_owned();
     hook.remove("capabilities");
     match validate(&bad) {
-        Err(Invalid::NotList { field }) if field == format!("hooks[{id}].capabilities") => Ok(()),
+        Err(Invalid::HookCapabilities { hook }) if hook == id => Ok(()),
         Err(other) => Err(format!(
             "a hook without capabilities was refused for another reason: {other}"
         )),
@@ -318,15 +318,15 @@ mod tests {
                         .unwrap()
                         .remove("capabilities");
                 },
-                "hooks[operator-kit/policy-gate].capabilities must be a non-empty list",
+                "hook operator-kit/policy-gate needs non-empty capabilities",
             ),
             (
                 |v| v["hooks"][0]["capabilities"] = serde_json::json!([]),
-                "hooks[operator-kit/policy-gate].capabilities must be a non-empty list",
+                "hook operator-kit/policy-gate needs non-empty capabilities",
             ),
             (
                 |v| v["hooks"][0]["capabilities"] = serde_json::json!(["telepathy"]),
-                "names a capability outside hook_capabilities: telepathy",
+                "hook operator-kit/policy-gate declares unknown capability: telepathy",
             ),
             (
                 |v| v["hooks"][0]["exit_policy"] = "crash".into(),

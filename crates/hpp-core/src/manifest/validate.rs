@@ -131,14 +131,27 @@ pub enum Invalid {
         /// The cycle, as `a -> b -> a`.
         path: String,
     },
-    /// A hook declares a capability outside the vocabulary.
-    #[error(
-        "hooks[{hook}].capabilities names a capability outside hook_capabilities: {capability}"
-    )]
+    /// A hook declares no capabilities: none, an empty list, or one holding something other
+    /// than non-empty strings (the reference's sentence; absent is never read as "does nothing").
+    #[error("hook {hook} needs non-empty capabilities")]
+    HookCapabilities {
+        /// The hook.
+        hook: String,
+    },
+    /// A hook names one capability twice (the reference's sentence).
+    #[error("duplicate capability in {hook}: {capabilities}")]
+    DuplicateCapability {
+        /// The hook.
+        hook: String,
+        /// The repeated capabilities, sorted, joined by ", ".
+        capabilities: String,
+    },
+    /// A hook declares a capability outside the vocabulary (the reference's sentence).
+    #[error("hook {hook} declares unknown capability: {capability}")]
     UnknownCapability {
         /// The hook.
         hook: String,
-        /// The capability.
+        /// The unknown capabilities, sorted, joined by ", ".
         capability: String,
     },
     /// A hook's matcher names a host the manifest does not declare.
@@ -391,6 +404,50 @@ fn strings(value: Option<&Value>, field: &str, non_empty: bool) -> Result<Vec<St
     Ok(out)
 }
 
+/// A hook's `capabilities`, checked as the reference checks them and refused in its words: a
+/// non-empty list of non-empty strings, none twice, each in the vocabulary.
+fn hook_capabilities(
+    value: Option<&Value>,
+    hook: &str,
+    vocabulary: &[String],
+) -> Result<Vec<String>, Invalid> {
+    let listed: Option<Vec<String>> = match value {
+        Some(Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .map(|item| item.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+            .collect(),
+        _ => None,
+    };
+    let capabilities = listed.ok_or_else(|| Invalid::HookCapabilities {
+        hook: hook.to_owned(),
+    })?;
+    let sorted_unique = |found: Vec<&String>| {
+        let set: std::collections::BTreeSet<&String> = found.into_iter().collect();
+        set.into_iter().cloned().collect::<Vec<_>>().join(", ")
+    };
+    let twice: Vec<&String> = capabilities
+        .iter()
+        .filter(|c| capabilities.iter().filter(|d| d == c).count() > 1)
+        .collect();
+    if !twice.is_empty() {
+        return Err(Invalid::DuplicateCapability {
+            hook: hook.to_owned(),
+            capabilities: sorted_unique(twice),
+        });
+    }
+    let unknown: Vec<&String> = capabilities
+        .iter()
+        .filter(|c| !vocabulary.contains(c))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Invalid::UnknownCapability {
+            hook: hook.to_owned(),
+            capability: sorted_unique(unknown),
+        });
+    }
+    Ok(capabilities)
+}
+
 fn string(map: &Map<String, Value>, key: &str, field: &str) -> Result<String, Invalid> {
     map.get(key)
         .and_then(Value::as_str)
@@ -574,13 +631,7 @@ fn hooks(
             });
         }
         let events = strings(map.get("events"), &format!("{at}.events"), true)?;
-        let capabilities = strings(map.get("capabilities"), &format!("{at}.capabilities"), true)?;
-        if let Some(capability) = capabilities.iter().find(|c| !vocabulary.contains(c)) {
-            return Err(Invalid::UnknownCapability {
-                hook: id,
-                capability: capability.clone(),
-            });
-        }
+        let capabilities = hook_capabilities(map.get("capabilities"), &id, vocabulary)?;
         let exit_policy = match map.get("exit_policy").and_then(Value::as_str) {
             Some(p) if EXIT_POLICIES.contains(&p) => p.to_owned(),
             _ => return Err(Invalid::ExitPolicy { hook: id }),

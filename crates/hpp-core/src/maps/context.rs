@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::{Error, SCHEMA};
 use crate::context;
 use crate::graph::{Graph, edge, node};
+use crate::int::Int;
 
 /// One block's provenance in a context map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -28,18 +29,18 @@ pub struct ContextMap {
     /// Sources → `context:compiled`, `included` or `omitted`.
     #[serde(flatten)]
     pub graph: Graph,
-    /// The budget, in characters.
-    pub budget: u64,
+    /// The budget, in characters (an integer of any size).
+    pub budget: Int,
     /// Characters used, separators included.
     pub used: u64,
     /// `budget - used`.
-    pub remaining: u64,
+    pub remaining: Int,
     /// Every block, sorted by source.
     pub provenance: Vec<ContextProvenance>,
 }
 
 /// Projects the context compiler's provenance for `inputs` under `budget`.
-pub fn context_map(inputs: &Value, budget: i64) -> Result<ContextMap, Error> {
+pub fn context_map(inputs: &Value, budget: impl Into<Int>) -> Result<ContextMap, Error> {
     let compiled = context::compile(inputs, budget)?;
     let mut nodes = vec![node("context:compiled", "context", "compiled context")];
     let mut edges = Vec::new();

@@ -8,25 +8,26 @@ use serde_json::Value;
 
 use super::{DEFAULT_DEAD_AFTER, DEFAULT_SUSPECT_AFTER, Error, SCHEMA, int, non_empty_str};
 use crate::graph::{Graph, edge, node};
+use crate::int::Int;
 
 /// The clock and thresholds a lane map is projected against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaneClock {
-    /// Unix seconds; `None` projects each lane's declared status.
-    pub now: Option<i64>,
+    /// Unix seconds (an integer of any size); `None` projects each lane's declared status.
+    pub now: Option<Int>,
     /// A heartbeat older than this makes a lane suspect.
-    pub suspect_after: i64,
+    pub suspect_after: Int,
     /// A heartbeat older than this makes a lane dead.
-    pub dead_after: i64,
+    pub dead_after: Int,
 }
 
 impl LaneClock {
     /// Returns the clock at `now` with the default thresholds.
     pub fn at(now: i64) -> Self {
         Self {
-            now: Some(now),
-            suspect_after: DEFAULT_SUSPECT_AFTER,
-            dead_after: DEFAULT_DEAD_AFTER,
+            now: Some(now.into()),
+            suspect_after: DEFAULT_SUSPECT_AFTER.into(),
+            dead_after: DEFAULT_DEAD_AFTER.into(),
         }
     }
 }
@@ -103,7 +104,7 @@ fn liveness(
     if matches!(declared, "closed" | "dead" | "inactive") {
         return Ok("dead".into());
     }
-    let Some(now) = clock.now else {
+    let Some(now) = &clock.now else {
         return Ok(declared.to_owned());
     };
     let heartbeat = match object.get("heartbeat_at") {
@@ -115,13 +116,13 @@ fn liveness(
         why,
     };
     let heartbeat = heartbeat.ok_or_else(|| bad("not an integer".into()))?;
-    if heartbeat < 0 {
+    if heartbeat.is_negative() {
         return Err(bad(format!("{heartbeat} is negative")));
     }
-    if heartbeat > now {
+    if heartbeat > *now {
         return Err(bad(format!("{heartbeat} is in the future of now {now}")));
     }
-    let age = now - heartbeat;
+    let age = now - &heartbeat;
     Ok(if age <= clock.suspect_after {
         "alive"
     } else if age <= clock.dead_after {
@@ -143,10 +144,10 @@ struct Projected {
 /// liveness per lane and the collisions between live exclusive lanes.
 pub fn lane_map(lanes: &Value, clock: &LaneClock) -> Result<LaneMap, Error> {
     let items = lanes.as_array().ok_or(Error::NotAList("lanes"))?;
-    if clock.now.is_some_and(|n| n < 0) {
+    if clock.now.as_ref().is_some_and(Int::is_negative) {
         return Err(Error::BadNow);
     }
-    if !(0 < clock.suspect_after && clock.suspect_after < clock.dead_after) {
+    if !(Int::from(0) < clock.suspect_after && clock.suspect_after < clock.dead_after) {
         return Err(Error::Thresholds);
     }
     let mut nodes = Vec::new();
@@ -240,9 +241,9 @@ pub fn lane_map(lanes: &Value, clock: &LaneClock) -> Result<LaneMap, Error> {
 /// same pair does not when one of them is dead or shared. `Err` says what went wrong.
 pub fn lane_collision_control() -> Result<(), String> {
     let clock = LaneClock {
-        now: Some(1000),
-        suspect_after: 60,
-        dead_after: 300,
+        now: Some(1000.into()),
+        suspect_after: 60.into(),
+        dead_after: 300.into(),
     };
     let project = |lanes: Value| lane_map(&lanes, &clock).map_err(|e| e.to_string());
     let live = project(serde_json::json!([

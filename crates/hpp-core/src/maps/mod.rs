@@ -130,11 +130,9 @@ pub enum Error {
     SkewTolerance,
 }
 
-pub(crate) fn int(value: &Value) -> Option<i64> {
-    match value {
-        Value::Number(n) => n.as_i64(),
-        _ => None,
-    }
+/// A JSON integer of any size, as Python's `int` (a float or a bool is not one).
+pub(crate) fn int(value: &Value) -> Option<crate::int::Int> {
+    crate::int::Int::from_json(value)
 }
 
 pub(crate) fn non_empty_str(value: Option<&Value>) -> Option<&str> {

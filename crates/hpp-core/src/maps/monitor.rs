@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::graph::{Graph, edge, node};
+use crate::int::Int;
 
 use super::{DEFAULT_SKEW_TOLERANCE, Error, MONITOR_SCHEMA, int, non_empty_str};
 
@@ -37,15 +38,15 @@ impl MonitorStatus {
 /// Classifies a signal: none is unknown, beyond `now + skew_tolerance` is skew, within the
 /// freshness window is healthy, otherwise stale.
 pub fn classify(
-    signal: Option<i64>,
-    now: i64,
-    freshness: i64,
-    skew_tolerance: i64,
+    signal: Option<&Int>,
+    now: &Int,
+    freshness: &Int,
+    skew_tolerance: &Int,
 ) -> MonitorStatus {
     match signal {
         None => MonitorStatus::Unknown,
-        Some(s) if s > now.saturating_add(skew_tolerance) => MonitorStatus::Skew,
-        Some(s) if now.saturating_sub(s) <= freshness => MonitorStatus::Healthy,
+        Some(s) if *s > now + skew_tolerance => MonitorStatus::Skew,
+        Some(s) if now - s <= *freshness => MonitorStatus::Healthy,
         Some(_) => MonitorStatus::Stale,
     }
 }
@@ -61,11 +62,11 @@ pub struct MonitorState {
     #[serde(rename = "type")]
     pub probe: String,
     /// Seconds between probes.
-    pub cadence: i64,
+    pub cadence: Int,
     /// Seconds a signal stays fresh.
-    pub freshness: i64,
+    pub freshness: Int,
     /// The last signal, Unix seconds, if any.
-    pub last_signal: Option<i64>,
+    pub last_signal: Option<Int>,
     /// The state against `now`.
     pub status: MonitorStatus,
     /// How bad a failure is.
@@ -82,9 +83,9 @@ pub struct MonitorMap {
     /// Always [`MONITOR_SCHEMA`].
     pub schema: &'static str,
     /// The clock it was projected against.
-    pub now: i64,
+    pub now: Int,
     /// Seconds a signal may lie in the future.
-    pub skew_tolerance: i64,
+    pub skew_tolerance: Int,
     /// Every monitor, sorted by id.
     pub monitors: Vec<MonitorState>,
 }
@@ -115,12 +116,17 @@ impl MonitorMap {
 
 /// Projects declared monitors `[{"id", "target", "type", "cadence", "freshness", "severity",
 /// "cost", "consumer_gate", "last_signal"?}]` against `now`.
-pub fn monitor_map(monitors: &Value, now: i64, skew_tolerance: i64) -> Result<MonitorMap, Error> {
+pub fn monitor_map(
+    monitors: &Value,
+    now: impl Into<Int>,
+    skew_tolerance: impl Into<Int>,
+) -> Result<MonitorMap, Error> {
+    let (now, skew_tolerance) = (now.into(), skew_tolerance.into());
     let items = monitors.as_array().ok_or(Error::NotAList("monitors"))?;
-    if now < 0 {
+    if now.is_negative() {
         return Err(Error::BadNow);
     }
-    if skew_tolerance < 0 {
+    if skew_tolerance.is_negative() {
         return Err(Error::SkewTolerance);
     }
     let mut out: Vec<MonitorState> = Vec::new();
@@ -135,7 +141,7 @@ pub fn monitor_map(monitors: &Value, now: i64, skew_tolerance: i64) -> Result<Mo
         if out.iter().any(|m| m.id == id) {
             return Err(Error::DuplicateMonitor(id));
         }
-        let positive = |k: &str| object.get(k).and_then(int).filter(|v| *v > 0);
+        let positive = |k: &str| object.get(k).and_then(int).filter(|v| *v > Int::from(0));
         let (Some(cadence), Some(freshness)) = (positive("cadence"), positive("freshness")) else {
             return Err(Error::MonitorTiming(id));
         };
@@ -143,7 +149,7 @@ pub fn monitor_map(monitors: &Value, now: i64, skew_tolerance: i64) -> Result<Mo
             None | Some(Value::Null) => None,
             Some(v) => Some(
                 int(v)
-                    .filter(|s| *s >= 0)
+                    .filter(|s| !s.is_negative())
                     .ok_or_else(|| Error::Signal(id.clone()))?,
             ),
         };
@@ -153,7 +159,7 @@ pub fn monitor_map(monitors: &Value, now: i64, skew_tolerance: i64) -> Result<Mo
             severity: field("severity")?,
             cost: field("cost")?,
             consumer_gate: field("consumer_gate")?,
-            status: classify(last_signal, now, freshness, skew_tolerance),
+            status: classify(last_signal.as_ref(), &now, &freshness, &skew_tolerance),
             id,
             cadence,
             freshness,

@@ -6,9 +6,9 @@ use serde_json::json;
 
 fn clock(now: Option<i64>) -> LaneClock {
     LaneClock {
-        now,
-        suspect_after: 60,
-        dead_after: 300,
+        now: now.map(Into::into),
+        suspect_after: 60.into(),
+        dead_after: 300.into(),
     }
 }
 
@@ -91,17 +91,17 @@ fn control_bad_lane_sources_are_refused() {
         Error::Heartbeat { .. }
     ));
     let bad = LaneClock {
-        now: Some(1000),
-        suspect_after: 300,
-        dead_after: 300,
+        now: Some(1000.into()),
+        suspect_after: 300.into(),
+        dead_after: 300.into(),
     };
     assert_eq!(refuse(json!([]), &bad), Error::Thresholds);
     assert_eq!(
         refuse(
             json!([]),
             &LaneClock {
-                suspect_after: 0,
-                ..c
+                suspect_after: 0.into(),
+                ..c.clone()
             }
         ),
         Error::Thresholds
@@ -141,6 +141,14 @@ fn collision_drawing_adds_one_collides_edge() {
 
 #[test]
 fn monitor_statuses_are_classified() {
+    let classify = |signal: Option<i64>, now: i64, freshness: i64, skew: i64| {
+        classify(
+            signal.map(crate::int::Int::from).as_ref(),
+            &now.into(),
+            &freshness.into(),
+            &skew.into(),
+        )
+    };
     assert_eq!(classify(None, 1000, 120, 5), MonitorStatus::Unknown);
     assert_eq!(classify(Some(1005), 1000, 120, 5), MonitorStatus::Healthy);
     assert_eq!(classify(Some(1006), 1000, 120, 5), MonitorStatus::Skew);

@@ -195,11 +195,17 @@ pub const UNHASHED: &[&str] = &["record_sha256", "event", "event_error", "signat
 
 /// Returns the self-hash of a record: sha256 of its canonical JSON without [`UNHASHED`].
 pub fn self_hash(record: &Map<String, Value>) -> String {
+    sha256_hex(&hashed_bytes(record))
+}
+
+/// Returns the bytes a self-hashed record's hash (and the reference's embedded signature)
+/// covers: its canonical JSON without [`UNHASHED`].
+pub fn hashed_bytes(record: &Map<String, Value>) -> Vec<u8> {
     let mut hashed = record.clone();
     for key in UNHASHED {
         hashed.remove(*key);
     }
-    sha256_hex(&canonical_json(&Value::Object(hashed)))
+    canonical_json(&Value::Object(hashed))
 }
 
 /// Seals a self-hashed record (an evidence bundle, a mutation record) and returns the canonical
