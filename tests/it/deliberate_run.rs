@@ -556,6 +556,23 @@ fn control_a_seats_file_that_misses_a_seat_or_names_a_stranger_is_refused_before
 }
 
 #[test]
+fn control_a_seats_file_with_a_nul_in_an_argv_is_refused_before_any_seat_runs() {
+    let session = Session::new(None);
+    session.converging();
+    let mut seats = read(&session.seats);
+    // The last seat's argv: were it found only when that seat starts, the others would run.
+    seats["seats"]["d"][2] = json!("d\u{0}x");
+    write(&session.seats, &seats);
+    let reason = session.run(&[]).refused();
+    assert!(
+        reason.contains("seat d") && reason.contains("NUL"),
+        "{reason}"
+    );
+    assert_eq!(session.runs("p1") + session.runs("p2"), 0, "nothing ran");
+    assert_eq!(session.sandbox.hpp_refs(), "");
+}
+
+#[test]
 fn control_a_kept_text_that_does_not_hash_to_its_turn_breaks_verify() {
     let session = Session::new(None);
     session.converging();
