@@ -57,6 +57,14 @@ pub enum Error {
     /// The event type is empty.
     #[error("event type must be a non-empty string")]
     EmptyType,
+    /// Event data holds a number no finite float can carry (`1e400`).
+    #[error(
+        "event data holds a number too large for a finite float at {path}: it would be stored as written and read back as infinity"
+    )]
+    NonFinite {
+        /// Where, as keys and indexes joined by `/`.
+        path: String,
+    },
     /// Event data looks like it carries a secret; records are pushed with the repository.
     #[error(
         "event data looks like it carries a secret; records under refs/hpp are pushed with the repository"
