@@ -125,22 +125,28 @@ pub struct Request<'a> {
     pub env: &'a [(String, String)],
 }
 
-/// A watchdog for a child's process group: a small `sh` in a process group of its own, reading
-/// a pipe that this process holds. If this process dies without saying `done` (killed, even by
-/// SIGKILL), the pipe closes and the watchdog kills the whole group, so a criterion never
-/// outlives the run that started it. Best effort: without `/bin/sh` there is none.
+/// A watchdog for a child's process group: a small `sh` that leads the process group the child
+/// then joins, reading a pipe that this process holds. If this process dies without saying
+/// `done` (killed, even by SIGKILL), the pipe closes and the watchdog kills its whole group, so
+/// a criterion never outlives the run that started it. It is started *before* the child and the
+/// child is put in its group as it is created, so there is no moment at which the child runs
+/// unwatched (issue 33: when the watchdog came second, a SIGKILL between the two spawns left the
+/// criterion running). Best effort: without `/bin/sh` there is none, and the child leads a group
+/// of its own as before.
+///
+/// `PR_SET_PDEATHSIG` would need `unsafe` code in the child before `exec`, which this crate
+/// forbids; it would also reach only the child itself, not what the child starts.
 struct Watchdog {
     child: Child,
 }
 
 impl Watchdog {
-    fn start(group: Pid) -> Option<Self> {
-        // Signals aimed at us (Ctrl-C to our group, a hangup) must not stop it first.
-        let script = format!(
-            "trap '' INT TERM HUP; if read -r word && [ \"$word\" = done ]; then exit 0; fi; kill -9 -{group} 2>/dev/null; exit 0"
-        );
+    fn start() -> Option<Self> {
+        // Signals aimed at us (Ctrl-C to our group, a hangup) must not stop it first; `kill -9 0`
+        // is every process of its own group: the child and everything the child started there.
+        let script = "trap '' INT TERM HUP; if read -r word && [ \"$word\" = done ]; then exit 0; fi; kill -9 0 2>/dev/null; exit 0";
         Command::new("/bin/sh")
-            .args(["-c", &script])
+            .args(["-c", script])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -150,7 +156,16 @@ impl Watchdog {
             .map(|child| Self { child })
     }
 
-    /// Stands it down: the run ended here, whatever became of the group.
+    /// The process group it leads, which the child joins.
+    fn group(&self) -> Pid {
+        Pid::from_raw(
+            i32::try_from(self.child.id())
+                .expect("a pid fits in i32 because pid_t is a 32-bit int"),
+        )
+    }
+
+    /// Stands it down: the run ended here, whatever became of the group. A watchdog the group's
+    /// SIGKILL (a timeout) already took is only reaped.
     fn done(mut self) {
         if let Some(mut stdin) = self.child.stdin.take() {
             let _ = stdin.write_all(b"done\n");
@@ -161,10 +176,11 @@ impl Watchdog {
 
 /// Runs one command with a timeout and returns its exit status and output.
 ///
-/// The child runs in a new process group whose id is its pid. When the timeout expires the
+/// The child runs in a process group of its own, led by a watchdog started just before it
+/// ([`Watchdog`]; without `/bin/sh`, the child leads the group). When the timeout expires the
 /// group gets SIGTERM, then after [`TERM_GRACE`] SIGKILL, so children that ignore SIGTERM and
-/// their own children in the group all die. Should this process die first, a watchdog kills the
-/// group ([`Watchdog`]). After the child is reaped, its output is drained
+/// their own children in the group all die. Should this process die first, even by SIGKILL,
+/// the watchdog kills the group. After the child is reaped, its output is drained
 /// for at most [`DRAIN_GRACE`]. A child that exits normally is not followed by any signal:
 /// background processes it left behind are not stopped.
 ///
@@ -201,22 +217,40 @@ pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finishe
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
+    // The watchdog first, then the child straight into its group (set before `exec`).
+    let watchdog = Watchdog::start();
+    command.process_group(watchdog.as_ref().map_or(0, |w| w.group().as_raw()));
 
     let start = Instant::now();
-    let mut child = command.spawn().map_err(|source| Error::CouldNotStart {
-        program: program.clone(),
-        source,
-    })?;
-    let group = Pid::from_raw(
-        i32::try_from(child.id()).expect("a pid fits in i32 because pid_t is a 32-bit int"),
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(source) => {
+            if let Some(watchdog) = watchdog {
+                watchdog.done();
+            }
+            return Err(Error::CouldNotStart {
+                program: program.clone(),
+                source,
+            });
+        }
+    };
+    let group = watchdog.as_ref().map_or_else(
+        || {
+            Pid::from_raw(
+                i32::try_from(child.id()).expect("a pid fits in i32 because pid_t is a 32-bit int"),
+            )
+        },
+        Watchdog::group,
     );
 
     let pipes = match start_pipes(&mut child, req.stdin, echo) {
         Ok(pipes) => pipes,
         Err(source) => {
             kill_and_reap(&mut child, group);
+            if let Some(watchdog) = watchdog {
+                watchdog.done();
+            }
             return Err(Error::Thread {
                 program: program.clone(),
                 source,
@@ -224,7 +258,6 @@ pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finishe
         }
     };
 
-    let watchdog = Watchdog::start(group);
     let waited = wait_bounded(&mut child, group, start + req.timeout, program);
     if let Some(watchdog) = watchdog {
         watchdog.done();
