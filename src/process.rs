@@ -276,6 +276,73 @@ pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finishe
     })
 }
 
+/// As [`run_bounded`], and nothing the command started outlives it: this process becomes a
+/// child subreaper (`PR_SET_CHILD_SUBREAPER`, Linux), so every descendant the command leaves
+/// behind, one that left its process group (`setsid`) included, is re-parented here when its
+/// parent exits; once the command has ended, each such orphan is killed (SIGKILL) and reaped,
+/// and so are the ones its death re-parents, until none is left. A House Session's seats run
+/// so: a seat's child that writes after the seat exits would write after the fingerprint that
+/// judged the seat read-only. Processes that were already this process's children before the
+/// run are left alone; nothing else may start children of this process meanwhile. Elsewhere
+/// than on Linux it is [`run_bounded`].
+pub fn run_contained(req: &Request<'_>) -> Result<Finished, Error> {
+    #[cfg(target_os = "linux")]
+    {
+        // Best effort: without it, orphans go to init and only the group kill reaches them.
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+        let before = own_children();
+        let finished = run_bounded(req);
+        sweep_orphans(&before);
+        finished
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        run_bounded(req)
+    }
+}
+
+/// The pids whose parent is this process, read from `/proc`.
+#[cfg(target_os = "linux")]
+fn own_children() -> std::collections::BTreeSet<i32> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return std::collections::BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`: the command name may hold spaces and parentheses.
+            let ppid = stat.rsplit(')').next()?.split_whitespace().nth(1)?;
+            (ppid == me).then_some(pid)
+        })
+        .collect()
+}
+
+/// Kills and reaps every child of this process not in `before`, again and again as killing
+/// one re-parents its own children here, until none is left (bounded, so a process that forks
+/// without end cannot keep this busy for ever).
+#[cfg(target_os = "linux")]
+fn sweep_orphans(before: &std::collections::BTreeSet<i32>) {
+    use nix::sys::signal::kill;
+    use nix::sys::wait::waitpid;
+    for _ in 0..1000 {
+        let orphans: Vec<i32> = own_children()
+            .into_iter()
+            .filter(|pid| !before.contains(pid))
+            .collect();
+        if orphans.is_empty() {
+            return;
+        }
+        for pid in orphans {
+            let pid = Pid::from_raw(pid);
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, None);
+        }
+    }
+}
+
 /// Returns the last `max_chars` characters of `bytes`, decoded as UTF-8 (invalid sequences
 /// become U+FFFD), without leading or trailing whitespace.
 ///
