@@ -58,11 +58,12 @@ pub struct Probes {
 /// Why probing failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A monitor's probe is neither form.
+    /// A monitor's probe is neither form, or one of its fields is malformed (the second field
+    /// says which).
     #[error(
-        "monitor {0}: probe must be {{\"command\": [program, args...]}} or {{\"http\": \"http://host[:port]/path\"}}, with an optional timeout_s"
+        "monitor {0}: probe must be {{\"command\": [program, args...]}} or {{\"http\": \"http://host[:port]/path\"}}, with an optional timeout_s ({1})"
     )]
-    BadProbe(String),
+    BadProbe(String, &'static str),
     /// An https probe: there is no TLS client here.
     #[error(
         "monitor {0}: https is not probed natively; use a command probe such as {{\"command\": [\"curl\", \"-fsS\", \"{1}\"]}}"
@@ -104,33 +105,72 @@ fn declared(monitors: &Value, only: &[String]) -> Result<Vec<Declared>, Error> {
         let Some(declared) = monitor.get("probe") else {
             continue;
         };
-        let probe = match (declared.get("command"), declared.get("http")) {
-            (Some(argv), None) => Probe::Command(
-                argv.as_array()
-                    .filter(|a| !a.is_empty())
-                    .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect())
-                    .ok_or_else(|| Error::BadProbe(id.clone()))?,
-            ),
-            (None, Some(Value::String(url))) if url.starts_with("http://") => {
-                Probe::Http(url.clone())
-            }
-            (None, Some(Value::String(url))) if url.starts_with("https://") => {
-                return Err(Error::Https(id, url.clone()));
-            }
-            _ => return Err(Error::BadProbe(id)),
-        };
-        let timeout = declared
-            .get("timeout_s")
-            .and_then(Value::as_u64)
-            .unwrap_or(60);
+        let (probe, timeout) = read_probe(&id, declared)?;
         out.push(Declared {
             id,
             probe,
-            timeout: Duration::from_secs(timeout.clamp(1, 3600)),
+            timeout,
             cadence: monitor["cadence"].as_i64(),
         });
     }
     Ok(out)
+}
+
+/// The longest a probe may run, in seconds.
+const MAX_PROBE_S: f64 = 3600.0;
+
+/// Reads one monitor's `probe` object strictly: only `command`, `http` and `timeout_s`; a
+/// command is a non-empty argv of strings whose program is named and which holds no NUL byte; an
+/// http URL parses, with a host; `timeout_s` is a number of seconds above 0, at most 3600
+/// (60 when left out). Anything else refuses the run, so nothing is recorded for a probe
+/// that was never what it meant to be.
+fn read_probe(id: &str, declared: &Value) -> Result<(Probe, Duration), Error> {
+    let bad = |why| Error::BadProbe(id.to_owned(), why);
+    let fields = declared.as_object().ok_or_else(|| bad("not an object"))?;
+    if fields
+        .keys()
+        .any(|k| !matches!(k.as_str(), "command" | "http" | "timeout_s"))
+    {
+        return Err(bad("an unknown key"));
+    }
+    let probe = match (fields.get("command"), fields.get("http")) {
+        (Some(argv), None) => {
+            let argv: Vec<String> = argv
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect())
+                .ok_or_else(|| bad("command is not a list of strings"))?;
+            if argv[0].trim().is_empty() {
+                return Err(bad("the command's program is empty"));
+            }
+            if argv.iter().any(|a| a.contains('\0')) {
+                return Err(bad("the command holds a NUL byte"));
+            }
+            Probe::Command(argv)
+        }
+        (None, Some(Value::String(url))) if url.starts_with("https://") => {
+            return Err(Error::Https(id.to_owned(), url.clone()));
+        }
+        (None, Some(Value::String(url))) if url.starts_with("http://") => {
+            let parsed: ureq::http::Uri = url.parse().map_err(|_| bad("the URL does not parse"))?;
+            if parsed.host().is_none_or(str::is_empty) {
+                return Err(bad("the URL names no host"));
+            }
+            Probe::Http(url.clone())
+        }
+        (None, Some(_)) => return Err(bad("http is not an http:// URL")),
+        (Some(_), Some(_)) => return Err(bad("both command and http")),
+        (None, None) => return Err(bad("neither command nor http")),
+    };
+    let timeout = match fields.get("timeout_s") {
+        None => Duration::from_secs(60),
+        Some(value) => value
+            .as_f64()
+            .filter(|s| value.is_number() && s.is_finite() && *s > 0.0 && *s <= MAX_PROBE_S)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| bad("timeout_s must be a number of seconds above 0, at most 3600"))?,
+    };
+    Ok((probe, timeout))
 }
 
 /// Runs the probe of every monitor in `monitors` (or those named in `only`) from `root`, at

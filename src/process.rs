@@ -125,22 +125,28 @@ pub struct Request<'a> {
     pub env: &'a [(String, String)],
 }
 
-/// A watchdog for a child's process group: a small `sh` in a process group of its own, reading
-/// a pipe that this process holds. If this process dies without saying `done` (killed, even by
-/// SIGKILL), the pipe closes and the watchdog kills the whole group, so a criterion never
-/// outlives the run that started it. Best effort: without `/bin/sh` there is none.
+/// A watchdog for a child's process group: a small `sh` that leads the process group the child
+/// then joins, reading a pipe that this process holds. If this process dies without saying
+/// `done` (killed, even by SIGKILL), the pipe closes and the watchdog kills its whole group, so
+/// a criterion never outlives the run that started it. It is started *before* the child and the
+/// child is put in its group as it is created, so there is no moment at which the child runs
+/// unwatched (issue 33: when the watchdog came second, a SIGKILL between the two spawns left the
+/// criterion running). Best effort: without `/bin/sh` there is none, and the child leads a group
+/// of its own as before.
+///
+/// `PR_SET_PDEATHSIG` would need `unsafe` code in the child before `exec`, which this crate
+/// forbids; it would also reach only the child itself, not what the child starts.
 struct Watchdog {
     child: Child,
 }
 
 impl Watchdog {
-    fn start(group: Pid) -> Option<Self> {
-        // Signals aimed at us (Ctrl-C to our group, a hangup) must not stop it first.
-        let script = format!(
-            "trap '' INT TERM HUP; if read -r word && [ \"$word\" = done ]; then exit 0; fi; kill -9 -{group} 2>/dev/null; exit 0"
-        );
+    fn start() -> Option<Self> {
+        // Signals aimed at us (Ctrl-C to our group, a hangup) must not stop it first; `kill -9 0`
+        // is every process of its own group: the child and everything the child started there.
+        let script = "trap '' INT TERM HUP; if read -r word && [ \"$word\" = done ]; then exit 0; fi; kill -9 0 2>/dev/null; exit 0";
         Command::new("/bin/sh")
-            .args(["-c", &script])
+            .args(["-c", script])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -150,7 +156,16 @@ impl Watchdog {
             .map(|child| Self { child })
     }
 
-    /// Stands it down: the run ended here, whatever became of the group.
+    /// The process group it leads, which the child joins.
+    fn group(&self) -> Pid {
+        Pid::from_raw(
+            i32::try_from(self.child.id())
+                .expect("a pid fits in i32 because pid_t is a 32-bit int"),
+        )
+    }
+
+    /// Stands it down: the run ended here, whatever became of the group. A watchdog the group's
+    /// SIGKILL (a timeout) already took is only reaped.
     fn done(mut self) {
         if let Some(mut stdin) = self.child.stdin.take() {
             let _ = stdin.write_all(b"done\n");
@@ -161,10 +176,11 @@ impl Watchdog {
 
 /// Runs one command with a timeout and returns its exit status and output.
 ///
-/// The child runs in a new process group whose id is its pid. When the timeout expires the
+/// The child runs in a process group of its own, led by a watchdog started just before it
+/// ([`Watchdog`]; without `/bin/sh`, the child leads the group). When the timeout expires the
 /// group gets SIGTERM, then after [`TERM_GRACE`] SIGKILL, so children that ignore SIGTERM and
-/// their own children in the group all die. Should this process die first, a watchdog kills the
-/// group ([`Watchdog`]). After the child is reaped, its output is drained
+/// their own children in the group all die. Should this process die first, even by SIGKILL,
+/// the watchdog kills the group. After the child is reaped, its output is drained
 /// for at most [`DRAIN_GRACE`]. A child that exits normally is not followed by any signal:
 /// background processes it left behind are not stopped.
 ///
@@ -201,22 +217,40 @@ pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finishe
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
+    // The watchdog first, then the child straight into its group (set before `exec`).
+    let watchdog = Watchdog::start();
+    command.process_group(watchdog.as_ref().map_or(0, |w| w.group().as_raw()));
 
     let start = Instant::now();
-    let mut child = command.spawn().map_err(|source| Error::CouldNotStart {
-        program: program.clone(),
-        source,
-    })?;
-    let group = Pid::from_raw(
-        i32::try_from(child.id()).expect("a pid fits in i32 because pid_t is a 32-bit int"),
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(source) => {
+            if let Some(watchdog) = watchdog {
+                watchdog.done();
+            }
+            return Err(Error::CouldNotStart {
+                program: program.clone(),
+                source,
+            });
+        }
+    };
+    let group = watchdog.as_ref().map_or_else(
+        || {
+            Pid::from_raw(
+                i32::try_from(child.id()).expect("a pid fits in i32 because pid_t is a 32-bit int"),
+            )
+        },
+        Watchdog::group,
     );
 
     let pipes = match start_pipes(&mut child, req.stdin, echo) {
         Ok(pipes) => pipes,
         Err(source) => {
             kill_and_reap(&mut child, group);
+            if let Some(watchdog) = watchdog {
+                watchdog.done();
+            }
             return Err(Error::Thread {
                 program: program.clone(),
                 source,
@@ -224,7 +258,6 @@ pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finishe
         }
     };
 
-    let watchdog = Watchdog::start(group);
     let waited = wait_bounded(&mut child, group, start + req.timeout, program);
     if let Some(watchdog) = watchdog {
         watchdog.done();
@@ -241,6 +274,73 @@ pub fn run_bounded_echo(req: &Request<'_>, echo: Option<Echo>) -> Result<Finishe
         stderr,
         duration,
     })
+}
+
+/// As [`run_bounded`], and nothing the command started outlives it: this process becomes a
+/// child subreaper (`PR_SET_CHILD_SUBREAPER`, Linux), so every descendant the command leaves
+/// behind, one that left its process group (`setsid`) included, is re-parented here when its
+/// parent exits; once the command has ended, each such orphan is killed (SIGKILL) and reaped,
+/// and so are the ones its death re-parents, until none is left. A House Session's seats run
+/// so: a seat's child that writes after the seat exits would write after the fingerprint that
+/// judged the seat read-only. Processes that were already this process's children before the
+/// run are left alone; nothing else may start children of this process meanwhile. Elsewhere
+/// than on Linux it is [`run_bounded`].
+pub fn run_contained(req: &Request<'_>) -> Result<Finished, Error> {
+    #[cfg(target_os = "linux")]
+    {
+        // Best effort: without it, orphans go to init and only the group kill reaches them.
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+        let before = own_children();
+        let finished = run_bounded(req);
+        sweep_orphans(&before);
+        finished
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        run_bounded(req)
+    }
+}
+
+/// The pids whose parent is this process, read from `/proc`.
+#[cfg(target_os = "linux")]
+fn own_children() -> std::collections::BTreeSet<i32> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return std::collections::BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`: the command name may hold spaces and parentheses.
+            let ppid = stat.rsplit(')').next()?.split_whitespace().nth(1)?;
+            (ppid == me).then_some(pid)
+        })
+        .collect()
+}
+
+/// Kills and reaps every child of this process not in `before`, again and again as killing
+/// one re-parents its own children here, until none is left (bounded, so a process that forks
+/// without end cannot keep this busy for ever).
+#[cfg(target_os = "linux")]
+fn sweep_orphans(before: &std::collections::BTreeSet<i32>) {
+    use nix::sys::signal::kill;
+    use nix::sys::wait::waitpid;
+    for _ in 0..1000 {
+        let orphans: Vec<i32> = own_children()
+            .into_iter()
+            .filter(|pid| !before.contains(pid))
+            .collect();
+        if orphans.is_empty() {
+            return;
+        }
+        for pid in orphans {
+            let pid = Pid::from_raw(pid);
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, None);
+        }
+    }
 }
 
 /// Returns the last `max_chars` characters of `bytes`, decoded as UTF-8 (invalid sequences

@@ -62,6 +62,16 @@ pub enum Error {
         /// The first one, in words.
         detail: String,
     },
+    /// Its signature verifies, but not as its checker's: it would not count here.
+    #[error(
+        "{file}: it would not count here (signer): {detail}; only the checker's own signature counts"
+    )]
+    Signer {
+        /// The file.
+        file: String,
+        /// Who signed it and why that is not the checker.
+        detail: String,
+    },
     /// The attestation or the store failed.
     #[error(transparent)]
     Attest(#[from] AttestError),
@@ -196,6 +206,15 @@ pub fn import(
             detail,
         });
     }
+    // The reference does not ask who signed; this repository does (`attest verify`'s signer
+    // rule: the checker's own key, and the checker role where a trust policy stands). A record
+    // that would not count for its signer is refused here, before anything is written.
+    if let Some(detail) = signer_problem(&rec, options) {
+        return Err(Error::Signer {
+            file: shown,
+            detail,
+        });
+    }
     super::refuse_secret_files(store, &tree)?;
     let spec_path = rec["spec"]["path"].as_str().unwrap_or_default();
     let spec_bytes = std::fs::read(root.join(spec_path))
@@ -250,6 +269,26 @@ pub fn import(
         mismatches,
         not_carried: NOT_CARRIED.to_vec(),
     })
+}
+
+/// Why the embedded signature of `rec`, when it verifies, is not its checker's as `attest
+/// verify` requires (the signer is the maker, or not the checker, or holds no checker role in
+/// the trust policy); `None` when it is, or when there is no verified signer to ask about.
+fn signer_problem(rec: &Map<String, Value>, options: VerifyOptions<'_>) -> Option<String> {
+    let signature = check_embedded(rec, options.allowed);
+    let signer = signature
+        .is_verified()
+        .then_some(signature.signer.as_deref())
+        .flatten()?;
+    let actor = |key: &str| {
+        rec.get("actors")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    record::signer_problem(Some(signer), &actor("maker"), &actor("checker"))
+        .or_else(|| super::verify::role_problem(options.policy, Some(signer)))
 }
 
 /// A reference attestation file judged in place, as the reference's `attest verify` judges it.

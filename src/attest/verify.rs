@@ -502,7 +502,7 @@ fn short_ids(ids: &[String]) -> String {
 
 /// Why a verified signer's verdict does not count under the trust policy: they hold no
 /// `checker` role there.
-fn role_problem(policy: Option<&Policy>, signer: Option<&str>) -> Option<String> {
+pub(super) fn role_problem(policy: Option<&Policy>, signer: Option<&str>) -> Option<String> {
     let (policy, signer) = (policy?, signer?);
     (!policy.has_role(signer, Role::Checker))
         .then(|| format!("{signer} signed it, but the trust policy gives {signer} no checker role"))

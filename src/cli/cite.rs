@@ -20,8 +20,8 @@ pub enum CiteCommand {
     /// blocks; too many markers in a sentence (TOO_MANY), a number, amount or date with no marker
     /// (UNCITED_CLAIM) or no marker at all (NO_MARKERS) warns. Never reads a cited source. Prints
     /// hpp.citation-check/v1. Exits 0 ok, 1 warn, 2 block (with the report); refuses (exit 2,
-    /// nothing printed) empty or secret-like text or context and an unusable marker regex. Needs
-    /// no repository.
+    /// nothing printed) empty or secret-like text or context, a context file over 2 MiB and an
+    /// unusable marker regex. Needs no repository.
     Check(CiteCheckArgs),
 }
 
@@ -55,7 +55,14 @@ pub fn cmd_cite_check(ctx: &Ctx, args: &CiteCheckArgs) -> Result<Outcome, CliErr
     let context_path = existing(ctx, "context", &args.context)?;
     let text = String::from_utf8(read(&text_path, &args.text)?)
         .map_err(|e| CliError::refused(format!("text file is not UTF-8: {}", e.utf8_error())))?;
-    let context: Value = String::from_utf8(read(&context_path, &args.context)?)
+    // Parsed whole, so bounded as every JSON document read whole is (a list of tiny items costs
+    // tens of times its size once parsed).
+    let context_bytes = crate::cli::caps::read_capped(
+        &context_path,
+        crate::cli::caps::JSON_FILE_CAP,
+        "context file",
+    )?;
+    let context: Value = String::from_utf8(context_bytes)
         .map_err(|e| e.utf8_error().to_string())
         .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
         .map_err(|e| CliError::refused(format!("invalid context JSON: {e}")))?;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::lanes::review::{RefScope, fingerprint};
+use crate::lanes::review::fingerprint_every_worktree;
 use crate::process;
 use hpp_core::deliberation::seat::{self, AnswerFailure, Seats, Spoken};
 use hpp_core::deliberation::{self, Panel, Record, Session, Stop, StopReason, Stopped};
@@ -100,7 +100,9 @@ fn run_one(
     let bytes = ascii_json(
         &serde_json::to_value(stdin).expect("what a seat reads serialises: its keys are strings"),
     );
-    let run = process::run_bounded(&process::Request {
+    // Nothing a seat starts outlives it: a child that wrote after the seat ended would write
+    // after the fingerprint below.
+    let run = process::run_contained(&process::Request {
         argv,
         cwd: req.cwd,
         timeout: req.timeout,
@@ -108,7 +110,7 @@ fn run_one(
         env: &[],
     })
     .map_err(|e| e.not_finished());
-    let after = fingerprint(store, RefScope::Every)?;
+    let after = fingerprint_every_worktree(store)?;
     let changes = review_guard::compare(before, &after);
     if !changes.is_empty() {
         let changes: Vec<String> = changes
@@ -142,7 +144,7 @@ fn run_one(
 /// rules fail.
 pub fn run_session(store: &Store, req: &Request<'_>) -> Result<Ended, Error> {
     let panel = req.panel;
-    let mut before = fingerprint(store, RefScope::Every)?;
+    let mut before = fingerprint_every_worktree(store)?;
     let mut spoken: Vec<Spoken> = Vec::new();
     let mut failures = Vec::new();
     let mut session = session_of(panel, &spoken)?;

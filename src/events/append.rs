@@ -126,8 +126,11 @@ fn refuse_before_reading(id: &LoopId, kind: &str, data: &Map<String, Value>) -> 
     if depth > event_log::MAX_DATA_DEPTH {
         return Err(Error::TooDeep { depth });
     }
-    let data_text = String::from_utf8(canonical_json(&Value::Object(data.clone())))
-        .expect("canonical JSON is UTF-8");
+    let data = Value::Object(data.clone());
+    if let Some(path) = hpp_core::record::non_finite_number(&data) {
+        return Err(Error::NonFinite { path });
+    }
+    let data_text = String::from_utf8(canonical_json(&data)).expect("canonical JSON is UTF-8");
     if secrets::looks_secret(&data_text) || secrets::looks_secret(kind) {
         return Err(Error::Secret);
     }

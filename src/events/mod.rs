@@ -66,6 +66,14 @@ pub enum Error {
         /// How deep it nests (the data object is level 1).
         depth: usize,
     },
+    /// Event data holds a number no finite float can carry (`1e400`).
+    #[error(
+        "event data holds a number too large for a finite float at {path}: it would be stored as written and read back as infinity"
+    )]
+    NonFinite {
+        /// Where, as keys and indexes joined by `/`.
+        path: String,
+    },
     /// Event data looks like it carries a secret; records are pushed with the repository.
     #[error(
         "event data looks like it carries a secret; records under refs/hpp are pushed with the repository"

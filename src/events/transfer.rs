@@ -29,6 +29,9 @@ pub fn export(store: &Store, spec: &LoopSpec, id: &LoopId) -> Result<Vec<u8>, Er
     Ok(out)
 }
 
+/// The longest event line an import reads: 2 MiB, the cap on any JSON document read whole.
+pub const MAX_EVENT_LINE: usize = 2 << 20;
+
 /// Verifies a reference `events.jsonl` with the reference's rules and records it as a new loop,
 /// one commit per line holding that line's exact bytes. Refuses a broken chain (naming the first
 /// divergent event), a history the loop forbids, blank lines between events, secret-shaped lines,
@@ -40,7 +43,15 @@ pub fn import(
     bytes: &[u8],
 ) -> Result<LoopState, Error> {
     let entries = event_log::split_lines(bytes);
-    let (report, events) = event_log::verify(entries.iter().copied(), Some(spec));
+    // Each line is parsed on its own and its data dropped once checked, so the file is held as
+    // its bytes plus one parsed line; a line is bounded as any JSON document read whole is.
+    if let Some((line, text)) = entries.iter().find(|(_, text)| text.len() > MAX_EVENT_LINE) {
+        return Err(Error::ImportRefused(format!(
+            "line {line} is {} bytes: an event is at most 2 MiB, the cap on a JSON document read whole",
+            text.len()
+        )));
+    }
+    let (report, events) = event_log::verify_lean(entries.iter().copied(), Some(spec));
     if report.is_broken() {
         return Err(Error::ImportBroken {
             at: report.first_divergent.unwrap_or_default(),

@@ -92,5 +92,39 @@ pub fn fingerprint(store: &Store, scope: RefScope) -> Result<Fingerprint, store:
         config,
         hooks,
         info_exclude,
+        other_worktrees: std::collections::BTreeMap::new(),
     })
+}
+
+/// Fingerprints the whole repository for a House Session's seats, which record nothing and
+/// write nowhere: [`fingerprint`] with every ref, plus each of the repository's other worktrees
+/// (a lane's, a hop workspace's) as one digest of its HEAD, status, diff and untracked
+/// contents, so a seat that writes into another worktree is seen too.
+pub fn fingerprint_every_worktree(store: &Store) -> Result<Fingerprint, store::Error> {
+    let mut fp = fingerprint(store, RefScope::Every)?;
+    for linked in store.linked_worktree_facts()? {
+        let mut facts = String::new();
+        facts.push_str(&format!(
+            "head {}\nsymbolic {}\n",
+            linked.head.as_deref().unwrap_or("-"),
+            linked.symbolic_head.as_deref().unwrap_or("-")
+        ));
+        for entry in &linked.status {
+            facts.push_str(&format!(
+                "{}{} {}\n",
+                entry.staged, entry.worktree, entry.path
+            ));
+            if entry.is_untracked() {
+                let digest = file_digest(&linked.root.join(&entry.path))
+                    .unwrap_or_else(|| "unreadable".into());
+                facts.push_str(&format!("  {digest}\n"));
+            }
+        }
+        facts.push_str(&format!("diff {}\n", sha256_hex(&linked.diff)));
+        fp.other_worktrees.insert(
+            linked.root.display().to_string(),
+            sha256_hex(facts.as_bytes()),
+        );
+    }
+    Ok(fp)
 }

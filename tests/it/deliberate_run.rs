@@ -556,6 +556,23 @@ fn control_a_seats_file_that_misses_a_seat_or_names_a_stranger_is_refused_before
 }
 
 #[test]
+fn control_a_seats_file_with_a_nul_in_an_argv_is_refused_before_any_seat_runs() {
+    let session = Session::new(None);
+    session.converging();
+    let mut seats = read(&session.seats);
+    // The last seat's argv: were it found only when that seat starts, the others would run.
+    seats["seats"]["d"][2] = json!("d\u{0}x");
+    write(&session.seats, &seats);
+    let reason = session.run(&[]).refused();
+    assert!(
+        reason.contains("seat d") && reason.contains("NUL"),
+        "{reason}"
+    );
+    assert_eq!(session.runs("p1") + session.runs("p2"), 0, "nothing ran");
+    assert_eq!(session.sandbox.hpp_refs(), "");
+}
+
+#[test]
 fn control_a_kept_text_that_does_not_hash_to_its_turn_breaks_verify() {
     let session = Session::new(None);
     session.converging();
@@ -647,4 +664,73 @@ fn control_a_signer_other_than_the_judges_seat_is_refused_before_any_seat_runs()
     );
     assert_eq!(session.runs("p1"), 0);
     assert_eq!(session.sandbox.hpp_refs(), "");
+}
+
+#[test]
+fn control_a_seat_that_writes_into_another_worktree_is_refused_and_nothing_is_sealed() {
+    let session = Session::new(None);
+    session.converging();
+    // A lane's worktree, made before the session: the worktree list itself does not change.
+    let lane = session.sandbox.path("lane-wt");
+    session
+        .sandbox
+        .git(["worktree", "add", "-q", "-b", "lane", text_of(&lane)]);
+    session.act(
+        "p2",
+        1,
+        &format!("echo scratch > '{}/scratch.txt'\n", lane.display()),
+    );
+    let reason = session.run(&[]).refused();
+    assert!(
+        reason.contains("seat p2") && reason.contains("other worktrees"),
+        "{reason}"
+    );
+    assert!(reason.contains("lane-wt changed"), "{reason}");
+    assert_eq!(session.sandbox.hpp_refs(), "", "nothing was sealed");
+    assert_eq!(
+        session.runs("d"),
+        0,
+        "the session stops at the seat that wrote"
+    );
+}
+
+/// Tells whether process `pid` is gone (or a zombie, dead and waiting to be reaped).
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_seats_child_that_left_its_session_does_not_outlive_the_seat() {
+    let session = Session::new(None);
+    session.converging();
+    let pid = session.dir.join("escaped.pid");
+    let gate = session.dir.join("gate");
+    // The child starts a session of its own (out of the seat's process group), notes its pid,
+    // and would write in the workspace once the gate opens: after the seat's fingerprint.
+    session.act(
+        "p1",
+        1,
+        &format!(
+            "setsid sh -c 'echo $$ > \"{pid}\"; while [ ! -e \"{gate}\" ]; do sleep 0.05; done; echo late > late.txt' </dev/null >/dev/null 2>&1 &\n\
+             while [ ! -s '{pid}' ]; do sleep 0.01; done\n",
+            pid = pid.display(),
+            gate = gate.display()
+        ),
+    );
+    let run = session.run(&[]);
+    let escaped = std::fs::read_to_string(&pid)
+        .expect("the child noted its pid")
+        .trim()
+        .to_owned();
+    let outlived = !dead(&escaped);
+    // Open the gate whatever happened, so a child that survived ends.
+    std::fs::write(&gate, "").expect("writable");
+    assert!(!outlived, "the seat's child outlived the session:\n{run}");
+    run.ok();
 }

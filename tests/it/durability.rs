@@ -54,6 +54,15 @@ fn assert_durable_order(calls: &[String], ref_name: &str, object: &str) {
         flushed < moved,
         "{object} was flushed after {ref_name} moved"
     );
+    // The rename publishes the lock file's bytes: they are flushed before it.
+    let lock = format!("{ref_name}.lock>");
+    assert!(
+        calls[..moved]
+            .iter()
+            .any(|c| c.contains("fsync(") && c.contains(&lock)),
+        "the lock file of {ref_name} was not flushed before it was renamed over the ref:\n{}",
+        calls.join("\n")
+    );
     let dir = Path::new(ref_name)
         .parent()
         .expect("a ref has a directory")
@@ -203,8 +212,23 @@ fn control_the_order_check_fails_when_the_flush_comes_after_the_move() {
         assert_durable_order(&calls, "refs/hpp/loops/main", "objects/ab/cdef");
     });
     assert!(late.is_err(), "a flush after the move must fail the check");
-    let good = [calls[1].clone(), calls[0].clone(), calls[2].clone()];
+    let lock = "1 fsync(5</r/.git/refs/hpp/loops/main.lock>) = 0".to_owned();
+    let good = [
+        calls[1].clone(),
+        lock.clone(),
+        calls[0].clone(),
+        calls[2].clone(),
+    ];
     assert_durable_order(&good, "refs/hpp/loops/main", "objects/ab/cdef");
+    // A value renamed into place before its lock file reached the disk fails it too.
+    let unflushed = [calls[1].clone(), calls[0].clone(), lock, calls[2].clone()];
+    let early = std::panic::catch_unwind(|| {
+        assert_durable_order(&unflushed, "refs/hpp/loops/main", "objects/ab/cdef");
+    });
+    assert!(
+        early.is_err(),
+        "a lock flushed after the rename must fail the check"
+    );
 }
 
 #[test]

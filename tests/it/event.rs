@@ -107,6 +107,12 @@ fn control_bad_data_is_refused_before_writing() {
             r#"{"note":"password = hunter2"}"#,
             "looks like it carries a secret",
         ),
+        // Issue 33: kept as written (`1e+400`) yet read back as infinity.
+        (r#"{"a":1e400}"#, "too large for a finite float at a"),
+        (
+            r#"{"a":[1,{"b":-1e999}]}"#,
+            "too large for a finite float at a/1/b",
+        ),
     ];
     for (data, needle) in cases {
         let reason = sandbox
@@ -114,7 +120,8 @@ fn control_bad_data_is_refused_before_writing() {
             .refused();
         assert!(reason.contains(needle), "{reason}");
     }
-    let prose = r#"{"note":"no password or secret is involved","work":"W","maker":"agent-a"}"#;
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+    let prose = r#"{"note":"no password or secret is involved","work":"W","maker":"agent-a","big":1e300,"n":123456789012345678901234567890}"#;
     sandbox
         .hpp(["event", "append", "--type", "work_started", "--data", prose])
         .ok();

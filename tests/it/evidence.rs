@@ -902,10 +902,11 @@ fn wait_for_lines(file: &std::path::Path, lines: usize) -> Vec<String> {
     panic!("{} never held {lines} lines", file.display());
 }
 
-#[test]
-fn a_killed_evidence_run_takes_its_criterion_and_the_criterions_children_with_it() {
-    let sandbox = Sandbox::repo();
-    let pids = sandbox.path("pids");
+/// Starts `evidence run` of a criterion that writes its pid to `pids`, then starts a child
+/// and writes that one's pid too, and waits; SIGKILLs git-hpp once `pids` holds `lines` lines
+/// (1: the criterion has just started; 2: its child too) and returns every pid listed then.
+fn kill_run_after(sandbox: &Sandbox, id: &str, lines: usize) -> Vec<String> {
+    let pids = sandbox.path(&format!("pids-{id}"));
     let script = format!(
         "echo $$ > '{0}'; sleep 300 & echo $! >> '{0}'; wait",
         pids.display()
@@ -913,20 +914,112 @@ fn a_killed_evidence_run_takes_its_criterion_and_the_criterions_children_with_it
     let mut run = sandbox
         .hpp_command(
             &sandbox.root,
-            &["evidence", "run", "--id", "long", "--", "sh", "-c", &script],
+            &["evidence", "run", "--id", id, "--", "sh", "-c", &script],
         )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("git-hpp starts");
-    let criterion = wait_for_lines(&pids, 2);
+    wait_for_lines(&pids, lines);
     run.kill().expect("SIGKILL reaches git-hpp");
     run.wait().expect("reaped");
-    assert_eq!(
-        still_alive(&criterion),
-        Vec::<String>::new(),
-        "the criterion outlived the run"
+    // What the criterion managed to start before it was stopped is listed by now or never.
+    let listed: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    listed
+}
+
+#[test]
+fn a_killed_evidence_run_takes_its_criterion_and_the_criterions_children_with_it() {
+    let sandbox = Sandbox::repo();
+    // Issue 33: one SIGKILL in three used to leave the criterion running. Killed as soon as the
+    // criterion starts and once its child runs, several times each: it never outlives the run.
+    for attempt in 0..4 {
+        for lines in [1, 2] {
+            let criterion = kill_run_after(&sandbox, &format!("long-{attempt}-{lines}"), lines);
+            assert_eq!(
+                still_alive(&criterion),
+                Vec::<String>::new(),
+                "attempt {attempt}: the criterion outlived the run (killed at {lines} lines)"
+            );
+        }
+    }
+}
+
+/// Fields of `/proc/<pid>/stat` after the command name, counted from 3 (`state`) as proc(5)
+/// numbers them: `field(stat, 5)` is the process group, `field(stat, 22)` the start time.
+fn stat_field(pid: &str, field: usize) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("process {pid} is alive: {e}"));
+    let rest = stat.rsplit(')').next().expect("a stat line");
+    rest.split_whitespace()
+        .nth(field - 3)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_else(|| panic!("field {field} of {stat}"))
+}
+
+#[test]
+fn a_criterion_is_born_into_a_group_its_watchdog_already_leads() {
+    let sandbox = Sandbox::repo();
+    let pids = sandbox.path("pids");
+    // The criterion notes itself, then waits for the test to let it go.
+    let gate = sandbox.path("gate");
+    let script = format!(
+        "echo $$ > '{0}'; while [ ! -e '{1}' ]; do sleep 0.05; done",
+        pids.display(),
+        gate.display()
     );
+    let mut run = sandbox
+        .hpp_command(
+            &sandbox.root,
+            &["evidence", "run", "--id", "born", "--", "sh", "-c", &script],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("git-hpp starts");
+    let criterion = wait_for_lines(&pids, 1).remove(0);
+    let group = stat_field(&criterion, 5).to_string();
+    assert_ne!(group, criterion, "the criterion leads no group of its own");
+    // The leader is the watchdog, a child of git-hpp started before the criterion: there is no
+    // moment at which the criterion ran unwatched.
+    assert_eq!(
+        stat_field(&group, 4),
+        u64::from(run.id()),
+        "git-hpp's own child"
+    );
+    assert!(
+        stat_field(&group, 22) <= stat_field(&criterion, 22),
+        "the watchdog started first"
+    );
+    std::fs::write(&gate, "").expect("writable");
+    assert!(run.wait().expect("git-hpp ends").success());
+}
+
+#[test]
+fn control_a_parent_killed_without_git_hpp_leaves_its_child_running() {
+    let sandbox = Sandbox::repo();
+    let pids = sandbox.path("pids");
+    let script = format!(
+        "echo $$ > '{0}'; sleep 300 & echo $! >> '{0}'; wait",
+        pids.display()
+    );
+    let mut parent = sandbox
+        .command("sh", &sandbox.root)
+        .args(["-c", &script])
+        .spawn()
+        .expect("sh starts");
+    let listed = wait_for_lines(&pids, 2);
+    parent.kill().expect("SIGKILL reaches sh");
+    parent.wait().expect("reaped");
+    // Killing a parent does not take its children: what does, in a run, is git-hpp's watchdog.
+    assert!(!dead(&listed[1]), "the orphan died without a watchdog");
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &listed[1]])
+        .status();
 }
 
 #[test]

@@ -547,6 +547,71 @@ fn control_a_malformed_probe_is_refused_and_records_nothing() {
     assert_eq!(sandbox.hpp_refs(), "");
 }
 
+#[test]
+fn control_every_malformed_field_of_a_probe_refuses_the_run_and_records_nothing() {
+    let sandbox = Sandbox::repo();
+    let cases = [
+        (json!({"command": [""]}), "the command's program is empty"),
+        (
+            json!({"command": ["  ", "x"]}),
+            "the command's program is empty",
+        ),
+        (json!({"command": ["true", "a\u{0}b"]}), "NUL byte"),
+        (
+            json!({"command": ["true"], "timeout_s": -1}),
+            "timeout_s must be",
+        ),
+        (
+            json!({"command": ["true"], "timeout_s": "5"}),
+            "timeout_s must be",
+        ),
+        (
+            json!({"command": ["true"], "timeout_s": 0}),
+            "timeout_s must be",
+        ),
+        (
+            json!({"command": ["true"], "timeout_s": 3601}),
+            "timeout_s must be",
+        ),
+        (json!({"http": "http://[::1"}), "the URL does not parse"),
+        (json!({"http": "http:///health"}), "the URL"),
+        (json!({"command": ["true"], "retries": 3}), "an unknown key"),
+        (
+            json!({"command": ["true"], "http": "http://localhost/"}),
+            "both",
+        ),
+        (json!("true"), "not an object"),
+    ];
+    for (probe, why) in cases {
+        let manifest = probed_manifest(&sandbox, &[("harness-doctor", probe.clone())]);
+        let run = sandbox.hpp_in(
+            &sandbox.root,
+            &["monitor", "probe", "--manifest", &manifest],
+        );
+        let reason = run.refused();
+        assert!(
+            reason.contains("monitor harness-doctor: probe must be") && reason.contains(why),
+            "{probe}: {reason}"
+        );
+        assert_eq!(sandbox.hpp_refs(), "", "{probe} recorded a signal");
+    }
+    // A well-formed probe with a fractional timeout runs and records its signal.
+    let manifest = probed_manifest(
+        &sandbox,
+        &[(
+            "harness-doctor",
+            json!({"command": ["true"], "timeout_s": 2.5}),
+        )],
+    );
+    sandbox
+        .hpp_in(
+            &sandbox.root,
+            &["monitor", "probe", "--manifest", &manifest],
+        )
+        .ok();
+    assert_ne!(sandbox.hpp_refs(), "");
+}
+
 /// Serves one plain-http answer per status in `statuses` on 127.0.0.1, in order, from a thread
 /// the test owns; returns the URL of its `/health` path.
 fn health_server(statuses: &'static [u16]) -> (String, std::thread::JoinHandle<()>) {

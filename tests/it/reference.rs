@@ -456,6 +456,99 @@ fn control_a_reference_attestation_the_workspace_no_longer_matches_is_not_import
     assert_eq!(sandbox.hpp_refs(), "", "nothing was imported");
 }
 
+/// The reference's unsigned `review:001` record, signed (as the reference embeds a signature)
+/// by a fresh key of principal `signer`; returns the record's path in the workspace and an
+/// allowed-signers file naming that key.
+fn signed_by(sandbox: &Sandbox, signer: &str) -> (String, String) {
+    let text = std::fs::read_to_string(format!("{FIXTURES}/{ATTESTED}")).expect("a fixture");
+    let mut rec: serde_json::Map<String, Value> = serde_json::from_str(&text).expect("JSON");
+    let bytes = hpp_core::record::canonical_json(&Value::Object(rec.clone()));
+    let (key, public) = crate::harness::keygen(sandbox, signer);
+    let message = sandbox.path(&format!("{signer}.msg"));
+    std::fs::write(&message, &bytes).expect("writable");
+    let out = sandbox
+        .command("ssh-keygen", &sandbox.root)
+        .args(["-q", "-Y", "sign", "-n", "hpp", "-f"])
+        .arg(&key)
+        .arg(&message)
+        .output()
+        .expect("ssh-keygen runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::harness::Run::from_output(&out)
+    );
+    let armored =
+        std::fs::read_to_string(format!("{}.sig", message.display())).expect("a signature");
+    rec.insert(
+        "signature".into(),
+        serde_json::json!({
+            "namespace": "hpp",
+            "scheme": "sshsig",
+            "sha256": hpp_core::record::sha256_hex(&bytes),
+            "signature": armored,
+            "signer": signer,
+        }),
+    );
+    let file = format!(".hpp/attestations/signed-by-{signer}.json");
+    std::fs::write(
+        sandbox.root.join(&file),
+        serde_json::to_string_pretty(&rec).expect("JSON"),
+    )
+    .expect("writable");
+    let allowed = sandbox.path(&format!("{signer}.allowed"));
+    std::fs::write(&allowed, format!("{signer} {public}\n")).expect("writable");
+    (file, allowed.to_str().expect("UTF-8").to_owned())
+}
+
+#[test]
+fn control_a_reference_attestation_signed_by_someone_but_its_checker_is_refused_not_imported() {
+    let sandbox = with_reference_attestations();
+    for signer in ["maker-a", "reviewer-z"] {
+        let (file, allowed) = signed_by(&sandbox, signer);
+        // By the reference's rules its signature holds: `attest verify FILE` says so.
+        let in_place = sandbox
+            .hpp_in(
+                &sandbox.root,
+                &[
+                    "attest",
+                    "verify",
+                    &file,
+                    "--allowed-signers",
+                    &allowed,
+                    "--json",
+                ],
+            )
+            .json(0);
+        assert_eq!(in_place["signature"]["status"], "verified", "{in_place}");
+        let reason = sandbox
+            .hpp_in(
+                &sandbox.root,
+                &["attest", "import", &file, "--allowed-signers", &allowed],
+            )
+            .refused();
+        assert!(reason.contains("(signer)"), "{reason}");
+        assert!(reason.contains(&format!("signed by {signer}")), "{reason}");
+        assert_eq!(sandbox.hpp_refs(), "", "nothing was written for {signer}");
+    }
+    // The checker's own signature is imported and counts.
+    let (file, allowed) = signed_by(&sandbox, "checker-b");
+    let imported = sandbox
+        .hpp_in(
+            &sandbox.root,
+            &[
+                "attest",
+                "import",
+                &file,
+                "--allowed-signers",
+                &allowed,
+                "--json",
+            ],
+        )
+        .json(0);
+    assert_eq!(imported["imported"][0]["mismatches"], serde_json::json!([]));
+}
+
 #[test]
 fn control_a_forged_import_bound_to_another_tree_does_not_verify() {
     let sandbox = with_reference_attestations();

@@ -157,6 +157,19 @@ pub fn verify<'a>(
     (verified.report, verified.events)
 }
 
+/// As [`verify`], but each event's `data` is dropped once its line is checked (every
+/// [`LoggedEvent::data`] returned is empty): a long file is then held as its bytes and one
+/// parsed line at a time, never as every line's parsed data at once (which costs tens of times
+/// the bytes). For a reader that needs only the chain, the kinds and the positions, as an
+/// import does.
+pub fn verify_lean<'a>(
+    entries: impl IntoIterator<Item = (usize, &'a [u8])>,
+    spec: Option<&LoopSpec>,
+) -> (ChainReport, Vec<LoggedEvent>) {
+    let verified = verify_steps(Start::genesis(spec), entries, false);
+    (verified.report, verified.events)
+}
+
 /// Where a verification starts: the genesis, or the tip of a chain already verified, which the
 /// entries extend (their positions then continue from it).
 #[derive(Debug, Clone)]
@@ -201,6 +214,14 @@ pub fn verify_from<'a, 's>(
     start: Start<'s>,
     entries: impl IntoIterator<Item = (usize, &'a [u8])>,
 ) -> Verified<'s> {
+    verify_steps(start, entries, true)
+}
+
+fn verify_steps<'a, 's>(
+    start: Start<'s>,
+    entries: impl IntoIterator<Item = (usize, &'a [u8])>,
+    keep_data: bool,
+) -> Verified<'s> {
     let Start {
         before,
         legacy,
@@ -219,7 +240,10 @@ pub fn verify_from<'a, 's>(
             .map(|e| e.seq)
             .or((before > 0).then_some(before));
         match check_event(position, bytes, prev, prev_position) {
-            Ok(event) => {
+            Ok(mut event) => {
+                if !keep_data {
+                    event.data = Map::new();
+                }
                 if let Some(walk) = walk.as_mut()
                     && let Err(e) = walk.step(&event.kind)
                 {

@@ -39,13 +39,18 @@ pub struct Fingerprint {
     pub hooks: BTreeMap<String, String>,
     /// sha256 of `info/exclude`, `None` when absent.
     pub info_exclude: Option<String>,
+    /// The repository's other worktrees (a lane's, a hop workspace's) → sha256 of their HEAD,
+    /// status, diff and untracked contents; empty where only this worktree is read (the review
+    /// guard: other lanes work on while a checker reviews one).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_worktrees: BTreeMap<String, String>,
 }
 
 /// One part of the fingerprint that changed, with what changed in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
     /// The part (`status`, `diff`, `untracked contents`, `HEAD`, `symbolic HEAD`, `refs`,
-    /// `worktrees`, `config`, `hooks`, `info/exclude`).
+    /// `worktrees`, `config`, `hooks`, `info/exclude`, `other worktrees`).
     pub part: &'static str,
     /// What changed in it (paths, ref names, config keys; never configuration values).
     pub details: Vec<String>,
@@ -148,6 +153,11 @@ pub fn compare(before: &Fingerprint, after: &Fingerprint) -> Vec<Change> {
         "info/exclude",
         Vec::new(),
         before.info_exclude != after.info_exclude,
+    );
+    push(
+        "other worktrees",
+        map_changes(&before.other_worktrees, &after.other_worktrees),
+        before.other_worktrees != after.other_worktrees,
     );
     changes
 }

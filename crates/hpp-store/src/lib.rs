@@ -59,7 +59,7 @@ pub use sync::{
     records_fetch,
 };
 pub use trees::FileKind;
-pub use worktree_facts::WorktreeFacts;
+pub use worktree_facts::{LinkedFacts, WorktreeFacts};
 pub use worktrees::{Checkout, Worktree};
 
 use std::fmt;

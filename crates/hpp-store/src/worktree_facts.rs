@@ -57,7 +57,87 @@ fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, Error> {
     git_in(dir, &args, "the worktree fingerprint")
 }
 
+/// What git reports about one of the repository's other worktrees (a lane's, a hop
+/// workspace's): its HEAD, status and diff, the parts a write there changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedFacts {
+    /// The worktree's root, as `git worktree list` names it.
+    pub root: PathBuf,
+    /// The commit HEAD resolves to there, `None` on an unborn branch.
+    pub head: Option<String>,
+    /// The ref HEAD points at there, `None` when detached.
+    pub symbolic_head: Option<String>,
+    /// `git status --porcelain` entries there, untracked files each listed.
+    pub status: Vec<StatusEntry>,
+    /// `git diff HEAD --binary` there.
+    pub diff: Vec<u8>,
+}
+
+/// `git diff` against HEAD, or against the index on an unborn branch.
+fn diff_args(born: bool) -> &'static [&'static str] {
+    if born {
+        &[
+            "diff",
+            "HEAD",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+        ]
+    } else {
+        &[
+            "diff",
+            "--cached",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+        ]
+    }
+}
+
 impl Store {
+    /// Reads git's view of every worktree of the repository but this one (see
+    /// [`LinkedFacts`]): the main worktree when this is a linked one, and every linked one.
+    /// A worktree whose directory is gone is left out (the worktree list names it).
+    pub fn linked_worktree_facts(&self) -> Result<Vec<LinkedFacts>, Error> {
+        let root = self.workdir().ok_or_else(|| Error::Bare {
+            what: "the worktree fingerprint".into(),
+            needs: "worktree",
+        })?;
+        let here = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+        let listed = run(root, &["worktree", "list", "--porcelain", "-z"])?;
+        let mut out = Vec::new();
+        for field in listed.split(|b| *b == 0) {
+            let Some(path) = field.strip_prefix(b"worktree ") else {
+                continue;
+            };
+            let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
+            let Ok(real) = path.canonicalize() else {
+                continue;
+            };
+            // A bare main repository is listed too, with no worktree to read.
+            if real == here || !real.join(".git").exists() {
+                continue;
+            }
+            let head = git_try(&real, &["rev-parse", "--verify", "-q", "HEAD"])?.map(|b| text(&b));
+            let symbolic_head = git_try(&real, &["symbolic-ref", "-q", "HEAD"])?.map(|b| text(&b));
+            let status = parse_status(&run(
+                &real,
+                &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            )?);
+            let diff = run(&real, diff_args(head.is_some()))?;
+            out.push(LinkedFacts {
+                root: real,
+                head,
+                symbolic_head,
+                status,
+                diff,
+            });
+        }
+        Ok(out)
+    }
+
     /// Reads git's view of this repository's worktree (see the module documentation). A bare
     /// repository has no worktree to read.
     pub fn worktree_facts(&self) -> Result<WorktreeFacts, Error> {
@@ -71,26 +151,7 @@ impl Store {
             root,
             &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
         )?);
-        let diff_args: &[&str] = if head.is_some() {
-            &[
-                "diff",
-                "HEAD",
-                "--binary",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-color",
-            ]
-        } else {
-            &[
-                "diff",
-                "--cached",
-                "--binary",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-color",
-            ]
-        };
-        let diff = run(root, diff_args)?;
+        let diff = run(root, diff_args(head.is_some()))?;
         let refs_out = run(root, &["for-each-ref", "--format=%(refname) %(objectname)"])?;
         let refs = String::from_utf8_lossy(&refs_out)
             .lines()

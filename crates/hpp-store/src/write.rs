@@ -271,6 +271,44 @@ impl Store {
         Ok(())
     }
 
+    /// Flushes the lock file gix wrote `name`'s new value into, before it is renamed over the
+    /// ref. A lock that cannot be opened or flushed fails the move: publishing a value that may
+    /// not be on disk is what this order exists to prevent.
+    fn sync_ref_lock(&self, name: &str) -> gix::error::Result<()> {
+        use gix::error::ResultExt as _;
+        let mut path = self.repo.common_dir().join(name).into_os_string();
+        path.push(".lock");
+        std::fs::File::open(&path)
+            .and_then(|lock| lock.sync_all())
+            .or_raise(|| gix::error::message("could not flush the ref's lock file"))
+    }
+
+    /// How long to wait for a ref's lock and for `packed-refs`' lock: git's settings
+    /// `core.filesRefLockTimeout` (default 100 ms) and `core.packedRefsTimeout` (default
+    /// 1,000 ms), in milliseconds, a negative value waiting for ever, as gix reads them for
+    /// its own ref edits.
+    fn lock_timeouts(&self) -> (gix::lock::acquire::Fail, gix::lock::acquire::Fail) {
+        let timeout = |key: &str, default_ms: u64| match self
+            .config_string(key)
+            .and_then(|v| v.trim().parse::<i64>().ok())
+        {
+            Some(ms) if ms < 0 => {
+                gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::MAX)
+            }
+            Some(0) => gix::lock::acquire::Fail::Immediately,
+            Some(ms) => gix::lock::acquire::Fail::AfterDurationWithBackoff(
+                std::time::Duration::from_millis(ms.unsigned_abs()),
+            ),
+            None => gix::lock::acquire::Fail::AfterDurationWithBackoff(
+                std::time::Duration::from_millis(default_ms),
+            ),
+        };
+        (
+            timeout("core.filesRefLockTimeout", 100),
+            timeout("core.packedRefsTimeout", 1000),
+        )
+    }
+
     pub(crate) fn sync_reftable_dir(&self) {
         if let Ok(dir) = std::fs::File::open(self.repo.common_dir().join("reftable")) {
             let _ = dir.sync_all();
@@ -312,10 +350,20 @@ impl Store {
         };
         let who = self.signature();
         let mut buf = gix::date::parse::TimeBuf::default();
-        match self
+        let (files, packed) = self.lock_timeouts();
+        // gix writes the new value into `<ref>.lock` when it prepares, and renames the lock
+        // over the ref when it commits; it flushes neither. The lock's bytes are flushed in
+        // between, so the rename can only ever publish a value that is on disk.
+        let outcome = self
             .repo
-            .edit_references_as([edit], Some(who.to_ref(&mut buf)))
-        {
+            .refs
+            .transaction()
+            .prepare([edit], files, packed)
+            .and_then(|prepared| {
+                self.sync_ref_lock(name)?;
+                prepared.commit(Some(who.to_ref(&mut buf)))
+            });
+        match outcome {
             Ok(_) => Ok(()),
             Err(e) => {
                 if let Some(out) = e.downcast_any_ref::<ReferenceOutOfDate>() {

@@ -17,8 +17,10 @@ use crate::cli::{JsonArg, TrustArgs};
 /// reference's own rules: sha256 per file of the snapshot (the file itself left out), HEAD as
 /// its base commit, the spec's sha256, the repository's name and origin-URL hash, actors and
 /// session, and its embedded signature when an allowed-signers file is given or configured (or
-/// required). The verdict is carried as it is: a revise or blocked is imported as the checker's
-/// verdict. A record that holds is kept with its exact bytes at
+/// required). A signature that verifies must also be the checker's own, as `attest verify`
+/// requires (not the maker's, not a third key, a checker role where a trust policy stands): a
+/// record that would not count for its signer is refused, not imported. The verdict is carried
+/// as it is: a revise or blocked is imported as the checker's verdict. A record that holds is kept with its exact bytes at
 /// refs/hpp/attestations/<snapshot tree>/imported-<hash>, with the spec, the snapshot tree and an
 /// imported.json saying where it came from and what it cannot carry (a time, evidence
 /// bindings). `attest verify` and the pre-push gate then judge it from the tree: its digests

@@ -441,7 +441,7 @@ pub enum Error {
     SeatMissing(String),
     /// A command that is not a non-empty list of non-empty strings.
     #[error(
-        "{0}: a command is a non-empty list of non-empty strings (an argv, never a shell line)"
+        "{0}: a command is a non-empty list of non-empty strings without a NUL byte (an argv, never a shell line)"
     )]
     SeatArgv(String),
     /// `judge_method` is neither model method.

@@ -59,7 +59,9 @@ fn argv(value: Option<&Value>, who: &str) -> Result<Vec<String>, Error> {
     items
         .iter()
         .map(|item| match item {
-            Value::String(s) if !s.is_empty() => Ok(s.clone()),
+            // A NUL cannot reach a program's argv: refused here, before any seat runs, rather
+            // than found when the first seat fails to start.
+            Value::String(s) if !s.is_empty() && !s.contains('\0') => Ok(s.clone()),
             _ => Err(Error::SeatArgv(who.to_owned())),
         })
         .collect()
@@ -68,7 +70,7 @@ fn argv(value: Option<&Value>, who: &str) -> Result<Vec<String>, Error> {
 /// Parses a seats file (`{"schema": "hpp.seats/v1", "seats": {seat: argv}, "judge": argv,
 /// "judge_method"?}`) against a normalised panel: every participant has an argv, no other seat
 /// is named (the judge's command is `judge`), every argv is a non-empty list of non-empty
-/// strings.
+/// strings without a NUL byte.
 ///
 /// # Errors
 ///
@@ -425,6 +427,16 @@ mod tests {
         assert_eq!(
             parse_seats(&seats(json!({"judge": "judge --now"})), &panel),
             Err(Error::SeatArgv("judge".into()))
+        );
+        assert_eq!(
+            parse_seats(&seats(json!({"judge": ["judge", "a\u{0}b"]})), &panel),
+            Err(Error::SeatArgv("judge".into()))
+        );
+        let mut nul = seats(json!({}));
+        nul["seats"]["d"] = json!(["d\u{0}"]);
+        assert_eq!(
+            parse_seats(&nul, &panel),
+            Err(Error::SeatArgv("seat d".into()))
         );
         assert_eq!(
             parse_seats(&seats(json!({"extra": 1})), &panel),

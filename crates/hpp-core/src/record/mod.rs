@@ -111,6 +111,47 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Python<F> {
     }
 }
 
+/// Returns where `value` holds a number no finite float can carry (`1e400`, `-1e999`), as a
+/// path of keys and indexes (`a/0/b`), if anywhere. Such a number would be stored as written
+/// yet read back as infinity, or not at all, by every JSON reader that takes numbers as
+/// floats; an integer of any length is exact and fine.
+///
+/// ```
+/// use hpp_core::record::non_finite_number;
+/// let bad: serde_json::Value = serde_json::from_str(r#"{"a":[1,{"b":1e400}]}"#).unwrap();
+/// assert_eq!(non_finite_number(&bad).as_deref(), Some("a/1/b"));
+/// let good: serde_json::Value = serde_json::from_str(r#"{"a":1e300,"n":123456789012345678901234567890}"#).unwrap();
+/// assert_eq!(non_finite_number(&good), None);
+/// ```
+pub fn non_finite_number(value: &Value) -> Option<String> {
+    match value {
+        Value::Number(n) => {
+            let text = n.to_string();
+            let integer = text
+                .strip_prefix('-')
+                .unwrap_or(&text)
+                .bytes()
+                .all(|b| b.is_ascii_digit());
+            (!integer && !text.parse::<f64>().is_ok_and(f64::is_finite)).then(String::new)
+        }
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            non_finite_number(item).map(|below| join_path(&i.to_string(), &below))
+        }),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(key, item)| non_finite_number(item).map(|below| join_path(key, &below))),
+        _ => None,
+    }
+}
+
+fn join_path(head: &str, below: &str) -> String {
+    if below.is_empty() {
+        head.to_owned()
+    } else {
+        format!("{head}/{below}")
+    }
+}
+
 /// A float as Python's `repr` writes it: the shortest digits that read back to the same value,
 /// positional when the decimal exponent is from -4 to 15 (with `.0` on a whole number),
 /// otherwise scientific with a signed exponent of at least two digits (`1e-05`, `1.5e+300`).
