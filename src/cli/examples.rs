@@ -143,6 +143,19 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
         )],
     ),
     (
+        "git-hpp-attest-export",
+        &[
+            (
+                "HEAD's attestations as an in-toto bundle",
+                "git hpp attest export --format in-toto",
+            ),
+            (
+                "Those of a release tag",
+                "git hpp attest export v1.0 --format in-toto",
+            ),
+        ],
+    ),
+    (
         "git-hpp-attest-import",
         &[(
             "Import the Python harness's attestation files",

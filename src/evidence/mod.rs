@@ -22,8 +22,8 @@ use time::OffsetDateTime;
 use crate::process;
 use crate::sign::{self, AllowedSigners, SignatureReport, Signing};
 use hpp_core::evidence::{
-    self as bundle, ARTIFACTS_DIR, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured,
-    RECORD_FILE, SCHEMA, SIGNATURE_FILE, Status, Verdict,
+    self as bundle, ARTIFACTS_DIR, ArtifactFile, ArtifactGroup, Bundle, ENVELOPE_FILE, EvidenceId,
+    Measured, RECORD_FILE, SCHEMA, SIGNATURE_FILE, Status, Verdict,
 };
 use hpp_core::record::sha256_hex;
 use hpp_core::secrets;
@@ -303,6 +303,17 @@ fn store_record(
             if let Some(signing) = signing {
                 let armored = signing.sign(&bytes)?;
                 entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
+                // The same run as an in-toto test result, signed with the same key now; a
+                // bundle with no tree has no subject to state.
+                if let Ok(statement) = hpp_core::intoto::evidence_statement(&record)
+                    && let Some(envelope) =
+                        signing.envelope(&hpp_core::intoto::statement_bytes(&statement))?
+                {
+                    entries.push((
+                        ENVELOPE_FILE.into(),
+                        Content::Bytes(envelope.to_line().into_bytes()),
+                    ));
+                }
             }
             for (path, data) in kept {
                 entries.push((

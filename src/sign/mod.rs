@@ -15,6 +15,7 @@
 //! other tools are refused when checked, because this build does not verify them.
 
 pub mod allowed;
+pub mod dsse;
 mod repair;
 pub mod source;
 
