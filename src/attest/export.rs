@@ -75,23 +75,14 @@ pub fn export(store: &Store, tree: &TreeId, commit: &CommitId) -> Result<Exporte
             record_ref: &name,
             commit: Some(commit.as_str()),
         });
-        out.notes
-            .push(unsigned_note(&name, record.signer.is_some()));
+        out.notes.push(crate::sign::dsse::unsigned_note(
+            &name,
+            record.signer.is_some(),
+        ));
         out.envelopes
             .push(Envelope::unsigned(&intoto::statement_bytes(&statement)));
     }
     Ok(out)
-}
-
-/// The note for a record exported with no signature.
-pub fn unsigned_note(name: &str, sshsig: bool) -> String {
-    if sshsig {
-        format!(
-            "{name}: exported unsigned: it is signed with SSHSIG only (through ssh-agent, whose keys sign no DSSE envelope, or recorded before envelopes); `attest verify` checks its SSHSIG"
-        )
-    } else {
-        format!("{name}: exported unsigned: the record is not signed")
-    }
 }
 
 /// The first 12 digits of an object id.

@@ -122,6 +122,13 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
         )],
     ),
     (
+        "git-hpp-evidence-export",
+        &[(
+            "The newest bundle of id unit as an in-toto test result",
+            "git hpp evidence export unit --format in-toto",
+        )],
+    ),
+    (
         "git-hpp-evidence-import",
         &[(
             "Import the Python harness's evidence records",

@@ -10,6 +10,7 @@
 //! artifacts' bytes are kept, so a reviewer can inspect them from a clone.
 
 pub mod artifacts;
+pub mod export;
 pub mod import;
 pub mod mutate;
 
@@ -72,6 +73,14 @@ pub enum Error {
     /// Signing failed.
     #[error(transparent)]
     Sign(#[from] sign::Error),
+    /// A bundle's in-toto envelope cannot be read or made.
+    #[error("{record}: {why}")]
+    Intoto {
+        /// The bundle.
+        record: String,
+        /// Why.
+        why: String,
+    },
     /// The store failed or refused.
     #[error(transparent)]
     Store(#[from] store::Error),

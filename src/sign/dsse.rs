@@ -136,6 +136,17 @@ pub fn public_key(line: &str) -> Option<KeyData> {
         .map(|k| k.key_data().clone())
 }
 
+/// The note for a record exported with no signature.
+pub fn unsigned_note(name: &str, sshsig: bool) -> String {
+    if sshsig {
+        format!(
+            "{name}: exported unsigned: it is signed with SSHSIG only (through ssh-agent, whose keys sign no DSSE envelope, or recorded before envelopes); `attest verify` checks its SSHSIG"
+        )
+    } else {
+        format!("{name}: exported unsigned: the record is not signed")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -277,3 +277,81 @@ fn control_a_tree_with_no_attestation_exports_nothing_and_says_so() {
     let reason = sandbox.hpp(["attest", "export", "HEAD~1..HEAD"]).refused();
     assert!(reason.contains("is a range"), "{reason}");
 }
+
+/// Runs `sh -c SCRIPT` as bundle `id`, signed by `key` as ci-bot when one is given.
+fn evidence(sandbox: &Sandbox, id: &str, key: Option<&Path>, script: &str, code: i32) {
+    let mut args = vec!["evidence", "run", "--id", id];
+    if let Some(key) = key {
+        args.extend([
+            "--sign-key",
+            key.to_str().expect("UTF-8"),
+            "--signer",
+            "ci-bot",
+        ]);
+    }
+    args.extend(["--", "sh", "-c", script]);
+    let _ = sandbox.hpp_in(&sandbox.root, &args).exit(code);
+}
+
+#[test]
+fn a_signed_evidence_bundle_verifies_under_in_toto_and_a_failed_one_exports_failed() {
+    for kind in ["ed25519", "ecdsa-256"] {
+        let (sandbox, key, public) = signed_repo(kind);
+        let tree = sandbox.git(["rev-parse", "HEAD^{tree}"]);
+        evidence(&sandbox, "unit", Some(&key), "true", 0);
+        evidence(&sandbox, "red", Some(&key), "exit 3", 1);
+        let run = sandbox.hpp(["evidence", "export", "unit", "--format", "in-toto"]);
+        assert!(run.stderr.is_empty(), "{run}");
+        let unit = run.ok();
+        let stmt = statement(unit.trim());
+        assert_eq!(
+            stmt["predicateType"],
+            "https://in-toto.io/attestation/test-result/v0.1"
+        );
+        assert_eq!(
+            stmt["subject"],
+            json!([{"name": "tree", "digest": {"gitTree": tree.trim()}}])
+        );
+        assert_eq!(stmt["predicate"]["result"], "PASSED");
+        assert_eq!(stmt["predicate"]["passedTests"], json!(["unit"]));
+        assert_eq!(
+            stmt["predicate"]["configuration"][0]["annotations"]["argv"],
+            json!(["sh", "-c", "true"])
+        );
+        let red = sandbox
+            .hpp(["evidence", "export", "red", "--format", "in-toto"])
+            .ok();
+        assert_eq!(statement(red.trim())["predicate"]["result"], "FAILED");
+        assert_eq!(
+            statement(red.trim())["predicate"]["failedTests"],
+            json!(["red"])
+        );
+        let Some(python) = python() else { return };
+        let (reports, ok) = reference_verify(&sandbox, &python, &public, &format!("{unit}{red}"));
+        assert!(ok, "{kind}: in-toto refused them: {reports:?}");
+        assert_eq!(reports[1]["result"], "FAILED", "{reports:?}");
+        // Control: a FAILED run restated as PASSED under the same signature does not verify.
+        let forged = tampered(red.trim(), "/predicate/result", json!("PASSED"));
+        let (reports, ok) = reference_verify(&sandbox, &python, &public, &forged);
+        assert!(!ok, "{kind}: a tampered payload verified: {reports:?}");
+    }
+}
+
+#[test]
+fn an_unsigned_bundle_exports_unsigned_and_says_so() {
+    let (sandbox, _, _) = signed_repo("ed25519");
+    evidence(&sandbox, "unit", None, "true", 0);
+    let run = sandbox.hpp(["evidence", "export", "unit"]);
+    assert_eq!(run.code, 0, "{run}");
+    let envelope: Value = serde_json::from_str(run.stdout.trim()).expect("JSON");
+    assert_eq!(envelope["signatures"], json!([]), "{run}");
+    assert_eq!(
+        statement(run.stdout.trim())["predicate"]["result"],
+        "PASSED"
+    );
+    assert!(
+        run.stderr
+            .contains("exported unsigned: the record is not signed"),
+        "{run}"
+    );
+}
