@@ -543,6 +543,16 @@ pub fn verify(
         OffsetDateTime::now_utc(),
     );
     report.snapshot = bundle::Snapshot::of_record(&record).and_then(Result::ok);
+    if let Some(stored) = store.read_file(record_ref, ENVELOPE_FILE)? {
+        envelope_check(
+            &mut report,
+            &bytes,
+            &stored,
+            sig.as_deref(),
+            text("signer").as_deref(),
+            allowed,
+        );
+    }
     let hash = bundle::self_hash(&record);
     report.record_sha256 = Some(hash.clone());
     if text("record_sha256").as_deref() != Some(hash.as_str()) {
@@ -639,6 +649,61 @@ pub fn verify(
         report.status
     };
     Ok(report)
+}
+
+/// Checks a bundle's in-toto envelope into `report`. Beside an SSHSIG it must be the same
+/// key's signature over the statement built again from the record; with no SSHSIG (a test
+/// result imported as evidence) it is the record's signature, by a principal the allowed
+/// signers list, and its statement must say what the record says (the tree, passed or not).
+fn envelope_check(
+    report: &mut Verification,
+    bytes: &[u8],
+    stored: &[u8],
+    sig: Option<&[u8]>,
+    signer: Option<&str>,
+    allowed: Option<&AllowedSigners>,
+) {
+    if let Some(armored) = sig {
+        if report.signature.status == sign::SignatureStatus::Refused {
+            return;
+        }
+        let stated = |_: &[u8]| {
+            let bundle: Bundle = serde_json::from_slice(bytes).ok()?;
+            hpp_core::intoto::evidence_statement(&bundle)
+                .ok()
+                .map(|s| hpp_core::intoto::statement_bytes(&s))
+        };
+        if let Err(why) = sign::dsse::check_beside(stored, armored, stated) {
+            report.signature = SignatureReport::refused(signer, why);
+        }
+        return;
+    }
+    let envelope = match hpp_core::intoto::Envelope::parse(stored) {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            report.signature = SignatureReport::refused(
+                signer,
+                format!("the in-toto envelope cannot be read: {e}"),
+            );
+            return;
+        }
+    };
+    report.signature =
+        sign::dsse::check_signed(&envelope, signer, allowed, OffsetDateTime::now_utc());
+    let said = envelope
+        .payload_bytes()
+        .ok()
+        .and_then(|p| hpp_core::intoto::read_test_result(&p).ok());
+    let holds = said.is_some_and(|t| {
+        report.snapshot.as_ref().is_some_and(|s| s.tree == t.tree)
+            && t.passed() == (report.verdict.as_deref() == Some(Verdict::Passed.as_str()))
+    });
+    if !holds {
+        report.problems.push(
+            "the record says something other than the in-toto test result it was imported from"
+                .into(),
+        );
+    }
 }
 
 /// One bundle in a listing.

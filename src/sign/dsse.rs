@@ -16,7 +16,7 @@ use ssh_key::public::KeyData;
 use ssh_key::{Algorithm, EcdsaCurve, HashAlg, PrivateKey, PublicKey};
 
 use super::source::Key;
-use super::{Error, Signing};
+use super::{Error, SignatureReport, Signing};
 
 /// The DSSE keyid of a key: its SSH SHA-256 fingerprint.
 pub fn keyid(key: &KeyData) -> String {
@@ -119,6 +119,79 @@ pub fn check(envelope: &Envelope, key: &KeyData) -> Result<(), String> {
         Err(format!(
             "the in-toto envelope's signature by key {id} does not verify"
         ))
+    }
+}
+
+/// Checks an envelope that is a record's only signature (an in-toto test result imported as
+/// evidence): one of its signatures verifies with a key the allowed-signers file lists for
+/// `signer` (or, with no `signer`, for some principal it names exactly), admitted in namespace
+/// [`super::NAMESPACE`] at `at`. Reported as [`super::check`] reports an SSHSIG: verified with
+/// the principal, not verified without an allowed-signers file, refused otherwise.
+pub fn check_signed(
+    envelope: &Envelope,
+    signer: Option<&str>,
+    allowed: Option<&super::AllowedSigners>,
+    at: time::OffsetDateTime,
+) -> SignatureReport {
+    if envelope.signatures.is_empty() {
+        return match allowed {
+            None => SignatureReport::not_signed(),
+            Some(_) => SignatureReport::refused(signer, "the in-toto envelope is not signed"),
+        };
+    }
+    let Ok(pae) = envelope.pae() else {
+        return SignatureReport::refused(signer, "the in-toto envelope's payload is not base64");
+    };
+    let Some(allowed) = allowed else {
+        return SignatureReport::not_verified(
+            signer,
+            format!(
+                "signed in-toto envelope (keyid {}); no allowed-signers file was given, so who signed it was not checked",
+                envelope.signatures[0].keyid
+            ),
+        );
+    };
+    for (principal, key) in allowed.named_keys() {
+        if signer.is_some_and(|s| s != principal) {
+            continue;
+        }
+        let id = keyid(key);
+        let verifies = envelope.signatures.iter().any(|s| {
+            s.keyid == id && intoto::decode(&s.sig).is_some_and(|sig| verify_pae(key, &pae, &sig))
+        });
+        if verifies && allowed.admit(&principal, key, super::NAMESPACE, at).is_ok() {
+            return SignatureReport::verified(&principal, &pae);
+        }
+    }
+    SignatureReport::refused(
+        signer,
+        match signer {
+            Some(signer) => format!(
+                "no signature of the in-toto envelope verifies with a key the allowed signers list for {signer}"
+            ),
+            None => "no signature of the in-toto envelope verifies with a key the allowed signers list by name".to_owned(),
+        },
+    )
+}
+
+/// Checks an envelope stored beside a record's SSHSIG (`armored`): signed with the same key,
+/// and stating what `expected` builds again from the record (given the stored payload, whose
+/// commit subject, if any, it may keep). Returns why not.
+pub fn check_beside(
+    stored: &[u8],
+    armored: &[u8],
+    expected: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
+) -> Result<(), String> {
+    let envelope = Envelope::parse(stored)
+        .map_err(|e| format!("the in-toto envelope beside the record cannot be read: {e}"))?;
+    let key = sshsig_key(armored)
+        .ok_or("the in-toto envelope has no SSH signature beside it to name its key")?;
+    check(&envelope, &key)?;
+    let payload = envelope.payload_bytes().map_err(|e| e.to_string())?;
+    if expected(&payload).as_deref() == Some(payload.as_slice()) {
+        Ok(())
+    } else {
+        Err("the in-toto envelope states something other than the record beside it".to_owned())
     }
 }
 

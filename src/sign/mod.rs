@@ -400,6 +400,23 @@ impl SignatureReport {
     pub(crate) fn refused(signer: Option<&str>, detail: impl Into<String>) -> Self {
         Self::new(SignatureStatus::Refused, signer, Some(detail.into()))
     }
+
+    pub(crate) fn not_signed() -> Self {
+        Self::new(SignatureStatus::NotSigned, None, None)
+    }
+
+    pub(crate) fn not_verified(signer: Option<&str>, detail: impl Into<String>) -> Self {
+        Self::new(SignatureStatus::NotVerified, signer, Some(detail.into()))
+    }
+
+    pub(crate) fn verified(signer: &str, bytes: &[u8]) -> Self {
+        SignatureReport {
+            status: SignatureStatus::Verified,
+            signer: Some(signer.to_owned()),
+            sha256: Some(format!("{:x}", Sha256::digest(bytes))),
+            detail: None,
+        }
+    }
 }
 
 /// The verdict of a signature check.

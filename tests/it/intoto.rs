@@ -355,3 +355,121 @@ fn an_unsigned_bundle_exports_unsigned_and_says_so() {
         "{run}"
     );
 }
+
+/// Replaces `file` in the tree of the record at `record_ref` with `bytes`, as someone with
+/// push access to the refs could.
+fn rewrite_record(sandbox: &Sandbox, record_ref: &str, file: &str, bytes: &str) {
+    let blob = sandbox.git_fed(&["hash-object", "-w", "--stdin"], bytes);
+    let listing = sandbox.git(["ls-tree", record_ref]);
+    let mut tree = String::new();
+    for line in listing.lines() {
+        let (meta, name) = line.split_once('\t').expect("an ls-tree line");
+        if name == file {
+            tree.push_str(&format!("100644 blob {}\t{name}\n", blob.trim()));
+        } else {
+            tree.push_str(&format!("{meta}\t{name}\n"));
+        }
+    }
+    let tree = sandbox.git_fed(&["mktree"], &tree);
+    let commit = sandbox.git(["commit-tree", tree.trim(), "-m", "rewritten"]);
+    sandbox.git(["update-ref", record_ref, commit.trim()]);
+}
+
+/// An allowed-signers file naming `principal` with `public`, beside the repository.
+fn allowed(sandbox: &Sandbox, principal: &str, public: &str) -> String {
+    let path = sandbox.path("allowed_signers");
+    std::fs::write(&path, format!("{principal} {public}\n")).expect("writable");
+    path.display().to_string()
+}
+
+#[test]
+fn verify_checks_the_envelope_beside_the_signature() {
+    let (sandbox, key, public) = signed_repo("ed25519");
+    attest_signed(&sandbox, &key, "review:1", "approved");
+    let signers = allowed(&sandbox, "checker-b", &public);
+    let verify = |sandbox: &Sandbox| {
+        sandbox.hpp(["attest", "verify", "--allowed-signers", &signers, "--json"])
+    };
+    let report = verify(&sandbox).json(0);
+    assert_eq!(report["status"], "valid", "{report}");
+    let record_ref = report["attestation"].as_str().expect("a ref").to_owned();
+    let line = sandbox.git(["show", &format!("{record_ref}:attestation.intoto.json")]);
+    // Control: the envelope's statement changed, its signature kept.
+    let forged = tampered(
+        line.trim(),
+        "/predicate/timeVerified",
+        json!("2020-01-01T00:00:00Z"),
+    );
+    rewrite_record(&sandbox, &record_ref, "attestation.intoto.json", &forged);
+    let report = verify(&sandbox).json(2);
+    assert_eq!(report["mismatches"], json!(["signature"]), "{report}");
+    let detail = report["candidates"][0]["signature"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("does not verify"), "{report}");
+    // Control: another key's envelope over a statement of its own, the SSHSIG kept.
+    let (other_key, _) = keygen(&sandbox, "other-key");
+    let other = Sandbox::repo().with_identity();
+    std::fs::write(other.root.join("SPEC.md"), "x\n").expect("writable");
+    other.git(["add", "SPEC.md"]);
+    other.git(["commit", "-q", "-m", "x"]);
+    attest_signed(&other, &other_key, "review:1", "approved");
+    let theirs = other.hpp(["attest", "export"]).ok();
+    rewrite_record(
+        &sandbox,
+        &record_ref,
+        "attestation.intoto.json",
+        theirs.trim(),
+    );
+    let report = verify(&sandbox).json(2);
+    let detail = report["candidates"][0]["signature"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("carries no signature by key"), "{report}");
+    // The one stored restores it.
+    rewrite_record(
+        &sandbox,
+        &record_ref,
+        "attestation.intoto.json",
+        line.trim(),
+    );
+    assert_eq!(verify(&sandbox).json(0)["status"], "valid");
+}
+
+#[test]
+fn evidence_verify_checks_the_envelope_beside_the_signature() {
+    let (sandbox, key, public) = signed_repo("ed25519");
+    evidence(&sandbox, "unit", Some(&key), "true", 0);
+    let signers = allowed(&sandbox, "ci-bot", &public);
+    let verify = |sandbox: &Sandbox, code| {
+        sandbox
+            .hpp([
+                "evidence",
+                "verify",
+                "unit",
+                "--allowed-signers",
+                &signers,
+                "--json",
+            ])
+            .json(code)
+    };
+    let report = verify(&sandbox, 0);
+    assert_eq!(report["status"], "valid", "{report}");
+    let record_ref = report["ref"].as_str().expect("a ref").to_owned();
+    let line = sandbox.git(["show", &format!("{record_ref}:record.intoto.json")]);
+    let forged = tampered(
+        line.trim(),
+        "/subject/0/digest/gitTree",
+        json!("0".repeat(40)),
+    );
+    rewrite_record(&sandbox, &record_ref, "record.intoto.json", &forged);
+    let report = verify(&sandbox, 2);
+    assert_eq!(report["status"], "blocked", "{report}");
+    assert!(
+        report["signature"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("in-toto envelope"),
+        "{report}"
+    );
+}
