@@ -130,10 +130,16 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
     ),
     (
         "git-hpp-evidence-import",
-        &[(
-            "Import the Python harness's evidence records",
-            "git hpp evidence import .hpp/evidence/unit.json",
-        )],
+        &[
+            (
+                "Import the Python harness's evidence records",
+                "git hpp evidence import .hpp/evidence/unit.json",
+            ),
+            (
+                "Import a CI's signed in-toto test result as evidence",
+                "git hpp evidence import --format in-toto ci.intoto.jsonl --id ci --allowed-signers allowed_signers",
+            ),
+        ],
     ),
     (
         "git-hpp-attest",

@@ -12,6 +12,7 @@
 pub mod artifacts;
 pub mod export;
 pub mod import;
+pub mod intoto;
 pub mod mutate;
 
 use std::path::Path;

@@ -473,3 +473,149 @@ fn evidence_verify_checks_the_envelope_beside_the_signature() {
         "{report}"
     );
 }
+
+/// Signs a test result of `tree` with `key` as a CI using in-toto's own signer would.
+fn ci_result(sandbox: &Sandbox, python: &Path, key: &Path, tree: &str, result: &str) -> PathBuf {
+    let out = Command::new(python)
+        .arg(SIGN)
+        .arg(key)
+        .args([tree, result, "https://ci.example/workflows/test.yml"])
+        .output()
+        .expect("the signer runs");
+    let run = Run::from_output(&out);
+    assert_eq!(run.code, 0, "{run}");
+    let path = sandbox.path(&format!("ci-{result}.intoto.jsonl"));
+    std::fs::write(&path, run.stdout).expect("writable");
+    path
+}
+
+fn import(sandbox: &Sandbox, file: &Path, id: &str, signers: &str) -> Run {
+    let file = file.to_str().expect("UTF-8");
+    sandbox.hpp_in(
+        &sandbox.root,
+        &[
+            "evidence",
+            "import",
+            "--format",
+            "in-toto",
+            file,
+            "--id",
+            id,
+            "--allowed-signers",
+            signers,
+            "--json",
+        ],
+    )
+}
+
+fn append(sandbox: &Sandbox, args: &[&str]) -> Run {
+    let mut argv = vec!["event", "append"];
+    argv.extend(args);
+    sandbox.hpp_in(&sandbox.root, &argv)
+}
+
+#[test]
+fn a_ci_test_result_imported_as_evidence_feeds_the_fresh_evidence_gate() {
+    let Some(python) = python() else { return };
+    let (sandbox, _, _) = signed_repo("ed25519");
+    let (ci_key, ci_public) = keygen(&sandbox, "ci-key");
+    let signers = allowed(&sandbox, "ci-bot", &ci_public);
+    let tree = sandbox.git(["rev-parse", "HEAD^{tree}"]);
+    let tree = tree.trim();
+    sandbox.hpp_in(&sandbox.root, &crate::harness::START).ok();
+    // A failed CI run imports as failed evidence, which the gate refuses.
+    let red = ci_result(&sandbox, &python, &ci_key, tree, "FAILED");
+    let report = import(&sandbox, &red, "ci-red", &signers).json(0);
+    assert_eq!(report["imported"][0]["verdict"], "failed", "{report}");
+    let run = append(
+        &sandbox,
+        &["--type", "evidence_recorded", "--evidence", "ci-red"],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stderr.contains("did not pass"), "{run}");
+    // A passed one, signed by a key the allowed signers list, satisfies it.
+    let green = ci_result(&sandbox, &python, &ci_key, tree, "PASSED");
+    let report = import(&sandbox, &green, "ci", &signers).json(0);
+    let imported = &report["imported"][0];
+    assert_eq!(imported["signer"], "ci-bot", "{report}");
+    assert_eq!(imported["tree"], tree, "{report}");
+    let verified = sandbox
+        .hpp([
+            "evidence",
+            "verify",
+            "ci",
+            "--allowed-signers",
+            &signers,
+            "--json",
+        ])
+        .json(0);
+    assert_eq!(verified["signature"]["status"], "verified", "{verified}");
+    append(
+        &sandbox,
+        &["--type", "evidence_recorded", "--evidence", "ci"],
+    )
+    .ok();
+}
+
+#[test]
+fn control_an_unknown_key_a_tampered_result_or_another_tree_does_not_pass() {
+    let Some(python) = python() else { return };
+    let (sandbox, _, _) = signed_repo("ed25519");
+    let (ci_key, ci_public) = keygen(&sandbox, "ci-key");
+    let (stranger, _) = keygen(&sandbox, "stranger-key");
+    let signers = allowed(&sandbox, "ci-bot", &ci_public);
+    let tree = sandbox.git(["rev-parse", "HEAD^{tree}"]);
+    // A key the allowed signers do not list.
+    let theirs = ci_result(&sandbox, &python, &stranger, tree.trim(), "PASSED");
+    let reason = import(&sandbox, &theirs, "ci", &signers).refused();
+    assert!(reason.contains("signature does not verify"), "{reason}");
+    // A FAILED result restated as PASSED under the CI's signature.
+    let red = ci_result(&sandbox, &python, &ci_key, tree.trim(), "FAILED");
+    let line = std::fs::read_to_string(&red).expect("readable");
+    let forged = sandbox.path("forged.jsonl");
+    std::fs::write(
+        &forged,
+        tampered(line.trim(), "/predicate/result", json!("PASSED")),
+    )
+    .expect("writable");
+    let reason = import(&sandbox, &forged, "ci", &signers).refused();
+    assert!(reason.contains("signature does not verify"), "{reason}");
+    // Without signers, nothing says whose key it is.
+    let green = ci_result(&sandbox, &python, &ci_key, tree.trim(), "PASSED");
+    let file = green.to_str().expect("UTF-8");
+    let reason = sandbox
+        .hpp(["evidence", "import", "--format", "in-toto", file])
+        .refused();
+    assert!(
+        reason.contains("needs to know whose key signed it"),
+        "{reason}"
+    );
+    // A passed result of an older tree is stale once the work changes.
+    import(&sandbox, &green, "ci", &signers).json(0);
+    sandbox.hpp_in(&sandbox.root, &crate::harness::START).ok();
+    std::fs::write(sandbox.root.join("README"), "changed\n").expect("writable");
+    let run = append(
+        &sandbox,
+        &["--type", "evidence_recorded", "--evidence", "ci"],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stderr.contains("run it again on this tree"), "{run}");
+}
+
+#[test]
+fn an_exported_bundle_imports_back_with_its_command() {
+    let (sandbox, key, public) = signed_repo("ed25519");
+    evidence(&sandbox, "unit", Some(&key), "true", 0);
+    let exported = sandbox.hpp(["evidence", "export", "unit"]).ok();
+    let file = sandbox.path("unit.intoto.jsonl");
+    std::fs::write(&file, exported).expect("writable");
+    let signers = allowed(&sandbox, "ci-bot", &public);
+    let report = import(&sandbox, &file, "unit-again", &signers).json(0);
+    let record_ref = report["imported"][0]["ref"].as_str().expect("a ref");
+    let record: Value =
+        serde_json::from_str(&sandbox.git(["show", &format!("{record_ref}:record.json")]))
+            .expect("JSON");
+    assert_eq!(record["command"], json!(["sh", "-c", "true"]));
+    assert_eq!(record["signer"], "ci-bot");
+    assert_eq!(record["verdict"], "passed");
+}
