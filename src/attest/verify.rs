@@ -464,10 +464,17 @@ fn judge(
 }
 
 /// The statement of the record `bytes` stored at `name`, built again as `attest create` built
-/// it: naming the commit the stored `payload` names, when that is the record's HEAD.
+/// it: naming the commit the stored `payload` names, when that is the record's HEAD, and the
+/// ref it names (where the record was written: a copy under another tree's prefix is the
+/// snapshot rule's to refuse, not the signature's).
 fn stated_again(bytes: &[u8], name: &str, payload: &[u8]) -> Option<Vec<u8>> {
     let record: record::Record = serde_json::from_slice(bytes).ok()?;
     let stored: Value = serde_json::from_slice(payload).ok()?;
+    let name = stored
+        .pointer("/predicate/inputAttestations/0/uri")
+        .and_then(Value::as_str)
+        .filter(|uri| uri.starts_with(hpp_store::refs::ATTESTATIONS_PREFIX))
+        .unwrap_or(name);
     let commit = intoto::subject_digests(&stored, "gitCommit")
         .into_iter()
         .next();
