@@ -16,11 +16,12 @@ use crate::events;
 use crate::evidence;
 use crate::sign::Signing;
 use hpp_core::attestation::{
-    self as record, BoundEvidence, Claim, DELIBERATION_ENTRY, PanelRef, RECORD_FILE, Record,
-    SIGNATURE_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY, Verdict,
+    self as record, BoundEvidence, Claim, DELIBERATION_ENTRY, ENVELOPE_FILE, PanelRef, RECORD_FILE,
+    Record, SIGNATURE_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY, Verdict,
 };
 use hpp_core::event_loop::LoopSpec;
 use hpp_core::event_loop::gates::Named;
+use hpp_core::intoto;
 use hpp_core::record::{canonical_json, canonical_record, sha256_hex};
 use hpp_core::timestamp;
 use hpp_store::refs::{self, LoopId};
@@ -173,7 +174,27 @@ pub fn create_with(
     )?;
     let id = format!("{}-{}", timestamp::compact(now), &sha256_hex(&bytes)[..12]);
     let message = format!("hpp attestation: {} by {}", rec.verdict, rec.actors.checker);
-    let attestation_ref = write_record(store, &snapshot, &id, &entries, &message)?;
+    // The commit the in-toto statement names beside the tree: HEAD, when its tree is the one
+    // attested (a workspace with changes has no commit of its tree yet).
+    let commit = match &at_hand.head {
+        Some(head) if store.commit_tree(head)? == snapshot => Some(head.to_string()),
+        _ => None,
+    };
+    let envelope = |record_ref: &str| -> Result<Option<(&'static str, Content)>, Error> {
+        let Some(signing) = request.signing.as_ref() else {
+            return Ok(None);
+        };
+        let statement = intoto::attestation_statement(intoto::AttestationFacts {
+            record: &rec,
+            record_bytes: &bytes,
+            record_ref,
+            commit: commit.as_deref(),
+        });
+        Ok(signing
+            .envelope(&intoto::statement_bytes(&statement))?
+            .map(|e| (ENVELOPE_FILE, Content::Bytes(e.to_line().into_bytes()))))
+    };
+    let attestation_ref = write_record(store, &snapshot, &id, &entries, &message, envelope)?;
     let line = format!(
         "hpp attestation: {} by {} (maker {}, session {}) {attestation_ref}\n",
         rec.verdict, rec.actors.checker, rec.actors.maker, rec.session
@@ -406,13 +427,15 @@ fn tree_entries(
 }
 
 /// Writes the record at `refs/hpp/attestations/<tree>/<id>`, or `<id>-<n>` when a record of the
-/// same second and content already took the name; returns its ref.
+/// same second and content already took the name, with the in-toto envelope `envelope` makes
+/// for that ref (it names the ref); returns its ref.
 fn write_record(
     store: &Store,
     snapshot: &TreeId,
     id: &str,
     entries: &[(&str, Content)],
     message: &str,
+    envelope: impl Fn(&str) -> Result<Option<(&'static str, Content)>, Error>,
 ) -> Result<String, Error> {
     let entries: Vec<(String, Content)> = entries
         .iter()
@@ -421,7 +444,13 @@ fn write_record(
     store.create_first_free(
         id,
         |name| refs::attestation(snapshot.as_str(), name),
-        |_| Ok::<_, Error>((entries.clone(), message.to_owned())),
+        |record_ref| {
+            let mut entries = entries.clone();
+            if let Some((path, content)) = envelope(record_ref)? {
+                entries.push((path.to_owned(), content));
+            }
+            Ok::<_, Error>((entries, message.to_owned()))
+        },
     )
 }
 

@@ -13,6 +13,7 @@
 //! a commit or a range. [`import`] keeps the Python harness's attestations, judged by its rules.
 
 pub mod create;
+pub mod export;
 pub mod import;
 pub mod verify;
 
@@ -90,6 +91,14 @@ pub enum Error {
     /// Signing failed.
     #[error(transparent)]
     Sign(#[from] sign::Error),
+    /// A record's in-toto envelope cannot be read.
+    #[error("{record}: its in-toto envelope cannot be read: {why}")]
+    Intoto {
+        /// The record.
+        record: String,
+        /// Why.
+        why: String,
+    },
     /// The loop could not be read.
     #[error(transparent)]
     Loop(#[from] events::Error),

@@ -13,9 +13,10 @@ use super::{Error, import};
 use crate::evidence::{self, ArtifactCheck};
 use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
 use hpp_core::attestation::{
-    self as record, DELIBERATION_ENTRY, RECORD_FILE, SIGNATURE_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY,
-    Verdict,
+    self as record, DELIBERATION_ENTRY, ENVELOPE_FILE, RECORD_FILE, SIGNATURE_FILE, SNAPSHOT_ENTRY,
+    SPEC_ENTRY, Verdict,
 };
+use hpp_core::intoto;
 use hpp_core::record::sha256_hex;
 use hpp_core::trust::{Policy, Role};
 use hpp_store::{self as store, CommitId, Store, TreeId, refs};
@@ -343,6 +344,20 @@ fn judge(
             OffsetDateTime::now_utc(),
         )
     };
+    // The in-toto envelope signed beside the SSHSIG must be the same key's, over this record.
+    let signature = match (store.read_file(name, ENVELOPE_FILE)?, &sig) {
+        (Some(stored), Some(armored))
+            if !reference && signature.status != SignatureStatus::Refused =>
+        {
+            match sign::dsse::check_beside(&stored, armored, |payload| {
+                stated_again(&bytes, name, payload)
+            }) {
+                Ok(()) => signature,
+                Err(why) => SignatureReport::refused(signature.signer.as_deref(), why),
+            }
+        }
+        _ => signature,
+    };
     // An unsigned record passes only where signatures are not required; a signature that is
     // there is always checked, and one that does not verify fails whatever is required.
     let signature_ok = match (sig.is_some(), signature.status) {
@@ -449,6 +464,33 @@ fn judge(
         evidence_problems,
     };
     Ok((judged, judgement))
+}
+
+/// The statement of the record `bytes` stored at `name`, built again as `attest create` built
+/// it: naming the commit the stored `payload` names, when that is the record's HEAD, and the
+/// ref it names (where the record was written: a copy under another tree's prefix is the
+/// snapshot rule's to refuse, not the signature's).
+fn stated_again(bytes: &[u8], name: &str, payload: &[u8]) -> Option<Vec<u8>> {
+    let record: record::Record = serde_json::from_slice(bytes).ok()?;
+    let stored: Value = serde_json::from_slice(payload).ok()?;
+    let name = stored
+        .pointer("/predicate/inputAttestations/0/uri")
+        .and_then(Value::as_str)
+        .filter(|uri| uri.starts_with(hpp_store::refs::ATTESTATIONS_PREFIX))
+        .unwrap_or(name);
+    let commit = intoto::subject_digests(&stored, "gitCommit")
+        .into_iter()
+        .next();
+    if commit.is_some() && commit != record.base_commit {
+        return None;
+    }
+    let statement = intoto::attestation_statement(intoto::AttestationFacts {
+        record: &record,
+        record_bytes: bytes,
+        record_ref: name,
+        commit: commit.as_deref(),
+    });
+    Some(intoto::statement_bytes(&statement))
 }
 
 /// Tells whether every root commit a v3 record names is a root commit here. A shallow clone

@@ -122,11 +122,24 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
         )],
     ),
     (
-        "git-hpp-evidence-import",
+        "git-hpp-evidence-export",
         &[(
-            "Import the Python harness's evidence records",
-            "git hpp evidence import .hpp/evidence/unit.json",
+            "The newest bundle of id unit as an in-toto test result",
+            "git hpp evidence export unit --format in-toto",
         )],
+    ),
+    (
+        "git-hpp-evidence-import",
+        &[
+            (
+                "Import the Python harness's evidence records",
+                "git hpp evidence import .hpp/evidence/unit.json",
+            ),
+            (
+                "Import a CI's signed in-toto test result as evidence",
+                "git hpp evidence import --format in-toto ci.intoto.jsonl --id ci --allowed-signers allowed_signers",
+            ),
+        ],
     ),
     (
         "git-hpp-attest",
@@ -141,6 +154,19 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
             "A checker approves the workspace tree, signed",
             "git hpp attest create --spec SPEC.md --maker agent-a --checker checker-b --session review:1 --verdict approved --sign-key checker.key",
         )],
+    ),
+    (
+        "git-hpp-attest-export",
+        &[
+            (
+                "HEAD's attestations as an in-toto bundle",
+                "git hpp attest export --format in-toto",
+            ),
+            (
+                "Those of a release tag",
+                "git hpp attest export v1.0 --format in-toto",
+            ),
+        ],
     ),
     (
         "git-hpp-attest-import",

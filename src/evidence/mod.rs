@@ -10,7 +10,9 @@
 //! artifacts' bytes are kept, so a reviewer can inspect them from a clone.
 
 pub mod artifacts;
+pub mod export;
 pub mod import;
+pub mod intoto;
 pub mod mutate;
 
 use std::path::Path;
@@ -22,8 +24,8 @@ use time::OffsetDateTime;
 use crate::process;
 use crate::sign::{self, AllowedSigners, SignatureReport, Signing};
 use hpp_core::evidence::{
-    self as bundle, ARTIFACTS_DIR, ArtifactFile, ArtifactGroup, Bundle, EvidenceId, Measured,
-    RECORD_FILE, SCHEMA, SIGNATURE_FILE, Status, Verdict,
+    self as bundle, ARTIFACTS_DIR, ArtifactFile, ArtifactGroup, Bundle, ENVELOPE_FILE, EvidenceId,
+    Measured, RECORD_FILE, SCHEMA, SIGNATURE_FILE, Status, Verdict,
 };
 use hpp_core::record::sha256_hex;
 use hpp_core::secrets;
@@ -72,6 +74,14 @@ pub enum Error {
     /// Signing failed.
     #[error(transparent)]
     Sign(#[from] sign::Error),
+    /// A bundle's in-toto envelope cannot be read or made.
+    #[error("{record}: {why}")]
+    Intoto {
+        /// The bundle.
+        record: String,
+        /// Why.
+        why: String,
+    },
     /// The store failed or refused.
     #[error(transparent)]
     Store(#[from] store::Error),
@@ -303,6 +313,17 @@ fn store_record(
             if let Some(signing) = signing {
                 let armored = signing.sign(&bytes)?;
                 entries.push((SIGNATURE_FILE.into(), Content::Bytes(armored.into_bytes())));
+                // The same run as an in-toto test result, signed with the same key now; a
+                // bundle with no tree has no subject to state.
+                if let Ok(statement) = hpp_core::intoto::evidence_statement(&record)
+                    && let Some(envelope) =
+                        signing.envelope(&hpp_core::intoto::statement_bytes(&statement))?
+                {
+                    entries.push((
+                        ENVELOPE_FILE.into(),
+                        Content::Bytes(envelope.to_line().into_bytes()),
+                    ));
+                }
             }
             for (path, data) in kept {
                 entries.push((
@@ -523,6 +544,16 @@ pub fn verify(
         OffsetDateTime::now_utc(),
     );
     report.snapshot = bundle::Snapshot::of_record(&record).and_then(Result::ok);
+    if let Some(stored) = store.read_file(record_ref, ENVELOPE_FILE)? {
+        envelope_check(
+            &mut report,
+            &bytes,
+            &stored,
+            sig.as_deref(),
+            text("signer").as_deref(),
+            allowed,
+        );
+    }
     let hash = bundle::self_hash(&record);
     report.record_sha256 = Some(hash.clone());
     if text("record_sha256").as_deref() != Some(hash.as_str()) {
@@ -619,6 +650,61 @@ pub fn verify(
         report.status
     };
     Ok(report)
+}
+
+/// Checks a bundle's in-toto envelope into `report`. Beside an SSHSIG it must be the same
+/// key's signature over the statement built again from the record; with no SSHSIG (a test
+/// result imported as evidence) it is the record's signature, by a principal the allowed
+/// signers list, and its statement must say what the record says (the tree, passed or not).
+fn envelope_check(
+    report: &mut Verification,
+    bytes: &[u8],
+    stored: &[u8],
+    sig: Option<&[u8]>,
+    signer: Option<&str>,
+    allowed: Option<&AllowedSigners>,
+) {
+    if let Some(armored) = sig {
+        if report.signature.status == sign::SignatureStatus::Refused {
+            return;
+        }
+        let stated = |_: &[u8]| {
+            let bundle: Bundle = serde_json::from_slice(bytes).ok()?;
+            hpp_core::intoto::evidence_statement(&bundle)
+                .ok()
+                .map(|s| hpp_core::intoto::statement_bytes(&s))
+        };
+        if let Err(why) = sign::dsse::check_beside(stored, armored, stated) {
+            report.signature = SignatureReport::refused(signer, why);
+        }
+        return;
+    }
+    let envelope = match hpp_core::intoto::Envelope::parse(stored) {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            report.signature = SignatureReport::refused(
+                signer,
+                format!("the in-toto envelope cannot be read: {e}"),
+            );
+            return;
+        }
+    };
+    report.signature =
+        sign::dsse::check_signed(&envelope, signer, allowed, OffsetDateTime::now_utc());
+    let said = envelope
+        .payload_bytes()
+        .ok()
+        .and_then(|p| hpp_core::intoto::read_test_result(&p).ok());
+    let holds = said.is_some_and(|t| {
+        report.snapshot.as_ref().is_some_and(|s| s.tree == t.tree)
+            && t.passed() == (report.verdict.as_deref() == Some(Verdict::Passed.as_str()))
+    });
+    if !holds {
+        report.problems.push(
+            "the record says something other than the in-toto test result it was imported from"
+                .into(),
+        );
+    }
 }
 
 /// One bundle in a listing.

@@ -328,6 +328,28 @@ impl AllowedSigners {
         self.entries.is_empty()
     }
 
+    /// The principals each well-formed, non-`cert-authority` line names by exact name (no
+    /// pattern, no negation), with its key: who a key found by fingerprint may be
+    /// ([`crate::sign::dsse::check_signed`]). Whether the line admits the principal then is
+    /// [`Self::admit`]'s to say.
+    pub fn named_keys(&self) -> Vec<(String, &KeyData)> {
+        let mut out = Vec::new();
+        for entry in &self.entries {
+            let (Some(principals), Ok(parsed)) = (&entry.principals, &entry.parsed) else {
+                continue;
+            };
+            if parsed.options.cert_authority {
+                continue;
+            }
+            for name in principals.split(',') {
+                if !name.is_empty() && !name.contains(['*', '?', '!']) {
+                    out.push((name.to_owned(), &parsed.key));
+                }
+            }
+        }
+        out
+    }
+
     /// Tells whether some entry admits `key` for `principal`, signing in `namespace`, at time
     /// `at` (what `ssh-keygen -Y verify -I principal -n namespace` checks after the signature
     /// itself).

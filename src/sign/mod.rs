@@ -15,6 +15,7 @@
 //! other tools are refused when checked, because this build does not verify them.
 
 pub mod allowed;
+pub mod dsse;
 mod repair;
 pub mod source;
 
@@ -398,6 +399,23 @@ impl SignatureReport {
 
     pub(crate) fn refused(signer: Option<&str>, detail: impl Into<String>) -> Self {
         Self::new(SignatureStatus::Refused, signer, Some(detail.into()))
+    }
+
+    pub(crate) fn not_signed() -> Self {
+        Self::new(SignatureStatus::NotSigned, None, None)
+    }
+
+    pub(crate) fn not_verified(signer: Option<&str>, detail: impl Into<String>) -> Self {
+        Self::new(SignatureStatus::NotVerified, signer, Some(detail.into()))
+    }
+
+    pub(crate) fn verified(signer: &str, bytes: &[u8]) -> Self {
+        SignatureReport {
+            status: SignatureStatus::Verified,
+            signer: Some(signer.to_owned()),
+            sha256: Some(format!("{:x}", Sha256::digest(bytes))),
+            detail: None,
+        }
     }
 }
 

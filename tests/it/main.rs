@@ -41,6 +41,7 @@ mod hop;
 mod host_hooks;
 mod init;
 mod install;
+mod intoto;
 mod lanes;
 mod layers;
 mod leaks;

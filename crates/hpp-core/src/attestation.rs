@@ -41,6 +41,9 @@ pub const VERIFICATION_SCHEMA: &str = "hpp.attestation-verification/v1";
 pub const RECORD_FILE: &str = "attestation.json";
 /// The signature blob beside it (SSHSIG, namespace `hpp`, over the record's bytes).
 pub const SIGNATURE_FILE: &str = "attestation.sig";
+/// The in-toto envelope beside it: the record as a SLSA verification summary, DSSE-signed with
+/// the same key at the same moment ([`crate::intoto`]); present only when a key file signed.
+pub const ENVELOPE_FILE: &str = "attestation.intoto.json";
 /// The spec blob kept in the record's tree.
 pub const SPEC_ENTRY: &str = "spec";
 /// The snapshot tree kept in the record's tree.

@@ -16,6 +16,10 @@ pub const SCHEMA: &str = "hpp.evidence/v1";
 pub const RECORD_FILE: &str = "record.json";
 /// The signature blob beside it (SSHSIG, namespace `hpp`, over the record's bytes).
 pub const SIGNATURE_FILE: &str = "record.sig";
+/// The in-toto envelope beside it: the record as an in-toto test result, DSSE-signed with the
+/// same key at the same moment ([`crate::intoto`]); present only when a key file signed, or
+/// when the bundle was imported from one.
+pub const ENVELOPE_FILE: &str = "record.intoto.json";
 /// Where kept artifact bytes live in the record's tree (`artifacts/<path>`).
 pub const ARTIFACTS_DIR: &str = "artifacts";
 
@@ -249,7 +253,7 @@ impl Snapshot {
 }
 
 /// Tells whether `s` is a git object id in hex (SHA-1 or SHA-256).
-fn is_object_id(s: &str) -> bool {
+pub fn is_object_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

@@ -10,7 +10,8 @@
 //! - **Records**: [`record`] (canonical JSON, ids, hashes), [`evidence`] (the evidence bundle),
 //!   [`attestation`], [`secrets`] (the secret-shape detector), [`run`] (a finished command),
 //!   [`timestamp`] (RFC 3339 in UTC), [`pyrepr`] (Python's `repr` of the values refusals quote),
-//!   [`trust`] (the signed policy of who may sign what).
+//!   [`trust`] (the signed policy of who may sign what), [`intoto`] (records as in-toto
+//!   statements in DSSE envelopes, for other tools to read).
 //! - **The loop**: [`event_loop`] (states, transitions, gates), [`event_log`] (the hash-chained
 //!   log), [`gate`] (the pre-push gate's rule), [`manifest`] (the protocol manifest).
 //! - **The rulers**: [`policy`], [`workgraph`] (waves), [`coverage`], [`context`], [`citations`],
@@ -44,6 +45,7 @@ pub mod hop;
 pub mod host;
 pub mod instrument;
 pub mod int;
+pub mod intoto;
 pub mod lane;
 pub mod language;
 pub mod manifest;

@@ -1,6 +1,7 @@
 //! `git hpp attest`: a checker's verdict bound to exact bytes.
 
 pub mod create;
+pub mod export;
 pub mod import;
 pub mod verify;
 
@@ -18,6 +19,7 @@ use super::output::Outcome;
 )]
 pub enum AttestCommand {
     Create(create::AttestCreateArgs),
+    Export(export::AttestExportArgs),
     Import(import::AttestImportArgs),
     Verify(verify::AttestVerifyArgs),
 }
@@ -26,6 +28,7 @@ pub enum AttestCommand {
 pub fn dispatch(ctx: &Ctx, command: AttestCommand) -> Result<Outcome, CliError> {
     match command {
         AttestCommand::Create(args) => create::cmd_attest_create(ctx, &args),
+        AttestCommand::Export(args) => export::cmd_attest_export(ctx, &args),
         AttestCommand::Import(args) => import::cmd_attest_import(ctx, &args),
         AttestCommand::Verify(args) => verify::cmd_attest_verify(ctx, &args),
     }

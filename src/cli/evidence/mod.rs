@@ -1,5 +1,6 @@
 //! `git hpp evidence`: bundles from commands that really ran.
 
+pub mod export;
 pub mod import;
 pub mod list;
 pub mod mutate;
@@ -26,6 +27,7 @@ pub enum EvidenceCommand {
     Show(show::EvidenceShowArgs),
     Mutate(mutate::EvidenceMutateArgs),
     Import(import::EvidenceImportArgs),
+    Export(export::EvidenceExportArgs),
 }
 
 /// Runs one `evidence` verb.
@@ -37,5 +39,6 @@ pub fn dispatch(ctx: &Ctx, command: EvidenceCommand) -> Result<Outcome, CliError
         EvidenceCommand::Show(args) => show::cmd_evidence_show(ctx, &args),
         EvidenceCommand::Mutate(args) => mutate::cmd_evidence_mutate(ctx, &args),
         EvidenceCommand::Import(args) => import::cmd_evidence_import(ctx, &args),
+        EvidenceCommand::Export(args) => export::cmd_evidence_export(ctx, &args),
     }
 }
