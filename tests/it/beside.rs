@@ -125,28 +125,7 @@ fn control_only_the_attestation_file_is_left_out_of_the_comparison() {
     let own = sandbox.root.join(".hpp/a.json");
     let bytes = std::fs::read_to_string(&own).expect("the attestation");
     std::fs::write(&own, format!("{bytes}\n")).expect("writable");
-    let now = sandbox
-        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
-        .json(2);
-    let tree = now["tree"].as_str().expect("a tree").to_owned();
-    let forged_listing: String = sandbox
-        .git(["ls-tree", &reference])
-        .lines()
-        .map(|line| {
-            if line.ends_with("\tsnapshot") {
-                format!("040000 tree {tree}\tsnapshot\n")
-            } else {
-                format!("{line}\n")
-            }
-        })
-        .collect();
-    let forged_tree = sandbox.git_fed(&["mktree"], &forged_listing);
-    let commit = sandbox.git(["commit-tree", &forged_tree, "-m", "forged"]);
-    sandbox.git([
-        "update-ref",
-        &format!("refs/hpp/attestations/{tree}/forged"),
-        &commit,
-    ]);
+    sandbox.rebind_to_workspace(&reference);
     let verified = sandbox
         .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
         .json(2);

@@ -563,28 +563,7 @@ fn control_a_forged_import_bound_to_another_tree_does_not_verify() {
         .child("src/app.txt")
         .write_str("greet = \"bye\"\n")
         .expect("writable");
-    let now = sandbox
-        .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
-        .json(2);
-    let tree = now["tree"].as_str().expect("a tree").to_owned();
-    let listing = sandbox.git(["ls-tree", reference]);
-    let forged_listing: String = listing
-        .lines()
-        .map(|line| {
-            if line.ends_with("\tsnapshot") {
-                format!("040000 tree {tree}\tsnapshot\n")
-            } else {
-                format!("{line}\n")
-            }
-        })
-        .collect();
-    let forged_tree = sandbox.git_fed(&["mktree"], &forged_listing);
-    let commit = sandbox.git(["commit-tree", &forged_tree, "-m", "forged"]);
-    sandbox.git([
-        "update-ref",
-        &format!("refs/hpp/attestations/{tree}/forged"),
-        &commit,
-    ]);
+    sandbox.rebind_to_workspace(reference);
     let verified = sandbox
         .hpp_in(&sandbox.root, &["attest", "verify", "--json"])
         .json(2);

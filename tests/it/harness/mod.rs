@@ -223,6 +223,34 @@ impl Sandbox {
         run.stdout.trim_end().to_owned()
     }
 
+    /// Forges what someone who can write refs could: the attestation record at `reference`
+    /// copied under the workspace's tree now (`attest verify --json`), with that tree as its
+    /// snapshot.
+    pub fn rebind_to_workspace(&self, reference: &str) {
+        let now = self
+            .hpp_in(&self.root, &["attest", "verify", "--json"])
+            .json(2);
+        let tree = now["tree"].as_str().expect("a tree").to_owned();
+        let forged_listing: String = self
+            .git(["ls-tree", reference])
+            .lines()
+            .map(|line| {
+                if line.ends_with("\tsnapshot") {
+                    format!("040000 tree {tree}\tsnapshot\n")
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        let forged_tree = self.git_fed(&["mktree"], &forged_listing);
+        let commit = self.git(["commit-tree", &forged_tree, "-m", "forged"]);
+        self.git([
+            "update-ref",
+            &format!("refs/hpp/attestations/{tree}/forged"),
+            &commit,
+        ]);
+    }
+
     /// Gives commands under test a git identity (by default they run without one).
     pub fn with_identity(mut self) -> Self {
         self.identity = true;
