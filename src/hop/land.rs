@@ -116,7 +116,7 @@ impl Hop<'_> {
         let base = self.load(&base_id)?;
         let base_tree = Self::tree_of(&base)?;
         let proposal_tree = Self::tree_of(&proposal)?;
-        let changed = self.store.changed_paths(&base_tree, &proposal_tree)?;
+        let changed = self.store.tree_changes(&base_tree, &proposal_tree)?;
         let landed = retry::retry(|attempt| {
             let retries = attempt - 1;
             let head = self.accepted()?;
@@ -129,8 +129,8 @@ impl Hop<'_> {
                 });
             }
             let head_tree = Self::tree_of(&head)?;
-            let accepted_since = self.store.changed_paths(&base_tree, &head_tree)?;
-            let paths = overlap::overlapping(&changed, &accepted_since);
+            let accepted_since = self.store.tree_changes(&base_tree, &head_tree)?;
+            let paths = overlap::overlapping(changed.paths(), accepted_since.paths());
             if !paths.is_empty() {
                 return Err(Error::Overlap {
                     proposal: proposal_id.to_string(),
@@ -138,10 +138,11 @@ impl Hop<'_> {
                     paths,
                 });
             }
-            let composed = match self
-                .store
-                .merge_trees(&base_tree, &head_tree, &proposal_tree)?
-            {
+            let composed = match self.store.merge_disjoint_trees(
+                &base_tree,
+                (&head_tree, &accepted_since),
+                (&proposal_tree, &changed),
+            )? {
                 Ok(tree) => tree,
                 Err(paths) => {
                     return Err(Error::Conflict {

@@ -75,9 +75,10 @@ impl Hop<'_> {
             let base_tree = Self::tree_of(&base)?;
             let landed_tree = Self::tree_of(landing)?;
             let tip_tree = Self::tree_of(&tip)?;
-            let changed = self.store.changed_paths(&base_tree, &landed_tree)?;
-            let accepted_since = self.store.changed_paths(&base_tree, &tip_tree)?;
-            let paths = hpp_core::hop::overlap::overlapping(&changed, &accepted_since);
+            let changed = self.store.tree_changes(&base_tree, &landed_tree)?;
+            let accepted_since = self.store.tree_changes(&base_tree, &tip_tree)?;
+            let paths =
+                hpp_core::hop::overlap::overlapping(changed.paths(), accepted_since.paths());
             if !paths.is_empty() {
                 return Ok(Err(format!(
                     "the other side's landing {} of {proposal} overlaps what this side accepted \
@@ -86,10 +87,11 @@ impl Hop<'_> {
                     paths.join(", ")
                 )));
             }
-            let composed = match self
-                .store
-                .merge_trees(&base_tree, &tip_tree, &landed_tree)?
-            {
+            let composed = match self.store.merge_disjoint_trees(
+                &base_tree,
+                (&tip_tree, &accepted_since),
+                (&landed_tree, &changed),
+            )? {
                 Ok(tree) => tree,
                 Err(paths) => {
                     return Ok(Err(format!(

@@ -6,7 +6,7 @@
 //! one `git update-ref --stdin` transaction: each edit is a compare-and-swap on its expected
 //! value (`create` when the ref must not exist), all edits of one call land together or none
 //! does, and git fsyncs what it writes (`core.fsync=reference`) after the store has flushed the
-//! objects the new values reach ([`Store::sync_closure`]), so the durability order is the one
+//! objects the new values reach ([`Store::sync_closure_beyond`]), so the durability order is the one
 //! the files backend keeps.
 
 use std::io::Write;

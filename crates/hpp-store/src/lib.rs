@@ -58,7 +58,7 @@ pub use sync::{
     NOTES_PUSH, RECORDS, Rejected, STAGING_PREFIX, Staged, SyncReport, notes_fetch, notes_staging,
     records_fetch,
 };
-pub use trees::FileKind;
+pub use trees::{FileKind, TreeChanges};
 pub use worktree_facts::{LinkedFacts, WorktreeFacts};
 pub use worktrees::{Checkout, Worktree};
 
@@ -403,10 +403,10 @@ pub struct Store {
     /// a backend gix cannot read (reftable).
     git_refs: bool,
     /// When this store was opened, less a margin for coarse file times: a loose object written
-    /// since is one of ours, to make durable before a ref names it ([`Store::sync_closure`]).
+    /// since is one of ours, to make durable before a ref names it ([`Store::sync_closure_beyond`]).
     opened: std::time::SystemTime,
     /// Objects this store (or a view of it) already flushed: a command that moves several refs
-    /// flushes each new object once, not once per ref ([`Store::sync_closure`]).
+    /// flushes each new object once, not once per ref ([`Store::sync_closure_beyond`]).
     synced: std::sync::Arc<std::sync::Mutex<write::Synced>>,
 }
 

@@ -450,6 +450,55 @@ mod tests {
     }
 
     #[test]
+    fn the_walk_stops_at_the_value_the_ref_names_now() {
+        let (_dir, store) = repo();
+        let first = store.write_record(None, &record(b"one"), &[]).unwrap();
+        let second = store
+            .write_record(Some(first), &record(b"two"), &[])
+            .unwrap();
+        // A ref moving from `first` to `second`: `first` was made durable before a ref named
+        // it, so only the new record's three objects are flushed (six without that knowledge,
+        // as the test above shows).
+        assert_eq!(store.sync_closure_beyond(second, Some(first)).unwrap(), 3);
+    }
+
+    /// A commit of `files` (path, content) on `parent`.
+    fn commit_of(store: &Store, files: &[(&str, &str)], parent: Option<ObjectId>) -> ObjectId {
+        let mut editor = store
+            .repo
+            .edit_tree(ObjectId::empty_tree(store.repo.object_hash()))
+            .unwrap();
+        for (path, text) in files {
+            let blob = store.repo.write_blob(text.as_bytes()).unwrap().detach();
+            editor
+                .upsert(*path, gix::objs::tree::EntryKind::Blob, blob)
+                .unwrap();
+        }
+        let tree = editor.write().unwrap().detach();
+        store.new_commit(tree, parent, "test").unwrap()
+    }
+
+    #[test]
+    fn what_a_commit_shares_with_a_parent_not_yet_flushed_is_flushed_through_the_parent() {
+        let (_dir, store) = repo();
+        // Neither commit is durable yet. The child's tree is read beside its parent's, so the
+        // directory both share (`d2`) is skipped there and must be reached through the parent.
+        let parent = commit_of(&store, &[("d1/a", "1"), ("d2/b", "2")], None);
+        let child = commit_of(&store, &[("d1/a", "changed"), ("d2/b", "2")], Some(parent));
+        // child: commit, tree, d1, blob; parent: commit, tree, d1, d2, two blobs.
+        assert_eq!(store.sync_closure(child).unwrap(), 10);
+    }
+
+    #[test]
+    fn control_a_commit_on_a_durable_parent_flushes_only_what_it_changed() {
+        let (_dir, store) = repo();
+        let parent = commit_of(&store, &[("d1/a", "1"), ("d2/b", "2")], None);
+        assert_eq!(store.sync_closure(parent).unwrap(), 6);
+        let child = commit_of(&store, &[("d1/a", "changed"), ("d2/b", "2")], Some(parent));
+        assert_eq!(store.sync_closure(child).unwrap(), 4);
+    }
+
+    #[test]
     fn control_an_object_flushed_alone_still_has_its_closure_flushed() {
         let (_dir, store) = repo();
         let id = store.write_record(None, &record(b"alone"), &[]).unwrap();
@@ -480,6 +529,25 @@ mod tests {
         let id = store.write_record(None, &record(b"old"), &[]).unwrap();
         store.opened = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
         assert_eq!(store.sync_closure(id).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_commit_time_carries_the_offset_gix_would_give_it() {
+        let ours = crate::write::now_local();
+        let theirs = gix::date::Time::now_local_or_utc();
+        assert_eq!(ours.offset, theirs.offset);
+        assert!((ours.seconds - theirs.seconds).abs() <= 2);
+    }
+
+    #[test]
+    fn control_another_zone_gives_another_offset() {
+        // The comparison above can tell offsets apart: a zone that is not this machine's
+        // (India's, +05:30, which no CI machine's clock is set to) disagrees with gix.
+        let zone =
+            jiff::tz::TimeZone::fixed(jiff::tz::offset(5) + jiff::SignedDuration::from_mins(30));
+        let offset = zone.to_offset(jiff::Timestamp::now()).seconds();
+        assert_eq!(offset, 5 * 3600 + 1800);
+        assert_ne!(offset, gix::date::Time::now_local_or_utc().offset);
     }
 
     #[test]

@@ -11,7 +11,8 @@ use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 use super::{
-    Error, FALLBACK_EMAIL, FALLBACK_NAME, LOOSE_LIMIT, NewRecord, RefMove, Store, WRITES, git,
+    CommitId, Error, FALLBACK_EMAIL, FALLBACK_NAME, LOOSE_LIMIT, NewRecord, RefMove, Store, WRITES,
+    git,
 };
 
 /// How many new objects are flushed one by one before one syncfs(2) is cheaper (Linux).
@@ -27,20 +28,62 @@ pub(crate) struct Synced {
     closures: std::collections::HashSet<ObjectId>,
 }
 
+/// Now, with the local time zone's offset, as a commit records it.
+///
+/// gix's `Time::now_local_or_utc` asks jiff for the system zone, and naming it lists the whole
+/// zoneinfo directory (23 directories, about a millisecond, once per commit). A commit needs
+/// only the offset, which `/etc/localtime` alone gives: that zone is read once per process.
+/// With `TZ` set, or no readable `/etc/localtime`, gix's way.
+pub(crate) fn now_local() -> gix::date::Time {
+    static LOCAL: std::sync::OnceLock<Option<jiff::tz::TimeZone>> = std::sync::OnceLock::new();
+    let zone = LOCAL.get_or_init(|| {
+        if std::env::var_os("TZ").is_some() {
+            return None;
+        }
+        let tzif = std::fs::read("/etc/localtime").ok()?;
+        jiff::tz::TimeZone::tzif("localtime", &tzif).ok()
+    });
+    match zone {
+        Some(zone) => {
+            let now = jiff::Timestamp::now();
+            gix::date::Time {
+                seconds: now.as_second(),
+                offset: zone.to_offset(now).seconds(),
+            }
+        }
+        None => gix::date::Time::now_local_or_utc(),
+    }
+}
+
 impl Store {
+    /// Who writes the store's commits, as git resolves a committer (`GIT_COMMITTER_NAME` and
+    /// `_EMAIL`, then `committer.name` and `.email`, then `user.name` and `.email`, then `EMAIL`
+    /// for the address), name and address each on its own, and the store's fallback for what
+    /// is still missing; stamped now. Resolved here rather than by gix's `committer()`, which
+    /// also computes the default commit times and so loads jiff's whole time zone database,
+    /// about a millisecond of every writing command.
     pub(crate) fn signature(&self) -> gix::actor::Signature {
-        let now = gix::date::Time::now_local_or_utc();
-        match self.repo.committer() {
-            Some(Ok(sig)) => gix::actor::Signature {
-                name: sig.name.into(),
-                email: sig.email.into(),
-                time: now,
-            },
-            _ => gix::actor::Signature {
-                name: FALLBACK_NAME.into(),
-                email: FALLBACK_EMAIL.into(),
-                time: now,
-            },
+        let config = self.repo.config_snapshot();
+        let env = |key: &str| std::env::var(key).ok().filter(|v| !v.trim().is_empty());
+        let setting = |key: &str| {
+            config
+                .string(key)
+                .map(|v| v.to_string())
+                .filter(|v| !v.trim().is_empty())
+        };
+        let name = env("GIT_COMMITTER_NAME")
+            .or_else(|| setting("committer.name"))
+            .or_else(|| setting("user.name"))
+            .unwrap_or_else(|| FALLBACK_NAME.to_owned());
+        let email = env("GIT_COMMITTER_EMAIL")
+            .or_else(|| setting("committer.email"))
+            .or_else(|| setting("user.email"))
+            .or_else(|| env("EMAIL"))
+            .unwrap_or_else(|| FALLBACK_EMAIL.to_owned());
+        gix::actor::Signature {
+            name: name.into(),
+            email: email.into(),
+            time: now_local(),
         }
     }
 
@@ -173,13 +216,29 @@ impl Store {
         Ok(synced)
     }
 
+    /// [`Store::sync_closure_beyond`] with no value known to be durable: a new ref.
+    #[cfg(test)]
+    pub(crate) fn sync_closure(&self, tip: ObjectId) -> Result<usize, Error> {
+        self.sync_closure_beyond(tip, None)
+    }
+
     /// Makes what a new ref tip names durable before the ref moves: every loose object written
     /// since this store opened that `tip` reaches (a record's commit and its new parents, its
     /// tree, a snapshot tree and the blobs written for it, nested artifact trees) is fsynced,
     /// then the object directories holding them. The walk stops at objects older than the
-    /// store and at packed ones: they were durable already, and so is what they reach. Returns
-    /// how many it synced.
-    pub(crate) fn sync_closure(&self, tip: ObjectId) -> Result<usize, Error> {
+    /// store and at packed ones: they were durable already, and so is what they reach. It
+    /// stops at `durable` too, the value the ref names now: what a ref names was made durable
+    /// before that ref moved. Returns how many it synced.
+    ///
+    /// The walk reads each new tree beside the tree at the same path in its commit's first
+    /// parent: an entry both share is reached through the parent (durable, or walked in its
+    /// turn), so only what the commit changed is looked at. A landing on a tree of 50,000
+    /// files looks at the few entries on the changed path, not at every directory of the root.
+    pub(crate) fn sync_closure_beyond(
+        &self,
+        tip: ObjectId,
+        durable: Option<ObjectId>,
+    ) -> Result<usize, Error> {
         let objects = self.repo.objects.store_ref().path().to_owned();
         let ours = |id: &ObjectId| -> Option<std::path::PathBuf> {
             let hex = id.to_hex().to_string();
@@ -194,10 +253,15 @@ impl Store {
                 .closures
                 .contains(id)
         };
+        let tree_of = |commit: ObjectId| -> Option<ObjectId> {
+            let commit = self.repo.find_commit(commit).ok()?;
+            commit.tree_id().ok().map(|id| id.detach())
+        };
         let mut fresh = Vec::new();
-        let mut stack = vec![tip];
-        let mut seen = std::collections::HashSet::new();
-        while let Some(id) = stack.pop() {
+        // Each object to look at, with the tree at the same path in a parent commit, if any.
+        let mut stack: Vec<(ObjectId, Option<ObjectId>)> = vec![(tip, None)];
+        let mut seen: std::collections::HashSet<ObjectId> = durable.into_iter().collect();
+        while let Some((id, beside)) = stack.pop() {
             if !seen.insert(id) || closed(&id) || ours(&id).is_none() {
                 continue;
             }
@@ -208,20 +272,42 @@ impl Store {
             match object.kind {
                 gix::object::Kind::Commit => {
                     if let Ok(commit) = object.try_into_commit() {
+                        let parents: Vec<ObjectId> =
+                            commit.parent_ids().map(|p| p.detach()).collect();
                         if let Ok(tree) = commit.tree_id() {
-                            stack.push(tree.detach());
+                            let beside = parents.first().and_then(|p| tree_of(*p));
+                            stack.push((tree.detach(), beside));
                         }
-                        stack.extend(commit.parent_ids().map(|p| p.detach()));
+                        stack.extend(parents.into_iter().map(|p| (p, None)));
                     }
                 }
                 gix::object::Kind::Tree => {
                     let tree = object.into_tree();
-                    if let Ok(decoded) = tree.decode() {
-                        for entry in &decoded.entries {
-                            if !entry.mode.is_commit() {
-                                stack.push(entry.oid.to_owned());
-                            }
+                    let Ok(decoded) = tree.decode() else {
+                        continue;
+                    };
+                    let beside = beside.and_then(|id| self.repo.find_tree(id).ok());
+                    let beside = beside.as_ref().and_then(|t| t.decode().ok());
+                    let shared = |name: &gix::bstr::BStr| {
+                        beside.as_ref().and_then(|b| {
+                            b.entries
+                                .binary_search_by(|e| e.filename.cmp(name))
+                                .ok()
+                                .map(|i| &b.entries[i])
+                        })
+                    };
+                    for entry in &decoded.entries {
+                        if entry.mode.is_commit() {
+                            continue;
                         }
+                        let twin = shared(entry.filename);
+                        if twin.is_some_and(|t| t.oid == entry.oid) {
+                            continue;
+                        }
+                        let twin = twin
+                            .filter(|t| t.mode.is_tree() && entry.mode.is_tree())
+                            .map(|t| t.oid.to_owned());
+                        stack.push((entry.oid.to_owned(), twin));
                     }
                 }
                 _ => {}
@@ -237,8 +323,9 @@ impl Store {
         Ok(synced)
     }
 
-    /// Makes a moved ref durable: fsyncs the ref file and the directory holding it (the rename
-    /// that moved it is an entry of that directory).
+    /// Makes a moved ref durable: fsyncs the directory holding it, where the rename that moved
+    /// it is an entry. Its bytes were flushed in the lock file before that rename (the same
+    /// inode), so the ref file itself needs no second flush.
     fn sync_ref(&self, name: &str) {
         if self.git_refs {
             // git fsynced the table it wrote and the list naming it (`core.fsync=reference`);
@@ -247,9 +334,6 @@ impl Store {
             return;
         }
         let path = self.repo.common_dir().join(name);
-        if let Ok(file) = std::fs::File::open(&path) {
-            let _ = file.sync_all();
-        }
         if let Some(dir) = path.parent()
             && let Ok(handle) = std::fs::File::open(dir)
         {
@@ -258,14 +342,15 @@ impl Store {
     }
 
     /// Moves `name` from `expected` to `new` by compare-and-swap, durably: the objects `new`
-    /// reaches are fsynced first ([`Store::sync_closure`]), the ref file and its directory after.
+    /// reaches are fsynced first ([`Store::sync_closure_beyond`], stopping at `expected`), the
+    /// new value in its lock file before the rename, the ref's directory after.
     pub(crate) fn cas(
         &self,
         name: &str,
         expected: Option<ObjectId>,
         new: ObjectId,
     ) -> Result<(), Error> {
-        self.sync_closure(new)?;
+        self.sync_closure_beyond(new, expected)?;
         self.cas_unsynced(name, expected, new)?;
         self.sync_ref(name);
         Ok(())
@@ -461,7 +546,7 @@ impl Store {
             return Ok(());
         }
         for m in moves {
-            self.sync_closure(m.new.oid())?;
+            self.sync_closure_beyond(m.new.oid(), m.expected.as_ref().map(CommitId::oid))?;
         }
         if self.git_refs {
             return self.move_refs_through_git(moves);
