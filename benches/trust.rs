@@ -24,7 +24,10 @@
 //!   to produce the same tree (checked to be the same once, before timing);
 //! - sha256 of every tracked and untracked file, the reference harness's method, as the pipeline
 //!   `git ls-files -z --cached --others --exclude-standard | xargs -0 sha256sum`;
-//! - `git-hpp attest verify` of the current workspace, after one `attest create` on it.
+//! - `git-hpp attest verify` of the current workspace, after one `attest create` on it;
+//! - `git-hpp evidence run --id bench -- true`: a bundle of a command that does nothing, whose
+//!   cost is the two snapshots it takes (before and after the run) and its record; reported in
+//!   snapshots, the target being two.
 //!
 //! Then one more file changes and the next `git-hpp snapshot` is timed once; a further change
 //! and a run under `strace` count the worktree files that snapshot opens, which should be the
@@ -493,6 +496,9 @@ fn measure_large_tree(sandbox: &Sandbox, plan: Plan) -> LargeTree {
         Series::new(move |_| sandbox.bash(dir, add_write_tree)),
         Series::new(move |_| sandbox.bash(dir, hash_all)),
         Series::new(move |_| sandbox.hpp(dir, &["attest", "verify"])),
+        // A bundle of a command that does nothing: what remains is the two snapshots it takes
+        // (before and after the command) and the record it writes.
+        Series::new(move |_| sandbox.hpp(dir, &["evidence", "run", "--id", "bench", "--", "true"])),
     ];
     run_interleaved(&mut series, plan.big);
     let stats: Vec<Stats> = series.iter().map(Series::stats).collect();
@@ -518,6 +524,14 @@ fn measure_large_tree(sandbox: &Sandbox, plan: Plan) -> LargeTree {
             "git ls-files | xargs -0 sha256sum",
         ),
         Row::new("git-hpp attest verify", stats[4], "exit 0"),
+        Row::new(
+            "git-hpp evidence run -- true",
+            stats[5],
+            format!(
+                "{:.2} snapshots (target <= 2 and its record)",
+                stats[5].median / stats[0].median
+            ),
+        ),
     ];
     LargeTree {
         states,
