@@ -464,18 +464,8 @@ mod tests {
 
     /// A commit of `files` (path, content) on `parent`.
     fn commit_of(store: &Store, files: &[(&str, &str)], parent: Option<ObjectId>) -> ObjectId {
-        let mut editor = store
-            .repo
-            .edit_tree(ObjectId::empty_tree(store.repo.object_hash()))
-            .unwrap();
-        for (path, text) in files {
-            let blob = store.repo.write_blob(text.as_bytes()).unwrap().detach();
-            editor
-                .upsert(*path, gix::objs::tree::EntryKind::Blob, blob)
-                .unwrap();
-        }
-        let tree = editor.write().unwrap().detach();
-        store.new_commit(tree, parent, "test").unwrap()
+        let tree = crate::trees::tests::tree_of(store, files);
+        store.new_commit(tree.oid(), parent, "test").unwrap()
     }
 
     #[test]

@@ -536,7 +536,7 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Store, TreeId) {
@@ -546,7 +546,8 @@ mod tests {
         (dir, store, tree)
     }
 
-    fn tree_of(store: &Store, files: &[(&str, &str)]) -> TreeId {
+    /// A tree of `files` (path, content), written to `store`.
+    pub(crate) fn tree_of(store: &Store, files: &[(&str, &str)]) -> TreeId {
         let mut editor = store
             .repo
             .edit_tree(ObjectId::empty_tree(store.repo.object_hash()))
