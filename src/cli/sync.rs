@@ -161,14 +161,9 @@ fn rebuild_notes(
     store: &hpp_store::Store,
     noting: &[hpp_store::CommitId],
 ) -> Result<usize, CliError> {
-    let manifest = ctx.manifest()?;
     let trust = ctx.trust(None, false, false)?;
-    let check = crate::doctor::check_store_noting(
-        store,
-        manifest.loop_spec(),
-        crate::attest::VerifyOptions::of(&trust),
-        noting,
-    )?;
+    let check =
+        crate::doctor::check_notes_noting(store, crate::attest::VerifyOptions::of(&trust), noting)?;
     if check.notes_missing.is_empty() && check.notes_unbacked.is_empty() {
         return Ok(0);
     }

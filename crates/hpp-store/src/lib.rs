@@ -408,6 +408,9 @@ pub struct Store {
     /// Objects this store (or a view of it) already flushed: a command that moves several refs
     /// flushes each new object once, not once per ref ([`Store::sync_closure_beyond`]).
     synced: std::sync::Arc<std::sync::Mutex<write::Synced>>,
+    /// The commits of set logs this store (or a view of it) decoded: commits never change, so
+    /// one read serves the next (a fetch reads the remote's board, then the merge of both).
+    set_commits: std::sync::Arc<std::sync::Mutex<merge::SetCommits>>,
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -485,6 +488,7 @@ impl Store {
             git_refs,
             opened,
             synced: std::sync::Arc::default(),
+            set_commits: std::sync::Arc::default(),
         }
     }
 

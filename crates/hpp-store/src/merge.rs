@@ -34,11 +34,16 @@ pub enum Relation {
     Diverged(Option<CommitId>),
 }
 
-struct Node {
+/// One set-log commit as the set reads it.
+#[derive(Clone)]
+pub(crate) struct Node {
     parents: Vec<ObjectId>,
     tree: ObjectId,
     time: i64,
 }
+
+/// Set-log commits already decoded, by id ([`Store::read_set_at`]).
+pub(crate) type SetCommits = HashMap<ObjectId, Node>;
 
 impl Store {
     /// How `ours` stands to `theirs`.
@@ -142,20 +147,26 @@ impl Store {
     fn graph(&self, name: &str, tip: ObjectId) -> Result<HashMap<ObjectId, Node>, Error> {
         let mut nodes = HashMap::new();
         let mut stack = vec![tip];
+        let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(id) = stack.pop() {
             if nodes.contains_key(&id) {
                 continue;
             }
-            let (parents, tree, time) = self.commit_shape(name, id)?;
-            stack.extend(parents.iter().copied());
-            nodes.insert(
-                id,
-                Node {
-                    parents,
-                    tree,
-                    time,
-                },
-            );
+            let node = match known.get(&id) {
+                Some(node) => node.clone(),
+                None => {
+                    let (parents, tree, time) = self.commit_shape(name, id)?;
+                    let node = Node {
+                        parents,
+                        tree,
+                        time,
+                    };
+                    known.insert(id, node.clone());
+                    node
+                }
+            };
+            stack.extend(node.parents.iter().copied());
+            nodes.insert(id, node);
         }
         Ok(nodes)
     }

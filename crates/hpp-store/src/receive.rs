@@ -34,6 +34,7 @@ impl Store {
             git_refs: self.git_refs,
             opened: self.opened,
             synced: std::sync::Arc::clone(&self.synced),
+            set_commits: std::sync::Arc::clone(&self.set_commits),
         }
     }
 
