@@ -326,7 +326,11 @@ fn plan(
     let Some(ours) = store.tip(name)? else {
         return Ok((Outcome::Created, Some(to(None, theirs))));
     };
-    match store.relation(&ours, theirs)? {
+    let relation = match kind(name) {
+        Kind::Set(_) => store.set_relation(name, &ours, theirs)?,
+        _ => store.relation(&ours, theirs)?,
+    };
+    match relation {
         Relation::Same => return Ok((Outcome::Same, None)),
         Relation::Ahead => return Ok((Outcome::Ahead, None)),
         Relation::Behind => return Ok((Outcome::Forwarded, Some(to(Some(ours), theirs)))),
