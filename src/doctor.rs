@@ -249,7 +249,7 @@ pub struct NoteUnbacked {
 }
 
 /// What the store check found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StoreCheck {
     /// How many refs under refs/hpp were read.
     pub refs: usize,
@@ -312,17 +312,7 @@ pub fn check_store_noting(
     let all = store.list(refs::PREFIX)?;
     let mut check = StoreCheck {
         refs: all.len(),
-        loops: 0,
-        attestations: 0,
-        deliberations: 0,
-        lanes: 0,
-        board_events: 0,
-        handoffs: 0,
-        gotchas: 0,
-        hop_states: 0,
-        notes_missing: Vec::new(),
-        notes_unbacked: Vec::new(),
-        findings: Vec::new(),
+        ..StoreCheck::default()
     };
     // The attestation refs whose record reads, as positions in `all`: names only, so memory does
     // not grow with the records (each is read again, one tree at a time, where the notes need
@@ -370,15 +360,7 @@ pub fn check_store_noting(
     {
         check_hop(store, &mut check);
     }
-    let mut attested: Attested<'_> = BTreeMap::new();
-    for &position in &readable {
-        let name = all[position].0.as_str();
-        let tree = name[refs::ATTESTATIONS_PREFIX.len()..]
-            .split('/')
-            .next()
-            .unwrap_or_default();
-        attested.entry(tree).or_default().push(name);
-    }
+    let attested = by_tree(readable.iter().map(|&position| all[position].0.as_str()));
     let notes = check_notes(store, &attested, options, noting)?;
     check.notes_missing = notes.missing;
     check.notes_unbacked = notes.unbacked;
@@ -414,31 +396,32 @@ pub fn check_notes_noting(
     noting: &[CommitId],
 ) -> Result<StoreCheck, store::Error> {
     let all = store.list(refs::ATTESTATIONS_PREFIX)?;
-    let mut attested: Attested<'_> = BTreeMap::new();
-    for (name, tip) in &all {
-        if attestation_reads(store, name, tip).is_ok() {
-            let tree = name[refs::ATTESTATIONS_PREFIX.len()..]
-                .split('/')
-                .next()
-                .unwrap_or_default();
-            attested.entry(tree).or_default().push(name);
-        }
-    }
+    let attested = by_tree(
+        all.iter()
+            .filter(|(name, tip)| attestation_reads(store, name, tip).is_ok())
+            .map(|(name, _)| name.as_str()),
+    );
     let notes = check_notes(store, &attested, options, noting)?;
     Ok(StoreCheck {
         refs: all.len(),
-        loops: 0,
         attestations: all.len(),
-        deliberations: 0,
-        lanes: 0,
-        board_events: 0,
-        handoffs: 0,
-        gotchas: 0,
-        hop_states: 0,
         notes_missing: notes.missing,
         notes_unbacked: notes.unbacked,
-        findings: Vec::new(),
+        ..StoreCheck::default()
     })
+}
+
+/// Attestation refs (`refs/hpp/attestations/<tree>/<id>`) grouped by the tree they attest.
+fn by_tree<'a>(names: impl Iterator<Item = &'a str>) -> Attested<'a> {
+    let mut attested: Attested<'a> = BTreeMap::new();
+    for name in names {
+        let tree = name[refs::ATTESTATIONS_PREFIX.len()..]
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        attested.entry(tree).or_default().push(name);
+    }
+    attested
 }
 
 /// Tells whether the attestation ref `name` is well formed

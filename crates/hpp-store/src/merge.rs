@@ -241,17 +241,25 @@ mod tests {
             .collect()
     }
 
+    /// A board log `base` ← `a1` ← `a2`, and `b1` written on `base` on a side ref.
+    fn diverged_log(store: &Store) -> [CommitId; 4] {
+        let log = "refs/hpp/board/log";
+        let base = store.append(log, None, &record(b"base")).unwrap();
+        let a1 = store.append(log, Some(&base), &record(b"a1")).unwrap();
+        let a2 = store.append(log, Some(&a1), &record(b"a2")).unwrap();
+        store.create_ref("refs/hpp/side", &base).unwrap();
+        let b1 = store
+            .append("refs/hpp/side", Some(&base), &record(b"b1"))
+            .unwrap();
+        [base, a1, a2, b1]
+    }
+
     #[test]
     fn a_merged_log_reads_each_entry_once_after_everything_its_writer_read() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::init(dir.path()).unwrap();
         let log = "refs/hpp/board/log";
-        let base = store.append(log, None, &record(b"base")).unwrap();
-        let a1 = store.append(log, Some(&base), &record(b"a1")).unwrap();
-        let a2 = store.append(log, Some(&a1), &record(b"a2")).unwrap();
-        let side = "refs/hpp/side";
-        store.create_ref(side, &base).unwrap();
-        let b1 = store.append(side, Some(&base), &record(b"b1")).unwrap();
+        let [base, a1, a2, b1] = diverged_log(&store);
         assert_eq!(
             store.relation(&a2, &b1).unwrap(),
             Relation::Diverged(Some(base.clone()))
@@ -279,13 +287,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::init(dir.path()).unwrap();
         let log = "refs/hpp/board/log";
-        let base = store.append(log, None, &record(b"base")).unwrap();
-        let a1 = store.append(log, Some(&base), &record(b"a1")).unwrap();
-        let a2 = store.append(log, Some(&a1), &record(b"a2")).unwrap();
-        store.create_ref("refs/hpp/side", &base).unwrap();
-        let b1 = store
-            .append("refs/hpp/side", Some(&base), &record(b"b1"))
-            .unwrap();
+        let [base, a1, a2, b1] = diverged_log(&store);
         for (ours, theirs, want) in [
             (&a2, &a2, Relation::Same),
             (&a2, &a1, Relation::Ahead),
