@@ -298,17 +298,6 @@ pub fn check_store(
     spec: &LoopSpec,
     options: attest::VerifyOptions<'_>,
 ) -> Result<StoreCheck, store::Error> {
-    check_store_noting(store, spec, options, &[])
-}
-
-/// As [`check_store`], with `noting` (the commits a remote's notes name, say) also owed the
-/// lines their verified records back, as HEAD and the branch tips are.
-pub fn check_store_noting(
-    store: &Store,
-    spec: &LoopSpec,
-    options: attest::VerifyOptions<'_>,
-    noting: &[CommitId],
-) -> Result<StoreCheck, store::Error> {
     let all = store.list(refs::PREFIX)?;
     let mut check = StoreCheck {
         refs: all.len(),
@@ -361,7 +350,7 @@ pub fn check_store_noting(
         check_hop(store, &mut check);
     }
     let attested = by_tree(readable.iter().map(|&position| all[position].0.as_str()));
-    let notes = check_notes(store, &attested, options, noting)?;
+    let notes = check_notes(store, &attested, options, &[])?;
     check.notes_missing = notes.missing;
     check.notes_unbacked = notes.unbacked;
     for repair in &check.notes_missing {
@@ -386,9 +375,9 @@ pub fn check_store_noting(
     Ok(check)
 }
 
-/// What [`check_store_noting`] says of the notes mirror, and only that: the notes the
-/// attestation records that read owe HEAD, the branch tips and `noting`, and the lines no
-/// record backs. Nothing else in the store is read, so a fetch that rebuilds the notes after
+/// What [`check_store`] says of the notes mirror, and only that: the notes the attestation
+/// records that read owe HEAD, the branch tips and `noting` (the commits a remote's notes
+/// name, say), and the lines no record backs. Nothing else in the store is read, so a fetch that rebuilds the notes after
 /// taking records in does not read every record again (a 10,000-entry board, say).
 pub fn check_notes_noting(
     store: &Store,
