@@ -87,26 +87,7 @@ pub fn read_at(store: &Store, commit: &CommitId) -> Result<Board, Error> {
 fn board_of(chain: store::Chain) -> Result<Board, Error> {
     let mut events = Vec::new();
     for link in &chain.links {
-        let corrupt = |detail: String| Error::Corrupt {
-            commit: link.commit.to_string(),
-            detail,
-        };
-        let bytes = link
-            .payload
-            .as_ref()
-            .ok_or_else(|| corrupt(format!("no {FILE}")))?;
-        let write: Write = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
-        if write.schema != SCHEMA {
-            return Err(corrupt(format!(
-                "schema {:?}, expected {SCHEMA}",
-                write.schema
-            )));
-        }
-        let batch = write.events;
-        if batch.is_empty() {
-            return Err(corrupt("a write with no event".into()));
-        }
-        events.extend(batch);
+        events.extend(parse_write(&link.commit, link.payload.as_deref())?);
     }
     // A write that did not come through the rules (by hand, by another tool) is found here,
     // before any rule is checked against it.
@@ -117,6 +98,53 @@ fn board_of(chain: store::Chain) -> Result<Board, Error> {
         tip: chain.tip,
         events,
     })
+}
+
+/// The events of one write of the log: the commit and its blob.
+fn parse_write(commit: &CommitId, payload: Option<&[u8]>) -> Result<Vec<Event>, Error> {
+    let corrupt = |detail: String| Error::Corrupt {
+        commit: commit.to_string(),
+        detail,
+    };
+    let bytes = payload.ok_or_else(|| corrupt(format!("no {FILE}")))?;
+    let write: Write = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+    if write.schema != SCHEMA {
+        return Err(corrupt(format!(
+            "schema {:?}, expected {SCHEMA}",
+            write.schema
+        )));
+    }
+    if write.events.is_empty() {
+        return Err(corrupt("a write with no event".into()));
+    }
+    Ok(write.events)
+}
+
+/// Board writes already read in this command, by commit: a fetch checks the remote's board
+/// before taking it in, then the merge of both boards, and the second check reads and parses
+/// only the writes the first did not.
+#[derive(Debug, Default)]
+pub struct Writes(std::collections::HashMap<CommitId, Vec<Event>>);
+
+/// Checks the board as it stands at `commit` as [`read_at`] does (every write reads, every
+/// rule holds over the log's order), reading only the writes `writes` lacks and keeping them.
+pub fn check_at(store: &Store, commit: &CommitId, writes: &mut Writes) -> Result<(), Error> {
+    let entries = store.read_set_with(
+        refs::BOARD_LOG,
+        commit,
+        FILE,
+        |c| writes.0.contains_key(c),
+        |c, bytes| parse_write(c, bytes.as_deref()),
+    )?;
+    let mut order = Vec::with_capacity(entries.len());
+    for entry in entries {
+        if let Some(parsed) = entry.read {
+            writes.0.insert(entry.commit.clone(), parsed?);
+        }
+        order.push(entry.commit);
+    }
+    let events = order.iter().flat_map(|commit| &writes.0[commit]);
+    hpp_core::board::validate(events).map_err(|(index, detail)| Error::Invalid { index, detail })
 }
 
 /// Decides `request` against the board and appends what it produced, in one commit.

@@ -180,6 +180,7 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
     let mut moves: Vec<RefMove> = Vec::new();
     let mut decided: Vec<(String, String, Outcome)> = Vec::new();
     let mut accepted = None;
+    let mut boards = crate::board::Writes::default();
     for (name, theirs) in order {
         let staged_name = format!("{}{}", staged.prefix, &name[refs::PREFIX.len()..]);
         if kind(name) == Kind::Accepted {
@@ -191,7 +192,15 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
         {
             refused
         } else {
-            match admissible(&view, spec, name, view.tip(name)?, theirs, &staged_name)? {
+            match admissible(
+                &view,
+                spec,
+                name,
+                view.tip(name)?,
+                theirs,
+                &staged_name,
+                &mut boards,
+            )? {
                 Err(reason) => Outcome::Diverged {
                     reason,
                     next: format!(
@@ -210,7 +219,7 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
                         view.stage(&preserve.name, Some(&preserve.new));
                         moves.push(preserve);
                     }
-                    let (outcome, planned) = plan(&view, name, theirs, &staged_name)?;
+                    let (outcome, planned) = plan(&view, name, theirs, &staged_name, &mut boards)?;
                     if let Some(planned) = planned {
                         view.stage(&planned.name, Some(&planned.new));
                         moves.push(planned);
@@ -317,6 +326,7 @@ fn plan(
     name: &str,
     theirs: &CommitId,
     staged: &str,
+    boards: &mut crate::board::Writes,
 ) -> Result<(Outcome, Option<RefMove>), Error> {
     let to = |expected: Option<CommitId>, new: &CommitId| RefMove {
         name: name.to_owned(),
@@ -361,7 +371,7 @@ fn plan(
             ));
         }
     };
-    Ok(match merge_set(store, name, log, &ours, theirs)? {
+    Ok(match merge_set(store, name, log, &ours, theirs, boards)? {
         Ok(merged) => (Outcome::Merged, Some(to(Some(ours), &merged))),
         Err(reason) => (
             Outcome::Diverged {
@@ -434,7 +444,7 @@ const DECISION_FILES: [&str; 2] = ["human_decision.json", "human_decision.sig"];
 /// first event (chains, transitions, the tip's state) with every gate's records holding under
 /// the signature rule in force, and every join it gained must be one `event reconcile` writes.
 /// Returns the join that drops this machine's side of a loop, when one does: taking it in
-/// preserves that side first.
+/// preserves that side first. The board's writes read are kept in `boards`.
 fn admissible(
     store: &Store,
     spec: &LoopSpec,
@@ -442,6 +452,7 @@ fn admissible(
     ours: Option<CommitId>,
     theirs: &CommitId,
     staged: &str,
+    boards: &mut crate::board::Writes,
 ) -> Result<Result<Option<Join>, String>, Error> {
     if let Some(ours) = &ours
         && ours != theirs
@@ -467,7 +478,7 @@ fn admissible(
         return Ok(Ok(None));
     }
     let id = match kind(name) {
-        Kind::Set(log) => return Ok(set_entries(store, name, log, theirs)?.map(|()| None)),
+        Kind::Set(log) => return Ok(set_entries(store, name, log, theirs, boards)?.map(|()| None)),
         Kind::Loop(id) => id,
         Kind::Accepted | Kind::Other => return Ok(Ok(None)),
     };
@@ -646,7 +657,8 @@ fn receive_one(store: &Store, spec: &LoopSpec, update: &Received) -> Result<Opti
             )));
         }
     }
-    let dropped = match admissible(store, spec, name, ours, &theirs, name)? {
+    let mut boards = crate::board::Writes::default();
+    let dropped = match admissible(store, spec, name, ours, &theirs, name, &mut boards)? {
         Ok(dropped) => dropped,
         Err(reason) => return Ok(Some(reason.replace("the remote's", "the pushed"))),
     };
@@ -696,18 +708,19 @@ fn person_signed(join: &Join, trust: &crate::trust::Trust) -> Result<(), String>
     Ok(())
 }
 
-/// Reads every entry of a staged set log as its record (the board also by its rules), so a
-/// log with an entry that does not read is neither fast-forwarded nor merged.
+/// Reads every entry of a staged set log as its record (the board also by its rules, its
+/// writes kept in `boards`), so a log with an entry that does not read is neither
+/// fast-forwarded nor merged.
 fn set_entries(
     store: &Store,
     name: &str,
     log: SetLog,
     theirs: &CommitId,
+    boards: &mut crate::board::Writes,
 ) -> Result<Result<(), String>, Error> {
     let parse: fn(&str, &[u8]) -> Result<(), String> = match log {
         SetLog::Board => {
-            return Ok(crate::board::read_at(store, theirs)
-                .map(|_| ())
+            return Ok(crate::board::check_at(store, theirs, boards)
                 .map_err(|e| format!("the remote's board does not read: {e}")));
         }
         SetLog::Lane => |name, bytes| {
@@ -787,13 +800,15 @@ fn trusted(store: &Store, staged: &str, pin: Option<&str>) -> Result<Result<(), 
     }
 }
 
-/// Writes the merge of a set log's two tips (no ref moves), or says why they do not join.
+/// Writes the merge of a set log's two tips (no ref moves), or says why they do not join
+/// (the board's writes read are kept in `boards`).
 fn merge_set(
     store: &Store,
     name: &str,
     log: SetLog,
     ours: &CommitId,
     theirs: &CommitId,
+    boards: &mut crate::board::Writes,
 ) -> Result<Result<CommitId, String>, Error> {
     let tree = match log {
         SetLog::Lane => match standing_lane(store, name, ours, theirs)? {
@@ -804,7 +819,7 @@ fn merge_set(
     };
     let merged = store.write_set_merge(name, ours, theirs, &tree)?;
     if log == SetLog::Board
-        && let Err(e) = crate::board::read_at(store, &merged)
+        && let Err(e) = crate::board::check_at(store, &merged, boards)
     {
         return Ok(Err(format!("the two boards do not compose: {e}")));
     }

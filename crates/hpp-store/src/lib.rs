@@ -49,7 +49,7 @@ mod worktrees;
 mod write;
 
 pub use diff::{ChangeStatus, PathChange, TreeDiff};
-pub use merge::Relation;
+pub use merge::{Relation, SetEntry};
 pub use receive::PendingUpdate;
 pub use records::{Content, NOTES_REF};
 pub use snapshot::{LEFT_OUT, SnapshotReport, is_left_out};

@@ -78,11 +78,11 @@ impl Store {
 
     /// Fetches, in two `git fetch`es rather than one per commit, the trees of `commits` and
     /// their blob `file` that a partial clone lacks.
-    fn fetch_log_files(&self, commits: &[(ObjectId, Vec<ObjectId>, ObjectId)], file: &str) {
-        self.fetch_promised(commits.iter().map(|(_, _, tree)| *tree));
+    pub(crate) fn fetch_log_files(&self, commits: &[(ObjectId, ObjectId)], file: &str) {
+        self.fetch_promised(commits.iter().map(|(_, tree)| *tree));
         let blobs: Vec<ObjectId> = commits
             .iter()
-            .filter_map(|(_, _, tree)| {
+            .filter_map(|(_, tree)| {
                 let tree = self.repo.find_tree(*tree).ok()?;
                 let entry = tree.find_entry(file)?;
                 entry.mode().is_blob().then(|| entry.object_id())
@@ -104,7 +104,7 @@ impl Store {
         let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let tree = commit
             .tree_id()
-            .map_err(git(format!("reading the tree of {id}")))?
+            .map_err(|e| git(format!("reading the tree of {id}"))(e))?
             .detach();
         let time = commit.time().map(|t| t.seconds).unwrap_or(0);
         Ok((parents, tree, time))
@@ -117,7 +117,9 @@ impl Store {
         commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)>,
         file: &str,
     ) -> Result<Vec<Link>, Error> {
-        let payloads = self.read_files(&commits, file)?;
+        let trees: Vec<(ObjectId, ObjectId)> =
+            commits.iter().map(|(id, _, tree)| (*id, *tree)).collect();
+        let payloads = self.read_files(&trees, file)?;
         Ok(commits
             .into_iter()
             .zip(payloads)
@@ -129,32 +131,20 @@ impl Store {
             .collect())
     }
 
-    /// Reads the blob `file` of each commit's tree, in order; in parallel when there are many.
-    fn read_files(
+    /// Reads the blob `file` of each commit's tree (commit, tree), in order; in parallel when
+    /// there are many.
+    pub(crate) fn read_files(
         &self,
-        commits: &[(ObjectId, Vec<ObjectId>, ObjectId)],
+        commits: &[(ObjectId, ObjectId)],
         file: &str,
     ) -> Result<Vec<Option<Vec<u8>>>, Error> {
         fn read(
             repo: &gix::Repository,
-            part: &[(ObjectId, Vec<ObjectId>, ObjectId)],
+            part: &[(ObjectId, ObjectId)],
             file: &str,
         ) -> Result<Vec<Option<Vec<u8>>>, Error> {
             part.iter()
-                .map(|(id, _, tree)| {
-                    let tree = repo
-                        .find_tree(*tree)
-                        .map_err(git(format!("reading the tree of {id}")))?;
-                    match tree.find_entry(file) {
-                        Some(entry) if entry.mode().is_blob() => {
-                            let blob = repo
-                                .find_blob(entry.object_id())
-                                .map_err(git(format!("reading {file} of {id}")))?;
-                            Ok(Some(blob.data.clone()))
-                        }
-                        _ => Ok(None),
-                    }
-                })
+                .map(|(id, tree)| read_file(repo, *id, *tree, file))
                 .collect()
         }
         if self.promisor_remote().is_some() {
@@ -355,6 +345,28 @@ impl Store {
                     name: name.to_owned(),
                 }),
         }
+    }
+}
+
+/// The blob `file` of the tree `tree` of commit `id` (`None`: no such blob).
+pub(crate) fn read_file(
+    repo: &gix::Repository,
+    id: ObjectId,
+    tree: ObjectId,
+    file: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    // The context is formatted on failure only: this runs once per entry of a long log.
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| git(format!("reading the tree of {id}"))(e))?;
+    match tree.find_entry(file) {
+        Some(entry) if entry.mode().is_blob() => {
+            let mut blob = repo
+                .find_blob(entry.object_id())
+                .map_err(|e| git(format!("reading {file} of {id}"))(e))?;
+            Ok(Some(std::mem::take(&mut blob.data)))
+        }
+        _ => Ok(None),
     }
 }
 

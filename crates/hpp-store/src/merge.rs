@@ -15,11 +15,10 @@
 //! log. Two machines merging the same two tips write the same commit, so neither has to merge
 //! the other's merge, and both reach it on their next fetch.
 
-use std::collections::HashMap;
-
 use gix::ObjectId;
+use gix::hashtable::HashMap;
 
-use super::{Chain, CommitId, Error, FALLBACK_EMAIL, FALLBACK_NAME, Store, TreeId, git};
+use super::{Chain, CommitId, Error, FALLBACK_EMAIL, FALLBACK_NAME, Link, Store, TreeId, git};
 
 /// How two tips of one ref stand to each other.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +40,17 @@ pub(crate) struct Node {
     parents: Vec<ObjectId>,
     tree: ObjectId,
     time: i64,
+}
+
+/// One entry of a set log as [`Store::read_set_with`] reads it.
+#[derive(Debug)]
+pub struct SetEntry<T> {
+    /// The commit.
+    pub commit: CommitId,
+    /// Its parents, in order.
+    pub parents: Vec<CommitId>,
+    /// What the caller's reader made of its blob; `None` when the caller held it already.
+    pub read: Option<T>,
 }
 
 /// Set-log commits already decoded, by id ([`Store::read_set_at`]).
@@ -96,22 +106,121 @@ impl Store {
 
     /// As [`Store::read_set`], from `tip` (a merge not yet on the log, say); `name` is for errors.
     pub fn read_set_at(&self, name: &str, tip: &CommitId, file: &str) -> Result<Chain, Error> {
+        let entries = self.read_set_with(name, tip, file, |_| false, |_, bytes| bytes)?;
+        Ok(Chain {
+            tip: Some(tip.clone()),
+            links: entries
+                .into_iter()
+                .map(|entry| Link {
+                    commit: entry.commit,
+                    parents: entry.parents,
+                    payload: entry.read.flatten(),
+                })
+                .collect(),
+        })
+    }
+
+    /// As [`Store::read_set_at`], handing each entry's blob to `read` (in a second thread
+    /// while the history is still being walked, when the log is long), except an entry `held`
+    /// holds: its [`SetEntry::read`] is `None`. A caller that checks a log and then a join of
+    /// it (a fetch admits the remote's board, then the merge of both) reads and parses each
+    /// entry once.
+    pub fn read_set_with<T: Send>(
+        &self,
+        name: &str,
+        tip: &CommitId,
+        file: &str,
+        held: impl Fn(&CommitId) -> bool,
+        read: impl Fn(&CommitId, Option<Vec<u8>>) -> T + Sync,
+    ) -> Result<Vec<SetEntry<T>>, Error> {
         let tip = tip.oid();
-        let nodes = self.graph(name, tip)?;
+        let (nodes, mut reads) = self.walk_reading(name, tip, file, &held, &read)?;
         let depth = depths(&nodes, tip);
-        let mut entries: Vec<(&ObjectId, &Node)> = nodes
+        // Each key computed once: a comparison that looked the depth up hashed twice.
+        let mut keyed: Vec<((u64, i64, ObjectId), &Node)> = nodes
             .iter()
             .filter(|(_, node)| node.parents.len() < 2)
+            .map(|(id, node)| ((depth[id], node.time, *id), node))
             .collect();
-        entries.sort_by_key(|(id, node)| (depth[*id], node.time, **id));
-        let commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)> = entries
+        keyed.sort_unstable_by_key(|(key, _)| *key);
+        Ok(keyed
             .into_iter()
-            .map(|(id, node)| (*id, node.parents.clone(), node.tree))
-            .collect();
-        Ok(Chain {
-            tip: Some(tip.into()),
-            links: self.read_links(commits, file)?,
-        })
+            .map(|((_, _, id), node)| SetEntry {
+                commit: id.into(),
+                parents: node.parents.iter().copied().map(Into::into).collect(),
+                read: reads.remove(&id),
+            })
+            .collect())
+    }
+
+    /// Every commit `tip` reaches (as [`Store::graph`]), and `read` of the blob `file` of each
+    /// entry (a commit that is not a merge) `held` does not hold: oldest first, the order a
+    /// pack's delta chains are cheapest to resolve in (newest first costs three times as
+    /// much), in two threads when there are many.
+    #[allow(clippy::type_complexity)]
+    fn walk_reading<T: Send>(
+        &self,
+        name: &str,
+        tip: ObjectId,
+        file: &str,
+        held: &dyn Fn(&CommitId) -> bool,
+        read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
+    ) -> Result<(HashMap<ObjectId, Node>, HashMap<ObjectId, T>), Error> {
+        const PARALLEL_FROM: usize = 512;
+        let mut nodes: HashMap<ObjectId, Node> = HashMap::default();
+        let mut pending: Vec<(ObjectId, ObjectId)> = Vec::new();
+        {
+            let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+            let mut stack = vec![tip];
+            while let Some(id) = stack.pop() {
+                if nodes.contains_key(&id) {
+                    continue;
+                }
+                let node = match known.get(&id) {
+                    Some(node) => node.clone(),
+                    None => {
+                        let node = self.node(name, id)?;
+                        known.insert(id, node.clone());
+                        node
+                    }
+                };
+                stack.extend(node.parents.iter().copied());
+                if node.parents.len() < 2 && !held(&id.into()) {
+                    pending.push((id, node.tree));
+                }
+                nodes.insert(id, node);
+            }
+        }
+        pending.reverse();
+        if self.promisor_remote().is_some() {
+            self.fetch_log_files(&pending, file);
+        }
+        let each = |repo: &gix::Repository, part: &[(ObjectId, ObjectId)]| {
+            part.iter()
+                .map(|(id, tree)| {
+                    let bytes = super::log::read_file(repo, *id, *tree, file)?;
+                    Ok((*id, read(&(*id).into(), bytes)))
+                })
+                .collect::<Result<Vec<_>, Error>>()
+        };
+        let two = std::thread::available_parallelism().map_or(1, usize::from) > 1;
+        let reads = if pending.len() < PARALLEL_FROM || !two {
+            each(&self.repo, &pending)?
+        } else {
+            // Two contiguous halves: each thread's delta cache sees a run of the chain.
+            let (older, newer) = pending.split_at(pending.len() / 2);
+            let sync = self.repo.clone().into_sync();
+            std::thread::scope(|scope| {
+                let other = scope.spawn(|| each(&sync.to_thread_local(), newer));
+                let mut reads = each(&self.repo, older);
+                let theirs = other.join().expect("a reader does not panic");
+                if let Ok(reads) = &mut reads {
+                    reads.extend(theirs?);
+                }
+                reads
+            })?
+        };
+        Ok((nodes, reads.into_iter().collect()))
     }
 
     /// Writes the merge commit of two tips of the set log `name` with `tree` (no ref moves).
@@ -165,9 +274,19 @@ impl Store {
         Ok(id.into())
     }
 
+    /// The commit `id` of the set log `name`, decoded.
+    fn node(&self, name: &str, id: ObjectId) -> Result<Node, Error> {
+        let (parents, tree, time) = self.commit_shape(name, id)?;
+        Ok(Node {
+            parents,
+            tree,
+            time,
+        })
+    }
+
     /// Every commit `tip` reaches, with its parents, tree and commit time.
     fn graph(&self, name: &str, tip: ObjectId) -> Result<HashMap<ObjectId, Node>, Error> {
-        let mut nodes = HashMap::new();
+        let mut nodes = HashMap::default();
         let mut stack = vec![tip];
         let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(id) = stack.pop() {
@@ -177,12 +296,7 @@ impl Store {
             let node = match known.get(&id) {
                 Some(node) => node.clone(),
                 None => {
-                    let (parents, tree, time) = self.commit_shape(name, id)?;
-                    let node = Node {
-                        parents,
-                        tree,
-                        time,
-                    };
+                    let node = self.node(name, id)?;
                     known.insert(id, node.clone());
                     node
                 }
@@ -197,7 +311,8 @@ impl Store {
 /// The depth of every node (1 for a root, else one more than its deepest parent), without
 /// recursion: a long log is deeper than any stack.
 fn depths(nodes: &HashMap<ObjectId, Node>, tip: ObjectId) -> HashMap<ObjectId, u64> {
-    let mut depth: HashMap<ObjectId, u64> = HashMap::with_capacity(nodes.len());
+    let mut depth: HashMap<ObjectId, u64> =
+        HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
     let mut stack = vec![(tip, false)];
     while let Some((id, expanded)) = stack.pop() {
         if depth.contains_key(&id) {
@@ -340,5 +455,71 @@ mod tests {
         let chain = store.read_chain(log, "e.json").unwrap();
         assert_eq!(set, chain);
         assert_eq!(payloads(&set), ["0", "1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn a_set_read_hands_over_only_the_entries_the_caller_does_not_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let log = "refs/hpp/board/log";
+        let [base, a1, a2, b1] = diverged_log(&store);
+        let merged = store
+            .write_set_merge(log, &a2, &b1, &store.empty_tree())
+            .unwrap();
+        let held = [base, a1, a2];
+        let handed = std::sync::Mutex::new(Vec::new());
+        let entries = store
+            .read_set_with(
+                log,
+                &merged,
+                "e.json",
+                |c| held.contains(c),
+                |c, bytes| {
+                    handed.lock().unwrap().push(c.clone());
+                    String::from_utf8(bytes.unwrap()).unwrap()
+                },
+            )
+            .unwrap();
+        assert_eq!(handed.into_inner().unwrap(), [b1.clone()]);
+        let whole = store.read_set_at(log, &merged, "e.json").unwrap();
+        let order: Vec<&CommitId> = entries.iter().map(|e| &e.commit).collect();
+        let want: Vec<&CommitId> = whole.links.iter().map(|l| &l.commit).collect();
+        assert_eq!(order, want, "the same order as a whole read");
+        for entry in &entries {
+            let read = entry.read.as_deref();
+            if entry.commit == b1 {
+                assert_eq!(read, Some("b1"));
+            } else {
+                assert_eq!(read, None, "{} is held", entry.commit);
+            }
+        }
+    }
+
+    #[test]
+    fn control_a_long_set_read_in_two_threads_reads_as_its_chain() {
+        // Past the parallel threshold the files are read in two halves: each entry still gets
+        // its own file, in the chain's order, and a held entry is still skipped.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let log = "refs/hpp/gotchas/failures";
+        let bytes: Vec<String> = (0..700).map(|i| format!("entry {i}")).collect();
+        let records: Vec<NewRecord<'_>> = bytes.iter().map(|b| record(b.as_bytes())).collect();
+        let tip = store.create_chain(log, &records).unwrap();
+        let chain = store.read_chain(log, "e.json").unwrap();
+        assert_eq!(store.read_set_at(log, &tip, "e.json").unwrap(), chain);
+        let skipped = chain.links[350].commit.clone();
+        let entries = store
+            .read_set_with(
+                log,
+                &tip,
+                "e.json",
+                |c| *c == skipped,
+                |_, bytes| bytes.map(|b| String::from_utf8(b).unwrap()),
+            )
+            .unwrap();
+        let read: Vec<Option<String>> = entries.into_iter().map(|e| e.read.flatten()).collect();
+        let mut want: Vec<Option<String>> = bytes.into_iter().map(Some).collect();
+        want[350] = None;
+        assert_eq!(read, want);
     }
 }

@@ -52,7 +52,9 @@ fn install() -> Result<PathBuf, String> {
     let marker = venv.join(".installed");
     let lock = File::create(cache.join("install.lock")).expect("the lock file can be created");
     lock.lock().expect("the install lock is taken");
-    let result = if marker.exists() {
+    // A venv's scripts name its own path: one copied from another target directory (with
+    // the marker it wrote there) does not run here, so it is installed again.
+    let result = if std::fs::read_to_string(&marker).ok() == Some(marked(&venv)) {
         Ok(bin)
     } else {
         let _ = std::fs::remove_dir_all(&venv);
@@ -60,6 +62,11 @@ fn install() -> Result<PathBuf, String> {
     };
     lock.unlock().expect("the install lock is released");
     result
+}
+
+/// What the marker of a venv installed at `venv` says.
+fn marked(venv: &Path) -> String {
+    format!("{PACKAGE}=={VERSION}\n{}\n", venv.display())
 }
 
 fn fresh(venv: &Path, bin: &Path, marker: &Path) -> Result<PathBuf, String> {
@@ -109,7 +116,7 @@ fn fresh(venv: &Path, bin: &Path, marker: &Path) -> Result<PathBuf, String> {
         return Err("PyPI cannot be reached".to_owned());
     }
     assert!(bin.exists(), "the package installs an `hpp` command");
-    std::fs::write(marker, format!("{PACKAGE}=={VERSION}\n")).expect("the marker is written");
+    std::fs::write(marker, marked(venv)).expect("the marker is written");
     loud(&format!(
         "python harness: installed {PACKAGE}=={VERSION} (cached for later runs)"
     ));

@@ -61,13 +61,13 @@ pub fn decide(history: &[Event], request: &Request, ts: &str) -> Result<Vec<Even
 /// follows the table from the item's previous state, NOT-SELECTED and WITHDRAWN follow the
 /// competition event that decided them, and a competition is declared once and decided at most
 /// once. Returns the index of the first event that breaks this, and why.
-pub fn validate(history: &[Event]) -> Result<(), (usize, String)> {
+pub fn validate<'a>(history: impl IntoIterator<Item = &'a Event>) -> Result<(), (usize, String)> {
     let mut states: BTreeMap<&str, State> = BTreeMap::new();
     let mut declared: BTreeSet<&str> = BTreeSet::new();
     let mut decided: BTreeSet<&str> = BTreeSet::new();
     let mut losers: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut withdrawn: BTreeSet<(&str, &str)> = BTreeSet::new();
-    for (index, event) in history.iter().enumerate() {
+    for (index, event) in history.into_iter().enumerate() {
         match event {
             Event::Competition(e) => {
                 let task = e.task_id.as_str();
