@@ -480,7 +480,7 @@ mod tests {
                 },
             )
             .unwrap();
-        assert_eq!(handed.into_inner().unwrap(), [b1.clone()]);
+        assert_eq!(handed.into_inner().unwrap(), std::slice::from_ref(&b1));
         let whole = store.read_set_at(log, &merged, "e.json").unwrap();
         let order: Vec<&CommitId> = entries.iter().map(|e| &e.commit).collect();
         let want: Vec<&CommitId> = whole.links.iter().map(|l| &l.commit).collect();
