@@ -43,6 +43,12 @@
 //! non-zero (`git-hpp fetch` exits 2 when a record diverged, say the merged board broke a
 //! rule), since timing a failing command means nothing.
 //!
+//! A third case times a push with nothing new: a clone that took in 10,000 write-once records
+//! (turn checkpoints, one ref each) from `records-origin` runs `git-hpp push origin` (which
+//! first checks every record the remote lacks for secrets, here none) next to the `git push`
+//! it runs, `git push --porcelain -- origin refs/hpp/*:refs/hpp/* refs/notes/hpp*:refs/notes/hpp*`,
+//! both in the same clone, since neither writes anything.
+//!
 //! Run it with `cargo bench --bench sync` (this builds the release binary first); set
 //! `HPP_BENCH_QUICK=1` for a smoke run with fewer samples.
 
@@ -89,6 +95,80 @@ const GIT_FETCH: &[&str] = &[
 ];
 
 const HPP_FETCH: &[&str] = &["fetch", "origin"];
+
+/// Write-once records (turn checkpoints, one commit and one ref each) on both machines in the
+/// push case, where a push has nothing new to send.
+const RECORDS: usize = 10_000;
+
+/// What `git-hpp push origin` runs (the store's `push_records`), as the baseline.
+const GIT_PUSH: &[&str] = &[
+    "push",
+    "--porcelain",
+    "--",
+    "origin",
+    "refs/hpp/*:refs/hpp/*",
+    "refs/notes/hpp*:refs/notes/hpp*",
+];
+
+const HPP_PUSH: &[&str] = &["push", "origin"];
+
+/// A repository `records-origin` holding `RECORDS` turn checkpoints (written with `git
+/// fast-import`, a commit each on its own ref under `refs/hpp/checkpoints/`), and a clone that
+/// took them all in with `git-hpp fetch`: a push from it has nothing new.
+fn records_clone(sandbox: &Sandbox) -> PathBuf {
+    let origin = sandbox.init("records-origin");
+    common::write(&origin.join("README"), b"bench\n");
+    run(sandbox.git(&origin, &["add", "README"]));
+    run(sandbox.git(&origin, &["commit", "-q", "-m", "first"]));
+    let mut stream = String::with_capacity(RECORDS * 300);
+    for i in 0..RECORDS {
+        let seconds = 1_780_000_000 + i as i64;
+        let blob = format!("{{\"schema\":\"bench\",\"n\":{i}}}");
+        stream.push_str(&format!(
+            "commit refs/hpp/checkpoints/bench-{i:05}\n\
+             committer Bench <bench@bench.invalid> {seconds} +0000\n\
+             data 12\nbench record\n\
+             M 100644 inline checkpoint.json\ndata {}\n{blob}\n",
+            blob.len()
+        ));
+    }
+    run_with_input(
+        sandbox.git(&origin, &["fast-import", "--quiet"]),
+        stream.as_bytes(),
+    );
+    let dir = sandbox.root().join("records-clone");
+    run(sandbox.git(
+        sandbox.root(),
+        &[
+            "clone",
+            "-q",
+            &origin.display().to_string(),
+            &dir.display().to_string(),
+        ],
+    ));
+    run(sandbox.hpp(&dir, HPP_FETCH));
+    let held = run(sandbox.git(
+        &dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/hpp/checkpoints/",
+        ],
+    ));
+    assert_eq!(
+        held.lines().count(),
+        RECORDS,
+        "the clone should hold every record after git-hpp fetch"
+    );
+    let pushed = run(sandbox.hpp(&dir, &["push", "origin", "--json"]));
+    let report: Value = serde_json::from_str(&pushed).expect("git-hpp push --json prints JSON");
+    assert_eq!(
+        report["updated"].as_array().map(Vec::len),
+        Some(0),
+        "a push after the fetch should have nothing new: {report}"
+    );
+    dir
+}
 
 /// How many warm-up runs and measured samples each series gets.
 fn plan() -> Rounds {
@@ -405,8 +485,8 @@ fn main() {
     let sandbox = Sandbox::new();
     sandbox.print_preamble(HPP);
     println!(
-        "plan:   {} warm-up + {} samples per series, 4 series interleaved, each sample in a fresh \
-         copy of its clone{}",
+        "plan:   {} warm-up + {} samples per series, 6 series interleaved, each fetch sample in a \
+         fresh copy of its clone{}",
         plan.warmup,
         plan.samples,
         if common::quick() {
@@ -418,8 +498,10 @@ fn main() {
 
     let setup = setup(&sandbox);
     check_outcomes(&sandbox, &setup);
+    let records = records_clone(&sandbox);
 
     let (sandbox, behind, diverged) = (&sandbox, setup.behind.as_path(), setup.diverged.as_path());
+    let records = records.as_path();
     let mut series = vec![
         Series::new(move |n| sandbox.hpp(&fresh_copy(sandbox, behind, "ff-hpp", n), HPP_FETCH)),
         Series::new(move |n| sandbox.git(&fresh_copy(sandbox, behind, "ff-git", n), GIT_FETCH)),
@@ -429,6 +511,9 @@ fn main() {
         Series::new(move |n| {
             sandbox.git(&fresh_copy(sandbox, diverged, "merge-git", n), GIT_FETCH)
         }),
+        // Nothing new writes nothing: every sample runs in the same clone.
+        Series::new(move |_| sandbox.hpp(records, HPP_PUSH)),
+        Series::new(move |_| sandbox.git(records, GIT_PUSH)),
     ];
     run_interleaved(&mut series, plan);
     let stats: Vec<Stats> = series.iter().map(Series::stats).collect();
@@ -458,6 +543,13 @@ fn main() {
         "stage + validate merged board + merge commit",
     );
     print_row("git fetch (same refs, baseline)", &stats[3], "stage only");
+    println!("3. push with nothing new: {RECORDS} write-once records on both sides");
+    print_row(
+        "git-hpp push origin",
+        &stats[4],
+        "secret check of unpushed records + git push",
+    );
+    print_row("git push (same refspecs, baseline)", &stats[5], "");
 
     println!();
     println!(
@@ -471,6 +563,12 @@ fn main() {
         stats[2].median / stats[3].median,
         stats[2].median - stats[3].median,
         stats[2].n
+    );
+    println!(
+        "ratio (median): git-hpp push / git push, nothing new = {:.2}x ({:+.1} ms), n = {}",
+        stats[4].median / stats[5].median,
+        stats[4].median - stats[5].median,
+        stats[4].n
     );
     match (hpp_peak, git_peak) {
         (Some(hpp), Some(git)) => println!(

@@ -298,6 +298,76 @@ impl Store {
         Ok(out)
     }
 
+    /// The names of the refs under `prefix` (a directory: it ends in `/`), without reading
+    /// them: loose refs by their files' names (one directory read per directory, where
+    /// [`Store::list`] opens every file), packed ones from packed-refs. For a question about
+    /// names only, such as which records the remote lacks, asked over 10,000 staged refs.
+    pub fn list_names(&self, prefix: &str) -> Result<std::collections::BTreeSet<String>, Error> {
+        debug_assert!(prefix.ends_with('/'), "{prefix} names a directory");
+        if self.git_refs {
+            return Ok(self.list(prefix)?.into_iter().map(|(n, _)| n).collect());
+        }
+        let mut names = std::collections::BTreeSet::new();
+        let packed = self
+            .repo
+            .refs
+            .cached_packed_buffer()
+            .map_err(|e| git(format!("listing {prefix}"))(e))?;
+        if let Some(packed) = packed {
+            let iter = packed
+                .iter_prefixed(prefix.into())
+                .map_err(|e| git(format!("listing {prefix}"))(e))?;
+            for reference in iter {
+                let reference = reference.map_err(|e| git(format!("listing {prefix}"))(e))?;
+                names.insert(reference.name.as_bstr().to_string());
+            }
+        }
+        let io = |source| Error::Io {
+            what: format!("listing {prefix}"),
+            source,
+        };
+        // Refs outside refs/worktree/ and the like are shared: they live in the common dir.
+        let root = self.repo.common_dir();
+        let mut dirs = vec![root.join(prefix)];
+        while let Some(dir) = dirs.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(io)?;
+                let path = entry.path();
+                if entry.file_type().map_err(io)?.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                // A lock or any other file that is not a ref name is not a ref.
+                let Some(name) = path
+                    .strip_prefix(root)
+                    .ok()
+                    .and_then(|rel| rel.to_str())
+                    .map(|rel| rel.replace(std::path::MAIN_SEPARATOR, "/"))
+                else {
+                    continue;
+                };
+                if gix::validate::reference::name(name.as_bytes().as_bstr()).is_ok() {
+                    names.insert(name);
+                }
+            }
+        }
+        for (name, id) in self.pending.range(prefix.to_owned()..) {
+            if !name.starts_with(prefix) {
+                break;
+            }
+            match id {
+                Some(_) => names.insert(name.clone()),
+                None => names.remove(name),
+            };
+        }
+        Ok(names)
+    }
+
     fn list_files(&self, prefix: &str, out: &mut Vec<(String, CommitId)>) -> Result<(), Error> {
         let platform = self.repo.references().map_err(git("listing refs"))?;
         let iter = platform
@@ -581,5 +651,68 @@ mod tests {
             .append("refs/hpp/loops/a/b", None, &record(b"1"))
             .unwrap_err();
         assert!(matches!(err, Error::Clash { .. }), "{err}");
+    }
+
+    #[test]
+    fn names_under_a_prefix_are_the_listed_refs_loose_and_packed() {
+        let (dir, store) = repo();
+        let a = store
+            .append("refs/hpp/checkpoints/s/turn/1", None, &record(b"a"))
+            .unwrap();
+        store
+            .create_ref("refs/hpp/checkpoints/s/turn/2", &a)
+            .unwrap();
+        let packed = std::process::Command::new("git")
+            .args(["pack-refs", "--all"])
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(packed.success());
+        store
+            .create_ref("refs/hpp/checkpoints/t/turn/1", &a)
+            .unwrap();
+        store.create_ref("refs/hpp/evidence/e", &a).unwrap();
+        let prefix = "refs/hpp/checkpoints/";
+        let names = store.list_names(prefix).unwrap();
+        let listed: std::collections::BTreeSet<String> = store
+            .list(prefix)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, listed);
+        assert_eq!(names.len(), 3, "{names:?}");
+        let mut view = store.view();
+        view.stage("refs/hpp/checkpoints/s/turn/1", None);
+        view.stage("refs/hpp/checkpoints/u/turn/1", Some(&a));
+        let names = view.list_names(prefix).unwrap();
+        let listed: std::collections::BTreeSet<String> = view
+            .list(prefix)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(
+            names, listed,
+            "a view's staged moves count as its list's do"
+        );
+    }
+
+    #[test]
+    fn control_a_lock_file_among_the_refs_is_not_a_name() {
+        let (dir, store) = repo();
+        let a = store
+            .append("refs/hpp/checkpoints/s/turn/1", None, &record(b"a"))
+            .unwrap();
+        let lock = dir.path().join(".git/refs/hpp/checkpoints/s/turn/2.lock");
+        std::fs::write(&lock, format!("{a}\n")).unwrap();
+        let names = store.list_names("refs/hpp/checkpoints/").unwrap();
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            ["refs/hpp/checkpoints/s/turn/1"]
+        );
+        assert!(store.list_names("refs/hpp/none/").unwrap().is_empty());
     }
 }
