@@ -3,6 +3,7 @@
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
+use gix::objs::commit::ref_iter::Token;
 
 use super::{Chain, CommitId, Error, Link, Log, NewRecord, Store, git, retry};
 
@@ -101,12 +102,28 @@ impl Store {
             name: name.to_owned(),
             id: Some(id.to_string()),
         })?;
-        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-        let tree = commit
-            .tree_id()
-            .map_err(|e| git(format!("reading the tree of {id}"))(e))?
-            .detach();
-        let time = commit.time().map(|t| t.seconds).unwrap_or(0);
+        // One pass over the headers (tree, parents, author, committer), where asking for each
+        // parses from the start again: this runs once per commit of a long log.
+        let (mut tree, mut parents, mut time) = (None, Vec::new(), 0);
+        for token in commit.iter() {
+            match token {
+                Ok(Token::Tree { id }) => tree = Some(id),
+                Ok(Token::Parent { id }) => parents.push(id),
+                Ok(Token::Author { .. }) => {}
+                Ok(Token::Committer { signature }) => {
+                    time = signature.time().map_or(0, |t| t.seconds);
+                    break;
+                }
+                Ok(_) | Err(_) => break,
+            }
+        }
+        let tree = match tree {
+            Some(tree) => tree,
+            None => commit
+                .tree_id()
+                .map_err(|e| git(format!("reading the tree of {id}"))(e))?
+                .detach(),
+        };
         Ok((parents, tree, time))
     }
 
@@ -714,5 +731,72 @@ mod tests {
             ["refs/hpp/checkpoints/s/turn/1"]
         );
         assert!(store.list_names("refs/hpp/none/").unwrap().is_empty());
+    }
+
+    /// `git commit-tree` in `dir` with the given dates, parents and tree; the new commit.
+    fn commit_tree(
+        dir: &std::path::Path,
+        tree: &str,
+        parents: &[&str],
+        author: &str,
+        committer: &str,
+    ) -> ObjectId {
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("commit-tree").arg(tree).current_dir(dir);
+        for parent in parents {
+            cmd.args(["-p", parent]);
+        }
+        let out = cmd
+            .args(["-m", "shape"])
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
+            .env("GIT_COMMITTER_NAME", "c")
+            .env("GIT_COMMITTER_EMAIL", "c@example.invalid")
+            .env("GIT_AUTHOR_DATE", author)
+            .env("GIT_COMMITTER_DATE", committer)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ObjectId::from_hex(String::from_utf8(out.stdout).unwrap().trim().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_commits_shape_is_its_tree_its_parents_in_order_and_its_committer_time() {
+        let (dir, store) = repo();
+        let one = store.append("refs/hpp/a", None, &record(b"1")).unwrap();
+        let two = store.append("refs/hpp/b", None, &record(b"2")).unwrap();
+        let tree = store.commit_tree(&one).unwrap();
+        let merged = commit_tree(
+            dir.path(),
+            tree.as_str(),
+            &[two.as_str(), one.as_str()],
+            "@1000000000 +0000",
+            "@1700000000 +0200",
+        );
+        let (parents, got_tree, time) = store.commit_shape("refs/hpp/a", merged).unwrap();
+        assert_eq!(parents, [two.oid(), one.oid()]);
+        assert_eq!(got_tree.to_string(), tree.as_str());
+        assert_eq!(
+            time, 1_700_000_000,
+            "the committer's time, not the author's"
+        );
+    }
+
+    #[test]
+    fn control_a_commits_shape_is_refused_for_what_is_not_a_commit() {
+        let (_dir, store) = repo();
+        let one = store.append("refs/hpp/a", None, &record(b"1")).unwrap();
+        let tree = store.commit_tree(&one).unwrap();
+        let tree = ObjectId::from_hex(tree.as_str().as_bytes()).unwrap();
+        assert!(matches!(
+            store.commit_shape("refs/hpp/a", tree),
+            Err(Error::NotACommit { .. })
+        ));
     }
 }
