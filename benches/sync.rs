@@ -49,6 +49,10 @@
 //! it runs, `git push --porcelain -- origin refs/hpp/*:refs/hpp/* refs/notes/hpp*:refs/notes/hpp*`,
 //! both in the same clone, since neither writes anything.
 //!
+//! A fourth case fetches those 10,000 records into a fresh clone of `records-origin` (a fresh
+//! copy per sample; fewer samples, since each takes seconds): `git-hpp fetch origin`, which
+//! creates every record in one ref transaction, next to the plain `git fetch` it runs first.
+//!
 //! Run it with `cargo bench --bench sync` (this builds the release binary first); set
 //! `HPP_BENCH_QUICK=1` for a smoke run with fewer samples.
 
@@ -113,9 +117,10 @@ const GIT_PUSH: &[&str] = &[
 const HPP_PUSH: &[&str] = &["push", "origin"];
 
 /// A repository `records-origin` holding `RECORDS` turn checkpoints (written with `git
-/// fast-import`, a commit each on its own ref under `refs/hpp/checkpoints/`), and a clone that
-/// took them all in with `git-hpp fetch`: a push from it has nothing new.
-fn records_clone(sandbox: &Sandbox) -> PathBuf {
+/// fast-import`, a commit each on its own ref under `refs/hpp/checkpoints/`); returns a fresh
+/// clone of it (git's clone takes no record) and a copy of that clone that took them all in
+/// with `git-hpp fetch`, from which a push has nothing new.
+fn records_clones(sandbox: &Sandbox) -> (PathBuf, PathBuf) {
     let origin = sandbox.init("records-origin");
     common::write(&origin.join("README"), b"bench\n");
     run(sandbox.git(&origin, &["add", "README"]));
@@ -136,16 +141,17 @@ fn records_clone(sandbox: &Sandbox) -> PathBuf {
         sandbox.git(&origin, &["fast-import", "--quiet"]),
         stream.as_bytes(),
     );
-    let dir = sandbox.root().join("records-clone");
+    let fresh = sandbox.root().join("records-fresh");
     run(sandbox.git(
         sandbox.root(),
         &[
             "clone",
             "-q",
             &origin.display().to_string(),
-            &dir.display().to_string(),
+            &fresh.display().to_string(),
         ],
     ));
+    let dir = fresh_copy(sandbox, &fresh, "records-clone", 0);
     run(sandbox.hpp(&dir, HPP_FETCH));
     let held = run(sandbox.git(
         &dir,
@@ -167,7 +173,21 @@ fn records_clone(sandbox: &Sandbox) -> PathBuf {
         Some(0),
         "a push after the fetch should have nothing new: {report}"
     );
-    dir
+    (fresh, dir)
+}
+
+/// Fewer rounds for the fetch of 10,000 records into a fresh clone: a sample takes seconds.
+fn records_plan() -> Rounds {
+    Rounds::pick(
+        Rounds {
+            warmup: 0,
+            samples: 3,
+        },
+        Rounds {
+            warmup: 1,
+            samples: 8,
+        },
+    )
 }
 
 /// How many warm-up runs and measured samples each series gets.
@@ -498,10 +518,10 @@ fn main() {
 
     let setup = setup(&sandbox);
     check_outcomes(&sandbox, &setup);
-    let records = records_clone(&sandbox);
+    let (records_fresh, records) = records_clones(&sandbox);
 
     let (sandbox, behind, diverged) = (&sandbox, setup.behind.as_path(), setup.diverged.as_path());
-    let records = records.as_path();
+    let (records, records_fresh) = (records.as_path(), records_fresh.as_path());
     let mut series = vec![
         Series::new(move |n| sandbox.hpp(&fresh_copy(sandbox, behind, "ff-hpp", n), HPP_FETCH)),
         Series::new(move |n| sandbox.git(&fresh_copy(sandbox, behind, "ff-git", n), GIT_FETCH)),
@@ -516,7 +536,23 @@ fn main() {
         Series::new(move |_| sandbox.git(records, GIT_PUSH)),
     ];
     run_interleaved(&mut series, plan);
-    let stats: Vec<Stats> = series.iter().map(Series::stats).collect();
+    let mut stats: Vec<Stats> = series.iter().map(Series::stats).collect();
+    let mut fresh = vec![
+        Series::new(move |n| {
+            sandbox.hpp(
+                &fresh_copy(sandbox, records_fresh, "fresh-hpp", n),
+                HPP_FETCH,
+            )
+        }),
+        Series::new(move |n| {
+            sandbox.git(
+                &fresh_copy(sandbox, records_fresh, "fresh-git", n),
+                GIT_FETCH,
+            )
+        }),
+    ];
+    run_interleaved(&mut fresh, records_plan());
+    stats.extend(fresh.iter().map(Series::stats));
 
     let hpp_peak = peak_rss(sandbox, diverged, "rss-hpp", HPP, HPP_FETCH);
     let git_peak = peak_rss(sandbox, diverged, "rss-git", "git", GIT_FETCH);
@@ -550,6 +586,16 @@ fn main() {
         "secret check of unpushed records + git push",
     );
     print_row("git push (same refspecs, baseline)", &stats[5], "");
+    println!(
+        "4. fetch of {RECORDS} write-once records into a fresh clone ({} samples)",
+        records_plan().samples
+    );
+    print_row(
+        "git-hpp fetch origin",
+        &stats[6],
+        "stage + create every record, one ref transaction",
+    );
+    print_row("git fetch (same refs, baseline)", &stats[7], "stage only");
 
     println!();
     println!(
@@ -569,6 +615,12 @@ fn main() {
         stats[4].median / stats[5].median,
         stats[4].median - stats[5].median,
         stats[4].n
+    );
+    println!(
+        "ratio (median): git-hpp fetch / git fetch, 10,000 records into a fresh clone = {:.2}x ({:+.1} ms), n = {}",
+        stats[6].median / stats[7].median,
+        stats[6].median - stats[7].median,
+        stats[6].n
     );
     match (hpp_peak, git_peak) {
         (Some(hpp), Some(git)) => println!(
