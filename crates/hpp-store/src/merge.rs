@@ -167,31 +167,15 @@ impl Store {
         read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
     ) -> Result<(HashMap<ObjectId, Node>, HashMap<ObjectId, T>), Error> {
         const PARALLEL_FROM: usize = 512;
-        let mut nodes: HashMap<ObjectId, Node> = HashMap::default();
-        let mut pending: Vec<(ObjectId, ObjectId)> = Vec::new();
-        {
-            let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
-            let mut stack = vec![tip];
-            while let Some(id) = stack.pop() {
-                if nodes.contains_key(&id) {
-                    continue;
-                }
-                let node = match known.get(&id) {
-                    Some(node) => node.clone(),
-                    None => {
-                        let node = self.node(name, id)?;
-                        known.insert(id, node.clone());
-                        node
-                    }
-                };
-                stack.extend(node.parents.iter().copied());
-                if node.parents.len() < 2 && !held(&id.into()) {
-                    pending.push((id, node.tree));
-                }
-                nodes.insert(id, node);
-            }
-        }
-        pending.reverse();
+        let (nodes, visited) = self.walk(name, tip)?;
+        // The walk visits a log newest first.
+        let pending: Vec<(ObjectId, ObjectId)> = visited
+            .iter()
+            .rev()
+            .map(|id| (*id, &nodes[id]))
+            .filter(|(id, node)| node.parents.len() < 2 && !held(&(*id).into()))
+            .map(|(id, node)| (id, node.tree))
+            .collect();
         if self.promisor_remote().is_some() {
             self.fetch_log_files(&pending, file);
         }
@@ -286,7 +270,18 @@ impl Store {
 
     /// Every commit `tip` reaches, with its parents, tree and commit time.
     fn graph(&self, name: &str, tip: ObjectId) -> Result<HashMap<ObjectId, Node>, Error> {
+        Ok(self.walk(name, tip)?.0)
+    }
+
+    /// [`Store::graph`], and the order the walk visited the commits in (from the tip, each
+    /// commit before its parents' histories). Commits decoded once are kept for the command.
+    fn walk(
+        &self,
+        name: &str,
+        tip: ObjectId,
+    ) -> Result<(HashMap<ObjectId, Node>, Vec<ObjectId>), Error> {
         let mut nodes = HashMap::default();
+        let mut visited = Vec::new();
         let mut stack = vec![tip];
         let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(id) = stack.pop() {
@@ -303,8 +298,9 @@ impl Store {
             };
             stack.extend(node.parents.iter().copied());
             nodes.insert(id, node);
+            visited.push(id);
         }
-        Ok(nodes)
+        Ok((nodes, visited))
     }
 }
 
