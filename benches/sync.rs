@@ -500,6 +500,18 @@ fn peak_rss(
     Some(kib / 1024.0)
 }
 
+/// One ratio line: `hpp` against its baseline `git`, at the median and at p90 (the slow tail
+/// a loaded machine shows).
+fn print_ratio(what: &str, hpp: &Stats, git: &Stats) {
+    println!(
+        "ratio: {what} = {:.2}x median ({:+.1} ms), {:.2}x p90, n = {}",
+        hpp.median / git.median,
+        hpp.median - git.median,
+        hpp.p90 / git.p90,
+        hpp.n
+    );
+}
+
 fn main() {
     let plan = plan();
     let sandbox = Sandbox::new();
@@ -598,29 +610,17 @@ fn main() {
     print_row("git fetch (same refs, baseline)", &stats[7], "stage only");
 
     println!();
-    println!(
-        "ratio (median): git-hpp fetch / git fetch, fast-forward = {:.2}x ({:+.1} ms), n = {}",
-        stats[0].median / stats[1].median,
-        stats[0].median - stats[1].median,
-        stats[0].n
+    print_ratio(
+        "git-hpp fetch / git fetch, fast-forward",
+        &stats[0],
+        &stats[1],
     );
-    println!(
-        "ratio (median): git-hpp fetch / git fetch, merge        = {:.2}x ({:+.1} ms), n = {}",
-        stats[2].median / stats[3].median,
-        stats[2].median - stats[3].median,
-        stats[2].n
-    );
-    println!(
-        "ratio (median): git-hpp push / git push, nothing new = {:.2}x ({:+.1} ms), n = {}",
-        stats[4].median / stats[5].median,
-        stats[4].median - stats[5].median,
-        stats[4].n
-    );
-    println!(
-        "ratio (median): git-hpp fetch / git fetch, 10,000 records into a fresh clone = {:.2}x ({:+.1} ms), n = {}",
-        stats[6].median / stats[7].median,
-        stats[6].median - stats[7].median,
-        stats[6].n
+    print_ratio("git-hpp fetch / git fetch, merge", &stats[2], &stats[3]);
+    print_ratio("git-hpp push / git push, nothing new", &stats[4], &stats[5]);
+    print_ratio(
+        "git-hpp fetch / git fetch, 10,000 records into a fresh clone",
+        &stats[6],
+        &stats[7],
     );
     match (hpp_peak, git_peak) {
         (Some(hpp), Some(git)) => println!(

@@ -78,12 +78,6 @@ pub fn read(store: &Store) -> Result<Board, Error> {
     board_of(store.read_set(refs::BOARD_LOG, FILE)?)
 }
 
-/// Reads the board as it stands at `commit` (a merge of two machines' logs before the ref
-/// moves to it), every rule checked.
-pub fn read_at(store: &Store, commit: &CommitId) -> Result<Board, Error> {
-    board_of(store.read_set_at(refs::BOARD_LOG, commit, FILE)?)
-}
-
 fn board_of(chain: store::Chain) -> Result<Board, Error> {
     let mut events = Vec::new();
     for link in &chain.links {
@@ -126,8 +120,9 @@ fn parse_write(commit: &CommitId, payload: Option<&[u8]>) -> Result<Vec<Event>, 
 #[derive(Debug, Default)]
 pub struct Writes(std::collections::HashMap<CommitId, Vec<Event>>);
 
-/// Checks the board as it stands at `commit` as [`read_at`] does (every write reads, every
-/// rule holds over the log's order), reading only the writes `writes` lacks and keeping them.
+/// Checks the board as it stands at `commit` (a staged board, or a merge of two machines' logs
+/// before the ref moves to it) as [`read`] checks the tip: every write reads, every rule holds
+/// over the log's order. Reads only the writes `writes` lacks, and keeps them.
 pub fn check_at(store: &Store, commit: &CommitId, writes: &mut Writes) -> Result<(), Error> {
     let entries = store.read_set_with(
         refs::BOARD_LOG,

@@ -155,15 +155,23 @@ impl Store {
         commits: &[(ObjectId, ObjectId)],
         file: &str,
     ) -> Result<Vec<Option<Vec<u8>>>, Error> {
-        fn read(
-            repo: &gix::Repository,
-            part: &[(ObjectId, ObjectId)],
-            file: &str,
-        ) -> Result<Vec<Option<Vec<u8>>>, Error> {
+        self.read_files_with(commits, file, &|_, bytes| bytes)
+    }
+
+    /// As [`Store::read_files`], handing each commit's blob to `read` in the reading thread.
+    /// Past a few hundred commits they are read in contiguous runs, one per thread: each
+    /// thread's delta-base cache then sees one stretch of the pack's delta chains.
+    pub(crate) fn read_files_with<T: Send>(
+        &self,
+        commits: &[(ObjectId, ObjectId)],
+        file: &str,
+        read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
+    ) -> Result<Vec<T>, Error> {
+        let each = |repo: &gix::Repository, part: &[(ObjectId, ObjectId)]| {
             part.iter()
-                .map(|(id, tree)| read_file(repo, *id, *tree, file))
-                .collect()
-        }
+                .map(|(id, tree)| Ok(read(&(*id).into(), read_file(repo, *id, *tree, file)?)))
+                .collect::<Result<Vec<T>, Error>>()
+        };
         if self.promisor_remote().is_some() {
             self.fetch_log_files(commits, file);
         }
@@ -172,7 +180,7 @@ impl Store {
             .map_or(1, usize::from)
             .min(8);
         if commits.len() < PARALLEL_FROM || threads == 1 {
-            return read(&self.repo, commits, file);
+            return each(&self.repo, commits);
         }
         let sync = self.repo.clone().into_sync();
         std::thread::scope(|scope| {
@@ -180,7 +188,7 @@ impl Store {
                 .chunks(commits.len().div_ceil(threads))
                 .map(|part| {
                     let sync = sync.clone();
-                    scope.spawn(move || read(&sync.to_thread_local(), part, file))
+                    scope.spawn(move || each(&sync.to_thread_local(), part))
                 })
                 .collect();
             let mut all = Vec::with_capacity(commits.len());

@@ -154,9 +154,9 @@ impl Store {
     }
 
     /// Every commit `tip` reaches (as [`Store::graph`]), and `read` of the blob `file` of each
-    /// entry (a commit that is not a merge) `held` does not hold: oldest first, the order a
-    /// pack's delta chains are cheapest to resolve in (newest first costs three times as
-    /// much), in two threads when there are many.
+    /// entry (a commit that is not a merge) `held` does not hold, read oldest first: the order
+    /// a pack's delta chains are cheapest to resolve in (newest first costs three times as
+    /// much).
     #[allow(clippy::type_complexity)]
     fn walk_reading<T: Send>(
         &self,
@@ -166,7 +166,6 @@ impl Store {
         held: &dyn Fn(&CommitId) -> bool,
         read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
     ) -> Result<(HashMap<ObjectId, Node>, HashMap<ObjectId, T>), Error> {
-        const PARALLEL_FROM: usize = 512;
         let (nodes, visited) = self.walk(name, tip)?;
         // The walk visits a log newest first.
         let pending: Vec<(ObjectId, ObjectId)> = visited
@@ -176,35 +175,9 @@ impl Store {
             .filter(|(id, node)| node.parents.len() < 2 && !held(&(*id).into()))
             .map(|(id, node)| (id, node.tree))
             .collect();
-        if self.promisor_remote().is_some() {
-            self.fetch_log_files(&pending, file);
-        }
-        let each = |repo: &gix::Repository, part: &[(ObjectId, ObjectId)]| {
-            part.iter()
-                .map(|(id, tree)| {
-                    let bytes = super::log::read_file(repo, *id, *tree, file)?;
-                    Ok((*id, read(&(*id).into(), bytes)))
-                })
-                .collect::<Result<Vec<_>, Error>>()
-        };
-        let two = std::thread::available_parallelism().map_or(1, usize::from) > 1;
-        let reads = if pending.len() < PARALLEL_FROM || !two {
-            each(&self.repo, &pending)?
-        } else {
-            // Two contiguous halves: each thread's delta cache sees a run of the chain.
-            let (older, newer) = pending.split_at(pending.len() / 2);
-            let sync = self.repo.clone().into_sync();
-            std::thread::scope(|scope| {
-                let other = scope.spawn(|| each(&sync.to_thread_local(), newer));
-                let mut reads = each(&self.repo, older);
-                let theirs = other.join().expect("a reader does not panic");
-                if let Ok(reads) = &mut reads {
-                    reads.extend(theirs?);
-                }
-                reads
-            })?
-        };
-        Ok((nodes, reads.into_iter().collect()))
+        let reads = self.read_files_with(&pending, file, read)?;
+        let reads = pending.iter().map(|(id, _)| *id).zip(reads).collect();
+        Ok((nodes, reads))
     }
 
     /// Writes the merge commit of two tips of the set log `name` with `tree` (no ref moves).
