@@ -181,6 +181,10 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
     let mut decided: Vec<(String, String, Outcome)> = Vec::new();
     let mut accepted = None;
     let mut boards = crate::board::Writes::default();
+    // Which records are here, by name, in one listing: a fetch that brings 10,000 new records
+    // would otherwise look each one up twice to find it absent. A record created here after
+    // this listing makes its create lose its compare-and-swap, reported as raced.
+    let mut held = store.list_names(refs::PREFIX)?;
     for (name, theirs) in order {
         let staged_name = format!("{}{}", staged.prefix, &name[refs::PREFIX.len()..]);
         if kind(name) == Kind::Accepted {
@@ -192,11 +196,16 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
         {
             refused
         } else {
+            let ours = if held.contains(name) {
+                view.tip(name)?
+            } else {
+                None
+            };
             match admissible(
                 &view,
                 spec,
                 name,
-                view.tip(name)?,
+                ours.clone(),
                 theirs,
                 &staged_name,
                 &mut boards,
@@ -217,9 +226,11 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
                             new: join.preserved.clone(),
                         };
                         view.stage(&preserve.name, Some(&preserve.new));
+                        held.insert(preserve.name.clone());
                         moves.push(preserve);
                     }
-                    let (outcome, planned) = plan(&view, name, theirs, &staged_name, &mut boards)?;
+                    let (outcome, planned) =
+                        plan(&view, name, ours, theirs, &staged_name, &mut boards)?;
                     if let Some(planned) = planned {
                         view.stage(&planned.name, Some(&planned.new));
                         moves.push(planned);
@@ -298,7 +309,7 @@ fn again() -> Outcome {
 /// then made on its own. Returns the refs whose move lost (moved here while the fetch ran).
 fn make_moves(store: &Store, moves: &[RefMove]) -> Result<Vec<String>, Error> {
     match store.move_refs(moves) {
-        Ok(()) => return Ok(Vec::new()),
+        Ok(taken) => return Ok(taken),
         Err(store::Error::Moved { .. } | store::Error::Busy { .. }) => {}
         Err(e) => return Err(e.into()),
     }
@@ -319,11 +330,12 @@ fn make_moves(store: &Store, moves: &[RefMove]) -> Result<Vec<String>, Error> {
     Ok(raced)
 }
 
-/// Decides how far the remote's `theirs` of `name` is taken as its kind allows, and the move
-/// that takes it (a set log's merge commit is written here; no ref moves).
+/// Decides how far the remote's `theirs` of `name` (here at `ours`) is taken as its kind
+/// allows, and the move that takes it (a set log's merge commit is written here; no ref moves).
 fn plan(
     store: &Store,
     name: &str,
+    ours: Option<CommitId>,
     theirs: &CommitId,
     staged: &str,
     boards: &mut crate::board::Writes,
@@ -333,7 +345,7 @@ fn plan(
         expected,
         new: new.clone(),
     };
-    let Some(ours) = store.tip(name)? else {
+    let Some(ours) = ours else {
         return Ok((Outcome::Created, Some(to(None, theirs))));
     };
     let relation = match kind(name) {

@@ -61,7 +61,9 @@ pub struct Sandbox {
 impl Sandbox {
     pub fn new() -> Self {
         // On disk (TMPDIR or /tmp), not in memory: a command's cost includes real file reads.
-        let root = tempfile::tempdir().expect("the benchmark needs a temporary directory");
+        let mut root = tempfile::tempdir().expect("the benchmark needs a temporary directory");
+        // `HPP_BENCH_KEEP=1` leaves the repositories behind, to profile one command by hand.
+        root.disable_cleanup(std::env::var_os("HPP_BENCH_KEEP").is_some_and(|v| v == "1"));
         std::fs::create_dir(root.path().join("home")).expect("creating the temporary HOME");
         Self { root }
     }

@@ -9,19 +9,24 @@ use crate::harness::{Run, Sandbox};
 /// Runs `git-hpp args` under strace and returns its fsync and rename calls, one per line, or
 /// `None` when strace is not installed.
 fn traced(sandbox: &Sandbox, args: &[&str]) -> Option<Vec<String>> {
-    let probe = sandbox.command("strace", &sandbox.root).arg("-V").output();
+    traced_in(sandbox, &sandbox.root, "", args)
+}
+
+/// [`traced`] in `dir`, tracing the calls of `more` too (`,openat`).
+fn traced_in(sandbox: &Sandbox, dir: &Path, more: &str, args: &[&str]) -> Option<Vec<String>> {
+    let probe = sandbox.command("strace", dir).arg("-V").output();
     if !probe.is_ok_and(|o| o.status.success()) {
         eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
         return None;
     }
     let log = sandbox.path("strace.log");
     let out = sandbox
-        .command("strace", &sandbox.root)
+        .command("strace", dir)
         .args([
             "-f",
             "-y",
             "-e",
-            "trace=fsync,fdatasync,rename,renameat,renameat2",
+            &format!("trace=fsync,fdatasync,rename,renameat,renameat2{more}"),
             "-o",
         ])
         .arg(&log)
@@ -279,6 +284,81 @@ fn the_log_writers_flush_their_entry_before_their_log_moves() {
         // The entry's commit is the newest object the ref names.
         let commit = sandbox.git(["rev-parse", &name]);
         assert_durable_order(&calls, &name, &loose(&commit));
+    }
+}
+
+#[test]
+fn a_fetch_flushes_the_records_and_packed_refs_before_it_names_them_with_no_lock_per_ref() {
+    let sandbox = Sandbox::repo();
+    let text = |p: &Path| p.to_str().expect("UTF-8 paths").to_owned();
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", &text(&remote)]);
+    sandbox.git(["push", "-q", &text(&remote), "main"]);
+    let [writer, reader] = ["writer", "reader"].map(|name| {
+        let dir = sandbox.path(name);
+        sandbox.git(["clone", "-q", &text(&remote), &text(&dir)]);
+        dir
+    });
+    for work in ["a", "b", "c"] {
+        let data = r#"{"work":"W","maker":"agent"}"#;
+        let args = [
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--loop",
+            work,
+            "--data",
+            data,
+        ];
+        sandbox.hpp_in(&writer, &args).ok();
+    }
+    sandbox.hpp_in(&writer, &["push"]).ok();
+
+    let Some(calls) = traced_in(&sandbox, &reader, ",openat", &["fetch"]) else {
+        return;
+    };
+    let ref_locks: Vec<&String> = calls
+        .iter()
+        .filter(|c| c.contains("O_CREAT") && c.contains("refs/hpp/") && c.contains(".lock"))
+        .collect();
+    assert!(ref_locks.is_empty(), "a lock file per ref: {ref_locks:#?}");
+    let calls: Vec<String> = calls
+        .into_iter()
+        .filter(|c| !c.contains("openat("))
+        .collect();
+    let all = || calls.join("\n");
+    let moved = calls
+        .iter()
+        .position(|c| c.contains("rename") && c.contains("packed-refs.lock") && c.ends_with("= 0"))
+        .unwrap_or_else(|| panic!("packed-refs was not written:\n{}", all()));
+    assert!(
+        calls[..moved]
+            .iter()
+            .any(|c| c.contains("fsync(") && c.contains("packed-refs.lock>")),
+        "packed-refs' new bytes were not flushed before the rename:\n{}",
+        all()
+    );
+    let dir = format!("{}>", text(&reader.join(".git")));
+    assert!(
+        calls[moved..]
+            .iter()
+            .any(|c| c.contains("fsync(") && c.contains(&dir)),
+        "the directory of packed-refs was not flushed after the rename:\n{}",
+        all()
+    );
+    // Each record's commit reached the disk before packed-refs named it: in the pack git
+    // wrote and flushed, or as a loose object this fetch flushed.
+    for work in ["a", "b", "c"] {
+        let commit = sandbox.git_in(&reader, &["rev-parse", &format!("refs/hpp/loops/{work}")]);
+        let flushed = calls[..moved]
+            .iter()
+            .any(|c| c.contains("fsync(") && (c.contains(&loose(&commit)) || c.contains(".pack>")));
+        assert!(
+            flushed,
+            "{commit} was not flushed before packed-refs named it:\n{}",
+            all()
+        );
     }
 }
 

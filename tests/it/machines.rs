@@ -126,6 +126,88 @@ fn is_ancestor(machines: &Machines, m: usize, ancestor: &str, descendant: &str) 
         .success()
 }
 
+/// Every file under `dir` (relative), recursively; none when it does not exist.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.map(|e| e.expect("a readable entry")) {
+            if entry.file_type().expect("a file type").is_dir() {
+                stack.push(entry.path());
+            } else {
+                found.push(entry.path().display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn records_new_to_a_clone_are_taken_in_as_packed_refs_that_git_reads_and_appends_build_on() {
+    let machines = Machines::new(2);
+    for work in ["a", "b", "c"] {
+        machines
+            .hpp(
+                1,
+                &[
+                    "event",
+                    "append",
+                    "--type",
+                    "work_started",
+                    "--loop",
+                    work,
+                    "--data",
+                    r#"{"work":"W","maker":"agent-one"}"#,
+                ],
+            )
+            .ok();
+    }
+    machines.hpp(1, &["push"]).ok();
+    let fetched = machines.hpp(0, &["fetch"]);
+    assert_eq!(fetched.code, 0, "{fetched}");
+    for work in ["a", "b", "c"] {
+        let name = format!("refs/hpp/loops/{work}");
+        assert_eq!(
+            machines.git(0, &["rev-parse", &name]),
+            machines.git(1, &["rev-parse", &name]),
+            "{name} was taken in"
+        );
+    }
+    let git_dir = machines.clones[0].join(".git");
+    assert_eq!(
+        files_under(&git_dir.join("refs/hpp")),
+        Vec::<String>::new(),
+        "no loose ref and no lock file was left for a record"
+    );
+    let packed = std::fs::read_to_string(git_dir.join("packed-refs")).expect("packed-refs");
+    assert!(packed.contains(" refs/hpp/loops/b\n"), "{packed}");
+    // git reads what was written, and the next append moves the packed ref forward.
+    machines.git(0, &["fsck", "--connectivity-only", "--no-dangling"]);
+    let appended = machines.hpp(
+        0,
+        &[
+            "evidence",
+            "run",
+            "--id",
+            "check",
+            "--loop",
+            "b",
+            "--record-event",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(appended.code, 0, "{appended}");
+    assert_eq!(
+        machines.git(0, &["rev-parse", "refs/hpp/loops/b~1"]),
+        machines.git(1, &["rev-parse", "refs/hpp/loops/b"]),
+        "the append built on the fetched record"
+    );
+}
+
 #[test]
 fn a_plain_git_pull_succeeds_with_a_diverged_loop_on_the_remote() {
     let machines = Machines::new(2);

@@ -36,6 +36,7 @@ mod git_refs;
 mod log;
 mod merge;
 mod pack;
+mod packed;
 mod receive;
 mod records;
 pub mod refs;

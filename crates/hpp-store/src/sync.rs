@@ -163,27 +163,43 @@ impl Store {
         let name = self.staging_name(remote);
         let records = format!("+refs/hpp/*:{STAGING_PREFIX}{name}/*");
         let notes = format!("+refs/notes/hpp*:refs/notes/remote-hpp/{name}/hpp*");
-        let args = [
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--prune",
-            "--no-write-fetch-head",
-            "--",
-            remote,
-            records.as_str(),
-            notes.as_str(),
-        ];
-        let (ok, _, stderr) = self.run_git(&args, &format!("git fetch {remote}"))?;
-        if !ok {
-            return Err(Error::GitFailed {
-                what: format!("git fetch {remote}"),
-                stderr: whole_error(&stderr),
-            });
-        }
+        let what = format!("git fetch {remote}");
+        let fetch = |how: &[&str]| {
+            let mut args = vec!["fetch"];
+            args.extend_from_slice(how);
+            args.extend(["--no-tags", "--prune", "--no-write-fetch-head", "--"]);
+            args.extend([remote, records.as_str(), notes.as_str()]);
+            super::git_cli::output(self.git_cli().args(&args), &what)
+        };
+        let failed = |out: &std::process::Output| Error::GitFailed {
+            what: what.clone(),
+            stderr: whole_error(&String::from_utf8_lossy(&out.stderr)),
+        };
         let prefix = format!("{STAGING_PREFIX}{name}/");
-        let refs = self
-            .list(&prefix)?
+        let staged_notes = notes_staging(&name);
+        // git names every staging ref and its value as it moves them (`--porcelain`, git 2.41;
+        // `--verbose` adds the unchanged ones), so 10,000 staged records are not read back one
+        // file each. A git that predates it refuses the option (exit 129) before fetching.
+        let out = fetch(&["--porcelain", "--verbose"])?;
+        let reported = match out.status.code() {
+            Some(0) => staged_from_porcelain(&out.stdout, &prefix, &staged_notes),
+            Some(129) => None,
+            _ => return Err(failed(&out)),
+        };
+        let (refs, notes) = match reported {
+            Some(reported) => reported,
+            None => {
+                if out.status.code() == Some(129) {
+                    let out = fetch(&["--quiet"])?;
+                    if !out.status.success() {
+                        return Err(failed(&out));
+                    }
+                }
+                let refs = self.list(&prefix)?;
+                (refs, self.tip_oid(&staged_notes)?.is_some())
+            }
+        };
+        let refs = refs
             .into_iter()
             .map(|(staged, id)| {
                 (
@@ -192,8 +208,7 @@ impl Store {
                 )
             })
             .collect();
-        let staged_notes = notes_staging(&name);
-        let notes = self.tip_oid(&staged_notes)?.map(|_| staged_notes);
+        let notes = notes.then_some(staged_notes);
         Ok(Staged {
             remote: remote.to_owned(),
             prefix,
@@ -335,6 +350,39 @@ pub fn not_an_option(remote: &str) -> Result<(), Error> {
 
 /// git's whole complaint on one line: every non-empty line of its stderr, in order (a remote
 /// error's cause is often on the first line and its advice on the last).
+/// The staged records (under `prefix`, sorted) and whether the notes mirror is staged at
+/// `notes`, as `git fetch --porcelain --verbose` reported them: one `<flag> <old> <new> <ref>`
+/// line per ref the refspecs reach, `-` for one pruned. `None` when a line does not read so, or
+/// an update was refused (`!`: that staging ref keeps a value the report does not give): the
+/// caller then reads the staging refs themselves.
+fn staged_from_porcelain(
+    stdout: &[u8],
+    prefix: &str,
+    notes: &str,
+) -> Option<(Vec<(String, super::CommitId)>, bool)> {
+    let mut refs = Vec::new();
+    let mut has_notes = false;
+    for line in std::str::from_utf8(stdout).ok()?.lines() {
+        // The flag is one character, a space for a fast-forward.
+        let (flag, fields) = (line.get(..1)?, line.get(1..)?.strip_prefix(' ')?);
+        let mut fields = fields.splitn(3, ' ');
+        let (_old, new, name) = (fields.next()?, fields.next()?, fields.next()?);
+        match flag {
+            "-" => continue,
+            "!" => return None,
+            _ => {}
+        }
+        let id = gix::ObjectId::from_hex(new.as_bytes()).ok()?;
+        if name.starts_with(prefix) {
+            refs.push((name.to_owned(), id.into()));
+        } else if name == notes {
+            has_notes = true;
+        }
+    }
+    refs.sort();
+    Some((refs, has_notes))
+}
+
 fn whole_error(text: &str) -> String {
     let lines: Vec<&str> = text
         .lines()
@@ -345,5 +393,61 @@ fn whole_error(text: &str) -> String {
         "git failed".to_owned()
     } else {
         lines.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::staged_from_porcelain;
+
+    const A: &str = "49a956e1236da21543ba29b304de84b38386755f";
+    const B: &str = "aafe7027c07529c993d646f756f8f7e19827a2d5";
+    const NULL: &str = "0000000000000000000000000000000000000000";
+    const PREFIX: &str = "refs/hpp-remote/origin/";
+    const NOTES: &str = "refs/notes/remote-hpp/origin/hpp";
+
+    #[test]
+    fn porcelain_lines_give_every_staged_record_but_the_pruned_sorted() {
+        let out = format!(
+            "* {NULL} {B} {PREFIX}loops/b\n\
+             = {A} {A} {PREFIX}loops/a\n  {A} {B} {PREFIX}board/log\n\
+             + {B} {A} {PREFIX}lanes/x\n- {A} {NULL} {PREFIX}loops/gone\n\
+             = {A} {A} {NOTES}\n"
+        );
+        let (refs, notes) = staged_from_porcelain(out.as_bytes(), PREFIX, NOTES).unwrap();
+        let names: Vec<&str> = refs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "refs/hpp-remote/origin/board/log",
+                "refs/hpp-remote/origin/lanes/x",
+                "refs/hpp-remote/origin/loops/a",
+                "refs/hpp-remote/origin/loops/b",
+            ]
+        );
+        assert_eq!(refs[0].1.as_str(), B, "a fast-forward's new value");
+        assert_eq!(refs[1].1.as_str(), A, "a forced update's new value");
+        assert!(notes);
+        let (_, notes) = staged_from_porcelain(b"", PREFIX, NOTES).unwrap();
+        assert!(!notes, "nothing staged, no notes");
+    }
+
+    #[test]
+    fn control_a_refused_update_or_a_line_that_does_not_read_asks_for_the_refs_themselves() {
+        let refused = format!("= {A} {A} {PREFIX}loops/a\n! {A} {B} {PREFIX}loops/b\n");
+        assert_eq!(
+            staged_from_porcelain(refused.as_bytes(), PREFIX, NOTES),
+            None
+        );
+        let garbled = format!("= {A} {PREFIX}loops/a\n");
+        assert_eq!(
+            staged_from_porcelain(garbled.as_bytes(), PREFIX, NOTES),
+            None
+        );
+        let not_hex = format!("* {NULL} not-an-id {PREFIX}loops/a\n");
+        assert_eq!(
+            staged_from_porcelain(not_hex.as_bytes(), PREFIX, NOTES),
+            None
+        );
     }
 }

@@ -372,7 +372,7 @@ impl Store {
     /// `core.filesRefLockTimeout` (default 100 ms) and `core.packedRefsTimeout` (default
     /// 1,000 ms), in milliseconds, a negative value waiting for ever, as gix reads them for
     /// its own ref edits.
-    fn lock_timeouts(&self) -> (gix::lock::acquire::Fail, gix::lock::acquire::Fail) {
+    pub(crate) fn lock_timeouts(&self) -> (gix::lock::acquire::Fail, gix::lock::acquire::Fail) {
         let timeout = |key: &str, default_ms: u64| match self
             .config_string(key)
             .and_then(|v| v.trim().parse::<i64>().ok())
@@ -541,17 +541,22 @@ impl Store {
     /// directory are fsynced once after. All move or none: when one edit lost its race (the
     /// ref moved since it was read), nothing moved and [`Error::Moved`] names it, so the caller
     /// can settle the rest one by one.
-    pub fn move_refs(&self, moves: &[RefMove]) -> Result<(), Error> {
+    ///
+    /// A batch none of whose refs is loose, locked or logged is written without a lock file per
+    /// ref (the `packed` module says why that is safe). Returns the refs another writer took
+    /// while that write ran: each holds that writer's value, as if this move had lost its race
+    /// (always none through the ordinary transaction, which fails instead).
+    pub fn move_refs(&self, moves: &[RefMove]) -> Result<Vec<String>, Error> {
         if moves.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         for m in moves {
             self.sync_closure_beyond(m.new.oid(), m.expected.as_ref().map(CommitId::oid))?;
         }
         if self.git_refs {
-            return self.move_refs_through_git(moves);
+            return self.move_refs_through_git(moves).map(|()| Vec::new());
         }
-        let mut edits = Vec::with_capacity(moves.len());
+        let mut names = Vec::with_capacity(moves.len());
         for m in moves {
             let full: gix::refs::FullName = m.name.as_str().try_into().map_err(
                 |e: gix::validate::reference::name::Error| Error::InvalidRefName {
@@ -559,6 +564,13 @@ impl Store {
                     reason: e.to_string(),
                 },
             )?;
+            names.push(full);
+        }
+        if let Some(taken) = self.move_packed(moves)? {
+            return Ok(taken);
+        }
+        let mut edits = Vec::with_capacity(moves.len());
+        for (m, full) in moves.iter().zip(names) {
             edits.push(RefEdit {
                 change: Change::Update {
                     log: LogChange {
@@ -603,7 +615,7 @@ impl Store {
         if let Ok(dir) = std::fs::File::open(common) {
             let _ = dir.sync_all();
         }
-        Ok(())
+        Ok(Vec::new())
     }
 
     /// [`Store::move_refs`] for a repository whose refs git moves (reftable): one
