@@ -208,6 +208,110 @@ fn records_new_to_a_clone_are_taken_in_as_packed_refs_that_git_reads_and_appends
     );
 }
 
+/// A git on this machine older than 2.41, whose `git fetch` has no `--porcelain`: Debian
+/// 12's, beside the newer one CI puts first on PATH. `None` when there is none.
+fn git_without_fetch_porcelain() -> Option<PathBuf> {
+    ["/usr/bin/git", "/bin/git"].into_iter().find_map(|path| {
+        let out = std::process::Command::new(path)
+            .arg("--version")
+            .output()
+            .ok()?;
+        let version = String::from_utf8_lossy(&out.stdout);
+        let mut numbers = version
+            .trim()
+            .strip_prefix("git version ")?
+            .split('.')
+            .map(|n| n.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (numbers.next()?, numbers.next()?);
+        ((major, minor) < (2, 41)).then(|| PathBuf::from(path))
+    })
+}
+
+#[test]
+fn a_git_whose_fetch_has_no_porcelain_report_stages_and_takes_in_the_same_records() {
+    let Some(old_git) = git_without_fetch_porcelain() else {
+        eprintln!("skipped: no git older than 2.41 on this machine to fetch with");
+        return;
+    };
+    let machines = Machines::new(2);
+    for work in ["a", "b"] {
+        machines
+            .hpp(
+                1,
+                &[
+                    "event",
+                    "append",
+                    "--type",
+                    "work_started",
+                    "--loop",
+                    work,
+                    "--data",
+                    r#"{"work":"W","maker":"agent-one"}"#,
+                ],
+            )
+            .ok();
+    }
+    machines.hpp(1, &["push"]).ok();
+    // That git, and nothing else named git, comes first on PATH.
+    let shim = machines.sandbox.path("old-git");
+    std::fs::create_dir_all(&shim).expect("a directory for the old git");
+    std::os::unix::fs::symlink(&old_git, shim.join("git")).expect("a link to the old git");
+    let mut path = vec![shim];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").expect("PATH is set"),
+    ));
+    let mut fetch = machines
+        .sandbox
+        .hpp_command(&machines.clones[0], &["fetch", "--json"]);
+    fetch.env("PATH", std::env::join_paths(path).expect("PATH joins"));
+    let fetched = Run::from_output(&fetch.output().expect("git-hpp runs")).json(0);
+    let updated: Vec<&str> = fetched["updated"]
+        .as_array()
+        .expect("updated is a list")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        updated,
+        ["refs/hpp/loops/a", "refs/hpp/loops/b"],
+        "{fetched}"
+    );
+    for work in ["a", "b"] {
+        let name = format!("refs/hpp/loops/{work}");
+        assert_eq!(
+            machines.git(0, &["rev-parse", &name]),
+            machines.git(1, &["rev-parse", &name])
+        );
+    }
+}
+
+#[test]
+fn control_a_fetch_of_nothing_new_reports_every_staged_record_up_to_date() {
+    let machines = Machines::new(2);
+    machines
+        .hpp(
+            1,
+            &[
+                "event",
+                "append",
+                "--type",
+                "work_started",
+                "--loop",
+                "a",
+                "--data",
+                r#"{"work":"W","maker":"agent-one"}"#,
+            ],
+        )
+        .ok();
+    machines.hpp(1, &["push"]).ok();
+    let first = machines.hpp(0, &["fetch", "--json"]).json(0);
+    assert_eq!(first["updated"], serde_json::json!(["refs/hpp/loops/a"]));
+    // A second fetch moves no staging ref: git reports it unchanged, and it is still read.
+    let again = machines.hpp(0, &["fetch", "--json"]).json(0);
+    assert_eq!(again["updated"], serde_json::json!([]), "{again}");
+    assert_eq!(again["up_to_date"], 1, "{again}");
+}
+
 #[test]
 fn a_plain_git_pull_succeeds_with_a_diverged_loop_on_the_remote() {
     let machines = Machines::new(2);

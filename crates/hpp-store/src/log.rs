@@ -471,9 +471,12 @@ impl Store {
         };
         match std::fs::read(self.repo.common_dir().join(name)) {
             Ok(bytes) => {
-                let loose =
-                    gix::refs::file::loose::Reference::try_from_path(full, &bytes, self.repo.object_hash())
-                        .map_err(|e| git(format!("reading {name}"))(e))?;
+                let loose = gix::refs::file::loose::Reference::try_from_path(
+                    full,
+                    &bytes,
+                    self.repo.object_hash(),
+                )
+                .map_err(|e| git(format!("reading {name}"))(e))?;
                 return match loose.target {
                     gix::refs::Target::Object(id) => Ok(Some(Some(id))),
                     gix::refs::Target::Symbolic(_) => Err(Error::Symbolic {
