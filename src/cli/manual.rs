@@ -160,7 +160,7 @@ pub fn keep_current() {
 /// in git).
 pub fn page_asked(
     argv: &[std::ffi::OsString],
-    mut command: clap::Command,
+    command: impl FnOnce() -> clap::Command,
     name: &str,
 ) -> Option<String> {
     let words: Vec<&str> = argv
@@ -172,6 +172,8 @@ pub fn page_asked(
     if !words.contains(&"--help") {
         return None;
     }
+    // Built only when asked: the command tree costs as much as the rest of a start-up.
+    let mut command = command();
     let mut page = name.to_owned();
     for word in words.iter().filter(|w| !w.starts_with('-')) {
         let Some(sub) = command.find_subcommand(word).cloned() else {

@@ -350,7 +350,7 @@ where
     manual::keep_current();
     // `--help` at a terminal is the manual page, as `git commit --help` is (piped, or with no
     // page or no man, it is clap's text, which ends with the same examples).
-    if let Some(page) = manual::page_asked(&argv, command(), "git-hpp")
+    if let Some(page) = manual::page_asked(&argv, command, "git-hpp")
         && output::stdout_is_terminal()
         && let Some(code) = manual::open(&page)
     {

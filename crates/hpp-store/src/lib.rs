@@ -25,12 +25,14 @@
 //! - `worktrees`, `status`, `worktree_facts`: linked worktrees and what git says of them;
 //! - `receive`: a push seen before it is accepted (quarantined objects, pending ref updates);
 //! - `sync`: push and fetch of `refs/hpp/*` and the notes, never forcing;
+//! - `fresh`: the packs a fetch wrote, decoded whole on every core when a read of them goes on;
 //! - `clones`: shallow and partial clones: the boundary never taken for a root, promised
 //!   objects fetched when read;
 //! - `git_cli`: the one place that spawns `git`, for what gix has no API for.
 
 mod clones;
 mod diff;
+mod fresh;
 mod git_cli;
 mod git_refs;
 mod log;
@@ -412,6 +414,9 @@ pub struct Store {
     /// The commits of set logs this store (or a view of it) decoded: commits never change, so
     /// one read serves the next (a fetch reads the remote's board, then the merge of both).
     set_commits: std::sync::Arc<std::sync::Mutex<merge::SetCommits>>,
+    /// The packs this store's fetch wrote, decoded whole once a read goes on long enough
+    /// (`fresh`).
+    fresh: std::sync::Arc<fresh::Fresh>,
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -490,6 +495,7 @@ impl Store {
             opened,
             synced: std::sync::Arc::default(),
             set_commits: std::sync::Arc::default(),
+            fresh: std::sync::Arc::default(),
         }
     }
 

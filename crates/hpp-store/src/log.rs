@@ -98,35 +98,15 @@ impl Store {
         name: &str,
         id: ObjectId,
     ) -> Result<(Vec<ObjectId>, ObjectId, i64), Error> {
+        if let Some(shape) = self.fresh_objects(true).and_then(|o| o.commit(&id)) {
+            return Ok(shape);
+        }
         let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
             name: name.to_owned(),
             id: Some(id.to_string()),
         })?;
-        // One pass over the headers (tree, parents, author, committer), where asking for each
-        // parses from the start again: this runs once per commit of a long log.
-        let (mut tree, mut parents, mut time) = (None, Vec::new(), 0);
-        for token in commit.iter() {
-            match token {
-                Ok(Token::Tree { id }) => tree = Some(id),
-                Ok(Token::Parent { id }) => parents.push(id),
-                Ok(Token::Author { .. }) => {}
-                Ok(Token::Committer { signature }) => {
-                    time = signature.time().map_or(0, |t| t.seconds);
-                    break;
-                }
-                Ok(_) | Err(_) => break,
-            }
-        }
-        let tree = match tree {
-            Some(tree) => tree,
-            None => commit
-                .tree_id()
-                .map_err(|e| git(format!("reading the tree of {id}"))(e))?
-                .detach(),
-        };
-        Ok((parents, tree, time))
+        shape_of(commit.iter(), name, id)
     }
-
     /// Makes each commit (id, parents, tree) a link holding the blob `file` of its tree, in
     /// order.
     pub(crate) fn read_links(
@@ -167,9 +147,15 @@ impl Store {
         file: &str,
         read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
     ) -> Result<Vec<T>, Error> {
+        let fresh = self.fresh_objects(false);
         let each = |repo: &gix::Repository, part: &[(ObjectId, ObjectId)]| {
             part.iter()
-                .map(|(id, tree)| Ok(read(&(*id).into(), read_file(repo, *id, *tree, file)?)))
+                .map(|(id, tree)| {
+                    Ok(read(
+                        &(*id).into(),
+                        read_file(repo, fresh, *id, *tree, file)?,
+                    ))
+                })
                 .collect::<Result<Vec<T>, Error>>()
         };
         if self.promisor_remote().is_some() {
@@ -510,13 +496,63 @@ impl Store {
     }
 }
 
+/// A commit's parents, tree and committer time, in one pass over its headers (tree, parents,
+/// author, committer), where asking for each parses from the start again: this runs once per
+/// commit of a long log.
+pub(crate) fn shape_of(
+    tokens: gix::objs::CommitRefIter<'_>,
+    name: &str,
+    id: ObjectId,
+) -> Result<(Vec<ObjectId>, ObjectId, i64), Error> {
+    let (mut tree, mut parents, mut time) = (None, Vec::new(), 0);
+    for token in tokens {
+        match token {
+            Ok(Token::Tree { id }) => tree = Some(id),
+            Ok(Token::Parent { id }) => parents.push(id),
+            Ok(Token::Author { .. }) => {}
+            Ok(Token::Committer { signature }) => {
+                time = signature.time().map_or(0, |t| t.seconds);
+                break;
+            }
+            Ok(_) | Err(_) => break,
+        }
+    }
+    // A commit names its tree first; one that does not is not a commit git wrote.
+    let tree = tree.ok_or_else(|| Error::NotACommit {
+        name: name.to_owned(),
+        id: Some(id.to_string()),
+    })?;
+    Ok((parents, tree, time))
+}
+
 /// The blob `file` of the tree `tree` of commit `id` (`None`: no such blob).
+/// What a fetch wrote (`fresh`, when decoded) is read from memory.
 pub(crate) fn read_file(
     repo: &gix::Repository,
+    fresh: Option<&super::fresh::Objects>,
     id: ObjectId,
     tree: ObjectId,
     file: &str,
 ) -> Result<Option<Vec<u8>>, Error> {
+    use gix::object::Kind;
+    let held = |id: &ObjectId, kind: Kind| fresh.and_then(|objects| objects.get(id, kind));
+    if let Some(bytes) = held(&tree, Kind::Tree) {
+        let entry = gix::objs::TreeRefIter::from_bytes(bytes, repo.object_hash())
+            .filter_map(Result::ok)
+            .find(|e| e.filename == file.as_bytes());
+        return match entry {
+            Some(entry) if entry.mode.is_blob() => match held(&entry.oid.to_owned(), Kind::Blob) {
+                Some(blob) => Ok(Some(blob.to_vec())),
+                None => {
+                    let mut blob = repo
+                        .find_blob(entry.oid)
+                        .map_err(|e| git(format!("reading {file} of {id}"))(e))?;
+                    Ok(Some(std::mem::take(&mut blob.data)))
+                }
+            },
+            _ => Ok(None),
+        };
+    }
     // The context is formatted on failure only: this runs once per entry of a long log.
     let tree = repo
         .find_tree(tree)

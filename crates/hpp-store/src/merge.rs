@@ -86,10 +86,10 @@ impl Store {
         if ours == theirs {
             return Ok(Relation::Same);
         }
-        if self.graph(name, theirs.oid())?.contains_key(&ours.oid()) {
+        if self.reaches(name, theirs.oid(), ours.oid())? {
             return Ok(Relation::Behind);
         }
-        if self.graph(name, ours.oid())?.contains_key(&theirs.oid()) {
+        if self.reaches(name, ours.oid(), theirs.oid())? {
             return Ok(Relation::Ahead);
         }
         Ok(Relation::Diverged(None))
@@ -153,7 +153,7 @@ impl Store {
             .collect())
     }
 
-    /// Every commit `tip` reaches (as [`Store::graph`]), and `read` of the blob `file` of each
+    /// Every commit `tip` reaches (as [`Store::walk`]), and `read` of the blob `file` of each
     /// entry (a commit that is not a merge) `held` does not hold, read oldest first: the order
     /// a pack's delta chains are cheapest to resolve in (newest first costs three times as
     /// much).
@@ -241,12 +241,30 @@ impl Store {
         })
     }
 
-    /// Every commit `tip` reaches, with its parents, tree and commit time.
-    fn graph(&self, name: &str, tip: ObjectId) -> Result<HashMap<ObjectId, Node>, Error> {
-        Ok(self.walk(name, tip)?.0)
+    /// Whether the set log's commit `from` reaches `target`, walked through the commits this
+    /// command decoded (decoding the rest), with no copy of the graph made.
+    fn reaches(&self, name: &str, from: ObjectId, target: ObjectId) -> Result<bool, Error> {
+        let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = gix::hashtable::HashSet::default();
+        let mut stack = vec![from];
+        while let Some(id) = stack.pop() {
+            if id == target {
+                return Ok(true);
+            }
+            if !seen.insert(id) {
+                continue;
+            }
+            if !known.contains_key(&id) {
+                let node = self.node(name, id)?;
+                known.insert(id, node);
+            }
+            stack.extend(known[&id].parents.iter().copied());
+        }
+        Ok(false)
     }
 
-    /// [`Store::graph`], and the order the walk visited the commits in (from the tip, each
+    /// Every commit `tip` reaches, with its parents, tree and commit time, and the order the
+    /// walk visited them in (from the tip, each
     /// commit before its parents' histories). Commits decoded once are kept for the command.
     fn walk(
         &self,

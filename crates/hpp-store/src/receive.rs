@@ -35,6 +35,7 @@ impl Store {
             opened: self.opened,
             synced: std::sync::Arc::clone(&self.synced),
             set_commits: std::sync::Arc::clone(&self.set_commits),
+            fresh: std::sync::Arc::clone(&self.fresh),
         }
     }
 

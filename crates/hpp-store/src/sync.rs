@@ -180,6 +180,9 @@ impl Store {
         // git names every staging ref and its value as it moves them (`--porcelain`, git 2.41;
         // `--verbose` adds the unchanged ones), so 10,000 staged records are not read back one
         // file each. A git that predates it refuses the option (exit 129) before fetching.
+        // The packs this fetch writes are the fetch's: a long read of what it brought decodes
+        // them whole (`fresh`).
+        let packs = self.pack_indices();
         let out = fetch(&["--porcelain", "--verbose"])?;
         let reported = match out.status.code() {
             Some(0) => staged_from_porcelain(&out.stdout, &prefix, &staged_notes),
@@ -199,6 +202,7 @@ impl Store {
                 (refs, self.tip_oid(&staged_notes)?.is_some())
             }
         };
+        self.note_fresh_packs(&packs, self.pack_indices());
         let refs = refs
             .into_iter()
             .map(|(staged, id)| {
