@@ -611,6 +611,95 @@ fn board_items(machines: &Machines, m: usize) -> Vec<String> {
     items
 }
 
+/// Writes `n` board claims on machine `m`'s board with `git fast-import`, in the shape of the
+/// claim `board claim` wrote last there (items `bulk-<i>`, one lane each); the `bad`th entry's
+/// blob is not JSON. Returns the new tip.
+fn bulk_claims(machines: &Machines, m: usize, n: usize, bad: Option<usize>) -> String {
+    let template: Value =
+        serde_json::from_str(&machines.git(m, &["show", "refs/hpp/board/log:events.json"]))
+            .expect("a board write is JSON");
+    let base = machines.git(m, &["rev-parse", "refs/hpp/board/log"]);
+    let mut stream = String::new();
+    for i in 0..n {
+        let mut write = template.clone();
+        write["events"][0]["item_id"] = Value::from(format!("bulk-{i:04}"));
+        write["events"][0]["lane_id"] = Value::from(format!("bulk-lane-{i:04}"));
+        let blob = if Some(i) == bad {
+            "{not json".to_owned()
+        } else {
+            serde_json::to_string(&write).expect("JSON")
+        };
+        let message = format!("hpp board: bulk-{i:04} CLAIMED\n\nHpp-Writer: bulk-{i}\n");
+        let seconds = 1_780_000_000 + i;
+        stream.push_str(&format!(
+            "commit refs/hpp/board/log\ncommitter Bulk <bulk@example.com> {seconds} +0000\ndata {}\n{message}",
+            message.len()
+        ));
+        if i == 0 {
+            stream.push_str(&format!("from {base}\n"));
+        }
+        stream.push_str(&format!(
+            "deleteall\nM 100644 inline events.json\ndata {}\n{blob}\n",
+            blob.len()
+        ));
+    }
+    machines
+        .sandbox
+        .git_fed_in(&machines.clones[m], &["fast-import", "--quiet"], &stream);
+    machines.git(m, &["rev-parse", "refs/hpp/board/log"])
+}
+
+#[test]
+fn a_long_fetched_board_is_read_from_the_pack_git_wrote_and_every_entry_is_checked() {
+    let machines = Machines::new(2);
+    claim(&machines, 1, "first").ok();
+    // More entries than are read one by one before the fetch's pack is decoded whole.
+    let tip = bulk_claims(&machines, 1, 400, None);
+    machines.sandbox.git_in(
+        &machines.clones[1],
+        &["push", "-q", "origin", "refs/hpp/board/log"],
+    );
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(0);
+    assert_eq!(
+        fetched["updated"],
+        serde_json::json!(["refs/hpp/board/log"]),
+        "{fetched}"
+    );
+    assert_eq!(machines.git(0, &["rev-parse", "refs/hpp/board/log"]), tip);
+    let items = board_items(&machines, 0);
+    assert_eq!(items.len(), 401, "every entry read");
+    assert!(items.contains(&"bulk-0399".to_owned()));
+}
+
+#[test]
+fn control_a_long_fetched_board_with_one_entry_that_does_not_read_is_not_taken_in() {
+    let machines = Machines::new(2);
+    claim(&machines, 1, "first").ok();
+    let first = machines.git(1, &["rev-parse", "refs/hpp/board/log"]);
+    machines.hpp(1, &["push"]).ok();
+    machines.hpp(0, &["fetch"]).ok();
+    // The broken entry sits past the point where the fetch's pack is decoded whole.
+    bulk_claims(&machines, 1, 400, Some(350));
+    machines.sandbox.git_in(
+        &machines.clones[1],
+        &["push", "-q", "origin", "refs/hpp/board/log"],
+    );
+    let fetched = machines.hpp(0, &["fetch", "--json"]).json(1);
+    let diverged = &fetched["diverged"][0];
+    assert_eq!(diverged["ref"], "refs/hpp/board/log", "{fetched}");
+    assert!(
+        diverged["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("does not read")),
+        "{fetched}"
+    );
+    assert_eq!(
+        machines.git(0, &["rev-parse", "refs/hpp/board/log"]),
+        first,
+        "the board did not move"
+    );
+}
+
 #[test]
 fn board_entries_written_on_two_machines_merge_once_and_both_reach_the_same_merge() {
     let machines = Machines::new(2);
