@@ -9,8 +9,12 @@
 //! wrote hold exactly those objects, so once a read has gone past [`AFTER`] commits the store
 //! decodes the fetch's packs whole instead, their entries split by offset across the cores
 //! (each resolving its deltas through the pack), and every further commit, tree and small blob
-//! read comes from memory. The objects are git's own bytes, as the object database would return
-//! them; nothing here decides what they mean.
+//! read comes from memory. The decoding starts while `git fetch` still runs: git links a pack's
+//! index once the pack is in place, then checks connectivity and moves the staging refs on one
+//! core, and the fetch watching for the index starts decoding on the others
+//! ([`Store::watch_for_fresh_pack`]). The objects are git's own bytes, as the object database
+//! would return them; nothing here decides what they mean, and nothing is read from them until
+//! the fetch succeeded and a ref it staged names them.
 //!
 //! Bounded: a pack larger than [`MAX_PACK_BYTES`] or with more than [`MAX_OBJECTS`] entries is
 //! not decoded (reads go to the object database as before), and a blob larger than
@@ -48,7 +52,13 @@ pub(crate) struct Fresh {
     reads: AtomicUsize,
     /// The decoded objects (`None`: not decodable, or not worth it).
     objects: OnceLock<Option<Objects>>,
+    /// A decoding started while the fetch still ran, of these packs: after it writes its pack,
+    /// git checks connectivity and moves the staging refs on one core, so the other decodes.
+    background: Mutex<Option<Background>>,
 }
+
+/// A decoding in the background: the packs it decodes, and the thread.
+type Background = (Vec<PathBuf>, std::thread::JoinHandle<Option<Objects>>);
 
 /// A commit as a log's read asks for it: its parents, its tree and its committer time.
 pub(crate) type Shape = (Vec<ObjectId>, ObjectId, i64);
@@ -131,8 +141,41 @@ impl Store {
             .extend(fresh);
     }
 
+    /// Returns what a fetch calls while git runs ([`super::git_cli::output_watching`]): the
+    /// first time a pack not in `before` is in place (git links its index last), its decoding
+    /// starts in the background, on the cores git leaves.
+    pub(crate) fn watch_for_fresh_pack<'a>(&'a self, before: &'a [PathBuf]) -> impl FnMut() + 'a {
+        let mut started = false;
+        move || {
+            if started {
+                return;
+            }
+            let new: Vec<PathBuf> = self
+                .pack_indices()
+                .into_iter()
+                .filter(|p| !before.contains(p))
+                .collect();
+            if new.is_empty() {
+                return;
+            }
+            started = true;
+            let hash = self.repo.object_hash();
+            let threads = std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .saturating_sub(1)
+                .max(1);
+            let packs = new.clone();
+            let handle = std::thread::spawn(move || decode(&packs, hash, threads));
+            *self
+                .fresh
+                .background
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some((new, handle));
+        }
+    }
+
     /// The fetch's objects, when they are decoded; a read of a commit (`counting`) past
-    /// [`AFTER`] of them decodes them first.
+    /// [`AFTER`] of them decodes them first (or waits for the decoding the fetch started).
     pub(crate) fn fresh_objects(&self, counting: bool) -> Option<&Objects> {
         if let Some(decoded) = self.fresh.objects.get() {
             return decoded.as_ref();
@@ -149,16 +192,33 @@ impl Store {
         if packs.is_empty() {
             return None;
         }
+        let background = self
+            .fresh
+            .background
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         self.fresh
             .objects
-            .get_or_init(|| decode(&packs, self.repo.object_hash()))
+            .get_or_init(|| match background {
+                // It decoded every pack the fetch wrote.
+                Some((started, handle)) if started == packs => handle.join().ok().flatten(),
+                _ => decode(&packs, self.repo.object_hash(), parallelism()),
+            })
             .as_ref()
     }
 }
 
-/// Every object of `packs`, decoded in pack order on every core; `None` when one pack is too
-/// large or does not decode.
-fn decode(packs: &[PathBuf], hash: gix::hash::Kind) -> Option<Objects> {
+/// How many threads a decoding takes when nothing else runs: every core, up to eight.
+fn parallelism() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 8)
+}
+
+/// Every object of `packs`, decoded in pack order on `threads` threads; `None` when one pack is
+/// too large or does not decode.
+fn decode(packs: &[PathBuf], hash: gix::hash::Kind, threads: usize) -> Option<Objects> {
     let mut objects = Objects::default();
     for index in packs {
         let bundle = gix_pack::Bundle::at(index, hash).ok()?;
@@ -175,9 +235,6 @@ fn decode(packs: &[PathBuf], hash: gix::hash::Kind) -> Option<Objects> {
         // In pack order, each thread's reads run forward through the file, and a delta's base
         // is most often just before it.
         entries.sort_unstable();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .clamp(1, 8);
         let parts = std::thread::scope(|scope| {
             let handles: Vec<_> = by_bytes(&entries, threads)
                 .map(|part| scope.spawn(|| decode_part(&bundle, part)))
@@ -345,6 +402,38 @@ mod tests {
     }
 
     #[test]
+    fn a_pack_that_appears_while_git_runs_is_decoded_in_the_background_and_joined_by_a_long_read() {
+        let (dir, _noted, tip) = packed_log(AFTER + 20);
+        // The same log, with its pack as a fetch in progress would leave it: not yet noted.
+        let store = Store::discover(dir.path()).unwrap();
+        let before: Vec<PathBuf> = Vec::new();
+        let mut tick = store.watch_for_fresh_pack(&before);
+        tick();
+        tick();
+        drop(tick);
+        let started = store
+            .fresh
+            .background
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|(p, _)| p.clone());
+        assert_eq!(
+            started,
+            Some(store.pack_indices()),
+            "one decoding, of the new pack"
+        );
+        store.note_fresh_packs(&before, store.pack_indices());
+        let chain = store
+            .read_set_at("refs/hpp/board/log", &tip, "e.json")
+            .unwrap();
+        assert!(store.fresh.background.lock().unwrap().is_none(), "joined");
+        let objects = store.fresh.objects.get().unwrap().as_ref().unwrap();
+        assert_eq!(objects.len(), 3 * (AFTER + 20));
+        assert_eq!(chain.links.len(), AFTER + 20);
+    }
+
+    #[test]
     fn control_a_short_read_or_a_pack_that_does_not_decode_reads_through_the_object_database() {
         let (_dir, store, tip) = packed_log(10);
         store
@@ -361,9 +450,16 @@ mod tests {
         let bytes = std::fs::read(&pack).unwrap();
         let copy = dir.path().join("truncated.pack");
         std::fs::write(&copy, &bytes[..bytes.len() / 2]).unwrap();
-        assert!(decode(std::slice::from_ref(&index), gix::hash::Kind::Sha1).is_some());
+        assert!(decode(std::slice::from_ref(&index), gix::hash::Kind::Sha1, 2).is_some());
         std::fs::copy(&index, dir.path().join("truncated.idx")).unwrap();
-        assert!(decode(&[dir.path().join("truncated.idx")], gix::hash::Kind::Sha1).is_none());
+        assert!(
+            decode(
+                &[dir.path().join("truncated.idx")],
+                gix::hash::Kind::Sha1,
+                2
+            )
+            .is_none()
+        );
         // The store's reads are unaffected by an undecodable pack noted as the fetch's.
         store.note_fresh_packs(&[], vec![dir.path().join("truncated.idx")]);
         let chain = store

@@ -43,6 +43,57 @@ pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
     })
 }
 
+/// [`output`], calling `tick` every few milliseconds while `cmd` runs (its output read in two
+/// threads meanwhile, so a full pipe never stalls it): a fetch watches for the pack it writes.
+pub(super) fn output_watching(
+    cmd: &mut Command,
+    what: &str,
+    mut tick: impl FnMut(),
+) -> Result<Output, Error> {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let unavailable = |source| Error::GitUnavailable {
+        what: what.to_owned(),
+        source,
+    };
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(unavailable)?;
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let (done, exited) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait());
+    });
+    let status = loop {
+        match exited.recv_timeout(std::time::Duration::from_millis(2)) {
+            Ok(status) => break status.map_err(unavailable)?,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => tick(),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(unavailable(std::io::Error::other("git's waiter ended")));
+            }
+        }
+    };
+    let read = |h: std::thread::JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
+    Ok(Output {
+        status,
+        stdout: read(stdout),
+        stderr: read(stderr),
+    })
+}
+
 /// Runs `cmd` and returns its stdout; a non-zero exit is an error carrying git's stderr.
 pub(super) fn stdout(cmd: &mut Command, what: &str) -> Result<Vec<u8>, Error> {
     let out = output(cmd, what)?;

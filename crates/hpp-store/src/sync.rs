@@ -164,12 +164,19 @@ impl Store {
         let records = format!("+refs/hpp/*:{STAGING_PREFIX}{name}/*");
         let notes = format!("+refs/notes/hpp*:refs/notes/remote-hpp/{name}/hpp*");
         let what = format!("git fetch {remote}");
+        // The packs this fetch writes are the fetch's: a long read of what it brought decodes
+        // them whole (`fresh`), starting while git still checks them.
+        let packs = self.pack_indices();
         let fetch = |how: &[&str]| {
             let mut args = vec!["fetch"];
             args.extend_from_slice(how);
             args.extend(["--no-tags", "--prune", "--no-write-fetch-head", "--"]);
             args.extend([remote, records.as_str(), notes.as_str()]);
-            super::git_cli::output(self.git_cli().args(&args), &what)
+            super::git_cli::output_watching(
+                self.git_cli().args(&args),
+                &what,
+                self.watch_for_fresh_pack(&packs),
+            )
         };
         let failed = |out: &std::process::Output| Error::GitFailed {
             what: what.clone(),
@@ -180,9 +187,6 @@ impl Store {
         // git names every staging ref and its value as it moves them (`--porcelain`, git 2.41;
         // `--verbose` adds the unchanged ones), so 10,000 staged records are not read back one
         // file each. A git that predates it refuses the option (exit 129) before fetching.
-        // The packs this fetch writes are the fetch's: a long read of what it brought decodes
-        // them whole (`fresh`).
-        let packs = self.pack_indices();
         let out = fetch(&["--porcelain", "--verbose"])?;
         let reported = match out.status.code() {
             Some(0) => staged_from_porcelain(&out.stdout, &prefix, &staged_notes),
