@@ -96,22 +96,21 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
     let prefix = format!("{}{}/", store::STAGING_PREFIX, store.staging_name(remote));
     // Names only: which records the remote has is a question of names, and reading 10,000
     // staged refs' files would cost a third of a push with nothing new.
-    let staged = store.list_names(&prefix)?;
-    let there: std::collections::BTreeSet<String> = if staged.is_empty() {
-        store.remote_records(remote)?
-    } else {
-        staged
-            .into_iter()
-            .map(|name| format!("{}{}", refs::PREFIX, &name[prefix.len()..]))
-            .collect()
-    };
+    let mut there = store.list_names(&prefix)?;
+    // Compared by what follows each namespace, so 10,000 names are not written out again.
+    let mut under = prefix.len();
+    if there.is_empty() {
+        there = store.remote_records(remote)?;
+        under = refs::PREFIX.len();
+    }
+    let there: std::collections::HashSet<&str> = there.iter().map(|n| &n[under..]).collect();
     for prefix in [
         refs::ATTESTATIONS_PREFIX,
         refs::CHECKPOINTS_PREFIX,
         refs::EVIDENCE_PREFIX,
     ] {
         for name in store.list_names(prefix)? {
-            if there.contains(&name) {
+            if there.contains(&name[refs::PREFIX.len()..]) {
                 continue;
             }
             // A symbolic ref is no record (a listing with ids skips it too).
