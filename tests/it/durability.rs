@@ -300,18 +300,7 @@ fn a_fetch_flushes_the_records_and_packed_refs_before_it_names_them_with_no_lock
         dir
     });
     for work in ["a", "b", "c"] {
-        let data = r#"{"work":"W","maker":"agent"}"#;
-        let args = [
-            "event",
-            "append",
-            "--type",
-            "work_started",
-            "--loop",
-            work,
-            "--data",
-            data,
-        ];
-        sandbox.hpp_in(&writer, &args).ok();
+        sandbox.start_loop_in(&writer, work).ok();
     }
     sandbox.hpp_in(&writer, &["push"]).ok();
 

@@ -150,19 +150,8 @@ fn records_new_to_a_clone_are_taken_in_as_packed_refs_that_git_reads_and_appends
     let machines = Machines::new(2);
     for work in ["a", "b", "c"] {
         machines
-            .hpp(
-                1,
-                &[
-                    "event",
-                    "append",
-                    "--type",
-                    "work_started",
-                    "--loop",
-                    work,
-                    "--data",
-                    r#"{"work":"W","maker":"agent-one"}"#,
-                ],
-            )
+            .sandbox
+            .start_loop_in(&machines.clones[1], work)
             .ok();
     }
     machines.hpp(1, &["push"]).ok();
@@ -236,19 +225,8 @@ fn a_git_whose_fetch_has_no_porcelain_report_stages_and_takes_in_the_same_record
     let machines = Machines::new(2);
     for work in ["a", "b"] {
         machines
-            .hpp(
-                1,
-                &[
-                    "event",
-                    "append",
-                    "--type",
-                    "work_started",
-                    "--loop",
-                    work,
-                    "--data",
-                    r#"{"work":"W","maker":"agent-one"}"#,
-                ],
-            )
+            .sandbox
+            .start_loop_in(&machines.clones[1], work)
             .ok();
     }
     machines.hpp(1, &["push"]).ok();
@@ -289,19 +267,8 @@ fn a_git_whose_fetch_has_no_porcelain_report_stages_and_takes_in_the_same_record
 fn control_a_fetch_of_nothing_new_reports_every_staged_record_up_to_date() {
     let machines = Machines::new(2);
     machines
-        .hpp(
-            1,
-            &[
-                "event",
-                "append",
-                "--type",
-                "work_started",
-                "--loop",
-                "a",
-                "--data",
-                r#"{"work":"W","maker":"agent-one"}"#,
-            ],
-        )
+        .sandbox
+        .start_loop_in(&machines.clones[1], "a")
         .ok();
     machines.hpp(1, &["push"]).ok();
     let first = machines.hpp(0, &["fetch", "--json"]).json(0);

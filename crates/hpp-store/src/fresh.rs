@@ -322,21 +322,7 @@ mod tests {
     use super::*;
     use crate::NewRecord;
 
-    fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("utf-8")
-    }
+    use crate::testing::git;
 
     /// A repository whose log `refs/hpp/board/log` of `n` entries is all in one pack, noted as
     /// a fetch's.

@@ -274,6 +274,31 @@ pub enum Error {
     },
 }
 
+/// What the store's unit tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// Runs git in `dir`, cut off from the user's config, with a fixed identity; its stdout,
+    /// trimmed. Panics with git's output when it fails.
+    pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "a")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    }
+}
+
 fn git(context: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
     let context = context.into();
     move |source| Error::Git { context, source }

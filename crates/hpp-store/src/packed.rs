@@ -292,21 +292,7 @@ mod tests {
         (dir, store)
     }
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("utf-8")
-    }
+    use crate::testing::git;
 
     /// Three commits, each the tip of a loose `refs/hpp/src/<n>`.
     fn commits(store: &Store) -> Vec<CommitId> {

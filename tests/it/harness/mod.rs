@@ -314,6 +314,23 @@ impl Sandbox {
         self.hpp(START)
     }
 
+    /// Starts the loop `name` in `dir` (a `work_started` event by agent-one): a loop record to
+    /// sync, with nothing more to it.
+    pub fn start_loop_in(&self, dir: &Path, name: &str) -> Run {
+        let data = r#"{"work":"W","maker":"agent-one"}"#;
+        let args = [
+            "event",
+            "append",
+            "--type",
+            "work_started",
+            "--loop",
+            name,
+            "--data",
+            data,
+        ];
+        self.hpp_in(dir, &args)
+    }
+
     /// Appends the five events that take a loop to verified, each gate passed by real records.
     pub fn walk_to_verified(&self, loop_name: &str) {
         self.walk_steps(loop_name, 0..5);
