@@ -125,6 +125,8 @@ fn utc_stamp(now: OffsetDateTime) -> (String, String) {
 /// Runs the criterion command and records the bundle. Everything that can be refused is refused
 /// before the command starts.
 pub fn run(store: &Store, request: RunRequest) -> Result<RunOutcome, Error> {
+    // The first snapshot's index is read while the request is checked.
+    let index = store.read_index_ahead();
     let (timeout, patterns) = check(&request)?;
     let root = store.workdir().ok_or(Error::Bare)?.to_path_buf();
     artifacts::check_resolved(&root, &patterns)?;
@@ -132,6 +134,7 @@ pub fn run(store: &Store, request: RunRequest) -> Result<RunOutcome, Error> {
     let base_commit = store.head_commit()?;
     // The tree the run starts on; the one it leaves differs when it wrote files git does not
     // ignore, and the evidence is fresh for either.
+    let _ = index.join();
     let tree_before = store.snapshot()?;
     let (started_at, stamp) = utc_stamp(OffsetDateTime::now_utc());
     let clock = std::time::Instant::now();
