@@ -26,6 +26,7 @@
 //! - `receive`: a push seen before it is accepted (quarantined objects, pending ref updates);
 //! - `sync`: push and fetch of `refs/hpp/*` and the notes, never forcing;
 //! - `fresh`: the packs a fetch wrote, decoded whole on every core when a read of them goes on;
+//! - `loose`: loose objects read with one open and one read, once a command reads many;
 //! - `clones`: shallow and partial clones: the boundary never taken for a root, promised
 //!   objects fetched when read;
 //! - `git_cli`: the one place that spawns `git`, for what gix has no API for.
@@ -36,6 +37,7 @@ mod fresh;
 mod git_cli;
 mod git_refs;
 mod log;
+mod loose;
 mod merge;
 mod pack;
 mod packed;
@@ -442,6 +444,8 @@ pub struct Store {
     /// The packs this store's fetch wrote, decoded whole once a read goes on long enough
     /// (`fresh`).
     fresh: std::sync::Arc<fresh::Fresh>,
+    /// Loose objects read plainly once a read goes on long enough (`loose`).
+    loose: std::sync::Arc<loose::Loose>,
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -521,6 +525,7 @@ impl Store {
             synced: std::sync::Arc::default(),
             set_commits: std::sync::Arc::default(),
             fresh: std::sync::Arc::default(),
+            loose: std::sync::Arc::default(),
         }
     }
 

@@ -101,6 +101,13 @@ impl Store {
         if let Some(shape) = self.fresh_objects(true).and_then(|o| o.commit(&id)) {
             return Ok(shape);
         }
+        if let Some(bytes) = self
+            .loose_reader(1)
+            .and_then(|loose| loose.read(&id, gix::object::Kind::Commit))
+        {
+            let tokens = gix::objs::CommitRefIter::from_bytes(&bytes, self.repo.object_hash());
+            return shape_of(tokens, name, id);
+        }
         let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
             name: name.to_owned(),
             id: Some(id.to_string()),
@@ -148,12 +155,13 @@ impl Store {
         read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
     ) -> Result<Vec<T>, Error> {
         let fresh = self.fresh_objects(false);
+        let loose = self.loose_reader(commits.len());
         let each = |repo: &gix::Repository, part: &[(ObjectId, ObjectId)]| {
             part.iter()
                 .map(|(id, tree)| {
                     Ok(read(
                         &(*id).into(),
-                        read_file(repo, fresh, *id, *tree, file)?,
+                        read_file(repo, fresh, loose, *id, *tree, file)?,
                     ))
                 })
                 .collect::<Result<Vec<T>, Error>>()
@@ -544,23 +552,31 @@ pub(crate) fn shape_of(
 }
 
 /// The blob `file` of the tree `tree` of commit `id` (`None`: no such blob).
-/// What a fetch wrote (`fresh`, when decoded) is read from memory.
+/// What a fetch wrote (`fresh`, when decoded) is read from memory, loose objects through the
+/// plain reader (`loose`, when started).
 pub(crate) fn read_file(
     repo: &gix::Repository,
     fresh: Option<&super::fresh::Objects>,
+    loose: Option<&super::loose::Reader>,
     id: ObjectId,
     tree: ObjectId,
     file: &str,
 ) -> Result<Option<Vec<u8>>, Error> {
     use gix::object::Kind;
-    let held = |id: &ObjectId, kind: Kind| fresh.and_then(|objects| objects.get(id, kind));
+    use std::borrow::Cow;
+    let held = |id: &ObjectId, kind: Kind| match fresh.and_then(|objects| objects.get(id, kind)) {
+        Some(bytes) => Some(Cow::Borrowed(bytes)),
+        None => loose
+            .and_then(|reader| reader.read(id, kind))
+            .map(Cow::Owned),
+    };
     if let Some(bytes) = held(&tree, Kind::Tree) {
-        let entry = gix::objs::TreeRefIter::from_bytes(bytes, repo.object_hash())
+        let entry = gix::objs::TreeRefIter::from_bytes(&bytes, repo.object_hash())
             .filter_map(Result::ok)
             .find(|e| e.filename == file.as_bytes());
         return match entry {
             Some(entry) if entry.mode.is_blob() => match held(&entry.oid.to_owned(), Kind::Blob) {
-                Some(blob) => Ok(Some(blob.to_vec())),
+                Some(blob) => Ok(Some(blob.into_owned())),
                 None => {
                     let mut blob = repo
                         .find_blob(entry.oid)
@@ -944,6 +960,70 @@ mod tests {
         assert_eq!(
             time, 1_700_000_000,
             "the committer's time, not the author's"
+        );
+    }
+
+    /// A chain of `n` records written one at a time (all loose, as appends leave them).
+    fn loose_chain(store: &Store, name: &str, n: usize) -> Vec<Vec<u8>> {
+        let payloads: Vec<Vec<u8>> = (0..n)
+            .map(|i| format!("{{\"seq\":{i}}}").into_bytes())
+            .collect();
+        let mut parent = None;
+        for bytes in &payloads {
+            parent = Some(store.write_record(parent, &record(bytes), &[]).unwrap());
+        }
+        store.cas(name, None, parent.unwrap()).unwrap();
+        payloads
+    }
+
+    #[test]
+    fn a_long_loose_chain_reads_through_the_plain_reader_as_through_gix() {
+        let (_dir, store) = repo();
+        let n = super::super::loose::AFTER + 100;
+        let payloads = loose_chain(&store, "refs/hpp/loops/long", n);
+        assert!(
+            store.pack_indices().is_empty(),
+            "every object should be loose"
+        );
+        let chain = store
+            .read_chain("refs/hpp/loops/long", "event.json")
+            .unwrap();
+        assert!(
+            store.loose_reader(0).is_some(),
+            "the walk should have started the reader"
+        );
+        let read: Vec<Vec<u8>> = chain
+            .links
+            .into_iter()
+            .map(|l| l.payload.unwrap())
+            .collect();
+        assert_eq!(read, payloads);
+    }
+
+    #[test]
+    fn control_a_damaged_loose_object_in_a_long_chain_is_an_error_not_a_missing_record() {
+        let (dir, store) = repo();
+        let n = super::super::loose::AFTER + 100;
+        loose_chain(&store, "refs/hpp/loops/long", n);
+        // The event blob of the last record, cut short on disk.
+        let out = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args(["rev-parse", "refs/hpp/loops/long:event.json"])
+            .output()
+            .unwrap();
+        let hex = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        let path = dir
+            .path()
+            .join(".git/objects")
+            .join(&hex[..2])
+            .join(&hex[2..]);
+        let raw = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, &raw[..raw.len() / 2]).unwrap();
+        let read = store.read_chain("refs/hpp/loops/long", "event.json");
+        assert!(
+            read.is_err(),
+            "a cut object must not read as a record: {read:?}"
         );
     }
 

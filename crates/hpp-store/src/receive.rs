@@ -36,6 +36,7 @@ impl Store {
             synced: std::sync::Arc::clone(&self.synced),
             set_commits: std::sync::Arc::clone(&self.set_commits),
             fresh: std::sync::Arc::clone(&self.fresh),
+            loose: std::sync::Arc::clone(&self.loose),
         }
     }
 
