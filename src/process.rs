@@ -419,6 +419,35 @@ fn kill_and_reap(child: &mut Child, group: Pid) {
     let _ = child.wait();
 }
 
+/// A long-running child in a process group of its own (a server a command starts for a while,
+/// such as the tour's `git daemon`), killed with everything it started when dropped. `git
+/// daemon` runs `git-daemon` as a child of its own, so killing only the process that was
+/// spawned would leave the server running.
+pub struct Server {
+    child: Child,
+}
+
+impl Server {
+    /// Spawns `command` as the leader of a new process group.
+    pub fn spawn(command: &mut Command) -> io::Result<Server> {
+        let child = command.process_group(0).spawn()?;
+        Ok(Server { child })
+    }
+
+    /// Whether the leader has exited (its group may live on until dropped).
+    pub fn has_exited(&mut self) -> bool {
+        self.child.try_wait().ok().flatten().is_some()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // The unreaped leader keeps the group id from being recycled until the kill is sent.
+        let group = Pid::from_raw(i32::try_from(self.child.id()).unwrap_or(i32::MAX));
+        kill_and_reap(&mut self.child, group);
+    }
+}
+
 /// The threads feeding and draining one child's pipes.
 struct Pipes {
     stdout: Arc<Mutex<Vec<u8>>>,

@@ -702,9 +702,9 @@ fn run_step(exe: &Path, root: &Path, step: &Step, server: &str) -> Result<(Strin
 }
 
 /// The tour's `git daemon`: it serves the throwaway directory on 127.0.0.1 with pushes enabled,
-/// and is stopped when dropped.
+/// and is stopped, with the `git-daemon` it runs, when dropped.
 struct Daemon {
-    child: std::process::Child,
+    server: crate::process::Server,
     port: u16,
 }
 
@@ -715,43 +715,37 @@ impl Daemon {
             .and_then(|l| l.local_addr())
             .ok()?
             .port();
-        let child = Command::new("git")
-            .args([
-                "daemon",
-                "--reuseaddr",
-                "--listen=127.0.0.1",
-                "--export-all",
-                "--enable=receive-pack",
-                "--informative-errors",
-            ])
-            .arg(format!("--port={port}"))
-            .arg(format!("--base-path={}", root.display()))
-            .arg(root)
-            .current_dir(root)
-            .env("PATH", tour_path().ok()?)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut daemon = Daemon { child, port };
+        let server = crate::process::Server::spawn(
+            Command::new("git")
+                .args([
+                    "daemon",
+                    "--reuseaddr",
+                    "--listen=127.0.0.1",
+                    "--export-all",
+                    "--enable=receive-pack",
+                    "--informative-errors",
+                ])
+                .arg(format!("--port={port}"))
+                .arg(format!("--base-path={}", root.display()))
+                .arg(root)
+                .current_dir(root)
+                .env("PATH", tour_path().ok()?)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        )
+        .ok()?;
+        let mut daemon = Daemon { server, port };
         for _ in 0..200 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return Some(daemon);
             }
-            if daemon.child.try_wait().ok().flatten().is_some() {
+            if daemon.server.has_exited() {
                 return None;
             }
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
         None
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -161,6 +161,52 @@ fn the_demo_tours_the_whole_story_and_cleans_up() {
     }
     let left: Vec<_> = std::fs::read_dir(&tmp).expect("readable").collect();
     assert!(left.is_empty(), "the tour left {left:?} behind");
+    // Nor a server: the daemon it served the remote with (and the `git-daemon` that runs) is
+    // stopped. A killed process may take a moment to leave /proc.
+    let running = still_running_after(&tmp, std::time::Duration::from_secs(2));
+    assert!(
+        running.is_empty(),
+        "the tour left processes {running:?} running"
+    );
+}
+
+/// The processes naming `path` that are still there after waiting up to `wait` for them to go.
+fn still_running_after(path: &std::path::Path, wait: std::time::Duration) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    loop {
+        let running = crate::harness::processes_naming(path);
+        if running.is_empty() || start.elapsed() > wait {
+            return running;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn control_a_process_left_running_with_the_path_is_seen() {
+    let sandbox = Sandbox::empty();
+    let dir = sandbox.path("served");
+    let mut child = std::process::Command::new("sh")
+        // Not the last command, so the shell waits for it instead of becoming it.
+        .args(["-c", "sleep 30; exit 0", "sh"])
+        .arg(&dir)
+        .spawn()
+        .expect("sh runs");
+    let start = std::time::Instant::now();
+    let mut running = crate::harness::processes_naming(&dir);
+    // The shell forks to run `sleep`, so for a moment its child names the path too.
+    while !running.contains(&child.id()) && start.elapsed() < std::time::Duration::from_secs(2) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        running = crate::harness::processes_naming(&dir);
+    }
+    child.kill().expect("killing it");
+    child.wait().expect("reaping it");
+    assert!(
+        running.contains(&child.id()),
+        "the shell naming the path should be seen: {running:?}"
+    );
+    let gone = still_running_after(&dir, std::time::Duration::from_secs(2));
+    assert!(gone.is_empty(), "{gone:?} after it was reaped");
 }
 
 /// Runs `git hpp push origin` in a repository whose remote does not exist, with `PATH` holding

@@ -4,6 +4,7 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -671,6 +672,7 @@ impl GitDaemon {
                 .arg(base)
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
+                .process_group(0)
                 .spawn()
                 .expect("git daemon starts");
             let mut daemon = GitDaemon { child, port };
@@ -683,8 +685,8 @@ impl GitDaemon {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(25));
             }
-            // The port was taken between choosing it and binding it: try another.
-            let _ = daemon.child.kill();
+            // The port was taken between choosing it and binding it: try another (the drop
+            // stops this one).
         }
         panic!("git daemon did not start on 127.0.0.1");
     }
@@ -696,10 +698,29 @@ impl GitDaemon {
 }
 
 impl Drop for GitDaemon {
+    /// Stops the daemon's whole process group: `git daemon` runs `git-daemon` as its child,
+    /// which killing the spawned process alone would leave serving.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap_or(i32::MAX));
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();
     }
+}
+
+/// The processes (pids) whose command line names `path`, this one's aside: what a command that
+/// was handed `path` left running.
+pub fn processes_naming(path: &Path) -> Vec<u32> {
+    let needle = path.as_os_str().as_encoded_bytes();
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .expect("/proc is readable")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| line.windows(needle.len()).any(|w| w == needle))
+        })
+        .collect()
 }
 
 /// The sha256 of `bytes`, as lowercase hex (what event logs link to).
