@@ -484,3 +484,263 @@ fn control_below_the_stores_limit_the_records_stay_loose() {
         "a few loose objects are not worth a repack after every append"
     );
 }
+
+/// What one run's trace shows about durability: every object file a git-hpp or hop process
+/// moved into place was flushed (by `fsync` of it, of a file renamed onto it, or a `syncfs`)
+/// before that process next moved a ref, and every ref value was flushed in its lock file
+/// before the lock was renamed over the ref. Git's own processes are not audited here: what
+/// they flush is git's `core.fsync` to decide.
+#[derive(Debug, Default)]
+struct Audit {
+    /// Ref moves seen, by our processes.
+    moves: usize,
+    /// Object files our processes moved into place.
+    objects: usize,
+    /// The programs of ours that moved a ref.
+    writers: std::collections::BTreeSet<String>,
+    /// What broke the order: (program, the ref moved, what was not flushed before it).
+    broken: Vec<(String, String, String)>,
+}
+
+/// Lexically normal form of `path` (`a/b/../c` is `a/c`): a linked worktree names the common
+/// object directory through `..`, and the kernel names the file without it.
+fn normal(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// Whether `path` is a loose object or a pack file in an object directory.
+fn is_object_file(path: &str) -> bool {
+    let Some((_, rest)) = path.rsplit_once("/objects/") else {
+        return false;
+    };
+    let loose = rest.len() == 41
+        && rest.as_bytes()[2] == b'/'
+        && rest
+            .bytes()
+            .filter(|b| *b != b'/')
+            .all(|b| b.is_ascii_hexdigit());
+    let pack = rest.starts_with("pack/pack-")
+        && [".pack", ".idx", ".rev"].iter().any(|e| rest.ends_with(e));
+    loose || pack
+}
+
+/// Whether a rename onto `path` moves a ref: a loose ref, `packed-refs`, or a reftable list.
+fn is_ref_file(path: &str) -> bool {
+    path.contains("/refs/") && !path.contains("/objects/")
+        || path.ends_with("/packed-refs")
+        || path.ends_with("/reftable/tables.list")
+}
+
+/// The file names a traced call's arguments give, each joined to the directory its `dirfd`
+/// names when relative (`renameat(AT_FDCWD</cwd>, "a", 3</dir>, "b")`).
+fn call_paths(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dir = String::new();
+    let mut rest = args;
+    while let Some(open) = rest.find(['<', '"']) {
+        let tail = &rest[open + 1..];
+        let close = if rest.as_bytes()[open] == b'<' {
+            '>'
+        } else {
+            '"'
+        };
+        let Some(end) = tail.find(close) else { break };
+        let text = &tail[..end];
+        if close == '>' {
+            dir = text.to_owned();
+        } else if text.starts_with('/') {
+            out.push(normal(text));
+        } else {
+            out.push(normal(&format!("{dir}/{text}")));
+        }
+        rest = &tail[end + 1..];
+    }
+    out
+}
+
+/// Reads an `strace -f -y` log (`pid call` per line) into an [`Audit`].
+fn audit(log: &str) -> Audit {
+    use std::collections::{BTreeSet, HashMap};
+    let mut program: HashMap<u32, String> = HashMap::new();
+    let mut group: HashMap<u32, u32> = HashMap::new();
+    let mut unfinished: HashMap<u32, String> = HashMap::new();
+    let mut created: HashMap<u32, BTreeSet<String>> = HashMap::new();
+    let mut flushed: HashMap<u32, BTreeSet<String>> = HashMap::new();
+    let mut found = Audit::default();
+    for line in log.lines() {
+        let Some((pid, call)) = line.split_once(' ') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let call = match call.strip_suffix("<unfinished ...>") {
+            Some(start) => {
+                unfinished.insert(pid, start.to_owned());
+                continue;
+            }
+            None => match call
+                .strip_prefix("<... ")
+                .and_then(|c| c.split_once(" resumed>"))
+            {
+                Some((_, end)) => format!("{}{end}", unfinished.remove(&pid).unwrap_or_default()),
+                None => call.to_owned(),
+            },
+        };
+        let ok = call.trim_end().ends_with("= 0");
+        let tgid = *group.get(&pid).unwrap_or(&pid);
+        if call.starts_with("execve(") && ok {
+            if let Some(path) = call.split('"').nth(1) {
+                program.insert(pid, path.to_owned());
+            }
+            continue;
+        }
+        if ["clone(", "clone3(", "fork(", "vfork("]
+            .iter()
+            .any(|c| call.starts_with(c))
+        {
+            if let Some(child) = call.rsplit("= ").next().and_then(|c| c.trim().parse().ok()) {
+                let inherited = program.get(&pid).cloned().unwrap_or_default();
+                program.insert(child, inherited);
+                group.insert(
+                    child,
+                    if call.contains("CLONE_THREAD") {
+                        tgid
+                    } else {
+                        child
+                    },
+                );
+            }
+            continue;
+        }
+        let name = program
+            .get(&pid)
+            .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned());
+        let Some(name) = name.filter(|n| n == "git-hpp" || n == "hop") else {
+            continue;
+        };
+        let flushed = flushed.entry(tgid).or_default();
+        let created = created.entry(tgid).or_default();
+        if call.starts_with("fsync(") || call.starts_with("fdatasync(") {
+            if let Some(path) = call_paths(&call).into_iter().next().or_else(|| {
+                let start = call.find('<')? + 1;
+                Some(normal(&call[start..start + call[start..].find('>')?]))
+            }) {
+                flushed.insert(path);
+            }
+        } else if call.starts_with("syncfs(") && ok {
+            flushed.extend(created.iter().cloned());
+        } else if (call.starts_with("rename") || call.starts_with("link")) && ok {
+            let paths = call_paths(&call);
+            let (Some(from), Some(to)) = (paths.first(), paths.last()) else {
+                continue;
+            };
+            if flushed.contains(from) {
+                flushed.insert(to.clone());
+            }
+            if is_object_file(to) {
+                found.objects += 1;
+                created.insert(to.clone());
+            } else if is_ref_file(to) {
+                found.moves += 1;
+                found.writers.insert(name.clone());
+                let lock = from.ends_with(".lock").then_some(from);
+                for path in created.iter().chain(lock).filter(|p| !flushed.contains(*p)) {
+                    found.broken.push((name.clone(), to.clone(), path.clone()));
+                }
+                created.retain(|p| !flushed.contains(p));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_writer_in_the_tour_flushes_what_its_refs_name_before_they_move() {
+    let mut sandbox = Sandbox::empty();
+    let tmp = sandbox.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("writable");
+    sandbox
+        .env
+        .insert("TMPDIR".into(), tmp.display().to_string());
+    let probe = sandbox.command("strace", &sandbox.root).arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+        return;
+    }
+    let log = sandbox.path("tour.strace");
+    let out = sandbox
+        .command("strace", &sandbox.root)
+        .args(["-f", "-y", "-qq", "-s", "4096", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=execve,clone,clone3,fork,vfork,fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat",
+        ])
+        .arg(crate::harness::BIN)
+        .arg("demo")
+        .output()
+        .expect("strace runs");
+    let run = Run::from_output(&out);
+    assert_eq!(run.code, 0, "{run}");
+    let found = audit(&std::fs::read_to_string(&log).expect("strace wrote its log"));
+    // The tour writes loops, evidence, attestations, notes, lanes, the trust policy, a
+    // fetch's records and hop's states: dozens of moves by both programs.
+    assert!(found.moves >= 30 && found.objects >= 30, "{found:?}");
+    assert_eq!(
+        found.writers.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["git-hpp", "hop"],
+        "{found:?}"
+    );
+    assert!(
+        found.broken.is_empty(),
+        "moved before flushed: {:#?}",
+        found.broken
+    );
+}
+
+#[test]
+fn control_the_audit_sees_an_object_or_a_lock_not_flushed_before_the_move() {
+    let start = "7 execve(\"/bin/git-hpp\", [\"git-hpp\"], 0x0 /* 1 vars */) = 0";
+    let object = "7 renameat(AT_FDCWD</r>, \"/r/.git/objects/.tmpA\", AT_FDCWD</r>, \"/r/.git/objects/ab/cdef0123456789abcdef0123456789abcdef01\") = 0";
+    let flush = "8 fsync(3</r/.git/objects/ab/cdef0123456789abcdef0123456789abcdef01>) = 0";
+    let thread = "7 clone3({flags=CLONE_VM|CLONE_THREAD, stack=0x0}, 88) = 8";
+    let lock = "7 fsync(4</r/.git/refs/hpp/x.lock>) = 0";
+    let moved =
+        "7 renameat(AT_FDCWD</r>, \".git/refs/hpp/x.lock\", AT_FDCWD</r>, \".git/refs/hpp/x\") = 0";
+    let good = audit(&[start, thread, object, flush, lock, moved].join("\n"));
+    assert_eq!((good.moves, good.objects), (1, 1), "{good:?}");
+    assert!(
+        good.broken.is_empty(),
+        "flushed by a thread of the writer: {good:?}"
+    );
+    let late = audit(&[start, thread, object, lock, moved, flush].join("\n"));
+    assert_eq!(
+        late.broken.len(),
+        1,
+        "an object flushed after the move: {late:?}"
+    );
+    let unlocked = audit(&[start, thread, object, flush, moved].join("\n"));
+    assert_eq!(
+        unlocked.broken,
+        [(
+            "git-hpp".to_owned(),
+            "/r/.git/refs/hpp/x".to_owned(),
+            "/r/.git/refs/hpp/x.lock".to_owned()
+        )],
+        "a lock renamed unflushed"
+    );
+    // Another program's writes are git's to order, not ours.
+    let git = audit(&[&start.replace("git-hpp", "git"), object, moved].join("\n"));
+    assert_eq!((git.moves, git.broken.len()), (0, 0), "{git:?}");
+}

@@ -485,15 +485,47 @@ impl Store {
         if self.git_refs {
             return self.git_set_note(NOTES_REF, commit, Some(text));
         }
-        let mut notes = self
-            .repo
-            .notes()
-            .map_err(git("opening notes"))?
-            .with_commit_message("hpp: attestation note");
-        notes
-            .replace(NOTES_REF, commit.oid(), text)
-            .map_err(git(format!("writing the note of {commit}")))?;
-        Ok(())
+        self.write_note(commit, Some(text), "hpp: attestation note")
+    }
+
+    /// Writes the notes commit that sets (`Some`) or removes (`None`) the note on `commit` and
+    /// moves [`NOTES_REF`] to it through the store's one durable path: the note's blob, trees
+    /// and commit are flushed before the ref moves by compare-and-swap. (gix's notes platform
+    /// moves the ref itself, with nothing flushed.) Removing a note that is not there writes
+    /// nothing.
+    fn write_note(
+        &self,
+        commit: &CommitId,
+        text: Option<&[u8]>,
+        message: &str,
+    ) -> Result<(), Error> {
+        use gix::note::plumbing::State;
+        let what = || format!("writing the note of {commit}");
+        let parent = self.tip_oid(NOTES_REF)?;
+        let root = match parent {
+            Some(parent) => self
+                .repo
+                .find_commit(parent)
+                .map_err(git(what()))?
+                .tree_id()
+                .map_err(git(what()))?
+                .detach(),
+            None => ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        let mut notes = State::new(root, &self.repo).map_err(git(what()))?;
+        let edit = match text {
+            Some(text) => {
+                let blob = self.repo.write_blob(text).map_err(git(what()))?.detach();
+                notes.replace(commit.oid(), blob, &self.repo)
+            }
+            None => notes.remove(commit.oid(), &self.repo),
+        }
+        .map_err(git(what()))?;
+        if text.is_none() && edit.previous.is_none() {
+            return Ok(());
+        }
+        let new = self.new_commit(edit.tree, parent, message)?;
+        self.cas(NOTES_REF, parent, new)
     }
 
     /// Rewrites the note on `commit` in [`NOTES_REF`] from what it holds now: `edit` gets the
@@ -550,15 +582,7 @@ impl Store {
         if self.git_refs {
             return self.git_set_note(NOTES_REF, commit, None);
         }
-        let mut notes = self
-            .repo
-            .notes()
-            .map_err(git("opening notes"))?
-            .with_commit_message("hpp: attestation note removed");
-        notes
-            .remove(NOTES_REF, commit.oid())
-            .map_err(git(format!("removing the note of {commit}")))?;
-        Ok(())
+        self.write_note(commit, None, "hpp: attestation note removed")
     }
 
     /// Lists every object that has a note in [`NOTES_REF`] (through `git notes list`, which
