@@ -584,6 +584,8 @@ fn audit(log: &str) -> Audit {
         let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
+        // strace pads the pid column to the widest pid it has shown.
+        let call = call.trim_start();
         let call = match call.strip_suffix("<unfinished ...>") {
             Some(start) => {
                 unfinished.insert(pid, start.to_owned());
@@ -610,8 +612,10 @@ fn audit(log: &str) -> Audit {
             .any(|c| call.starts_with(c))
         {
             if let Some(child) = call.rsplit("= ").next().and_then(|c| c.trim().parse().ok()) {
+                // A vfork'd child runs (and may exec) before its parent's call returns: the
+                // program it exec'd is its own, not the parent's.
                 let inherited = program.get(&pid).cloned().unwrap_or_default();
-                program.insert(child, inherited);
+                program.entry(child).or_insert(inherited);
                 group.insert(
                     child,
                     if call.contains("CLONE_THREAD") {
@@ -665,6 +669,35 @@ fn audit(log: &str) -> Audit {
     found
 }
 
+/// Runs `git-hpp args` in `dir` under `strace -f` (its children, git and hop included) and
+/// audits the trace; `None` when strace is not installed.
+fn audited(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<Audit> {
+    let probe = sandbox.command("strace", dir).arg("-V").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+        return None;
+    }
+    let log = sandbox.path("audit.strace");
+    let out = sandbox
+        .command("strace", dir)
+        .args(["-f", "-y", "-qq", "-s", "4096", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=execve,clone,clone3,fork,vfork,fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat",
+        ])
+        .arg(crate::harness::BIN)
+        .args(args)
+        .output()
+        .expect("strace runs");
+    let run = Run::from_output(&out);
+    assert_eq!(run.code, 0, "{run}");
+    let _ = std::fs::copy(&log, "/tmp/audit-debug.strace");
+    Some(audit(
+        &std::fs::read_to_string(&log).expect("strace wrote its log"),
+    ))
+}
+
 #[test]
 fn every_writer_in_the_tour_flushes_what_its_refs_name_before_they_move() {
     let mut sandbox = Sandbox::empty();
@@ -673,27 +706,9 @@ fn every_writer_in_the_tour_flushes_what_its_refs_name_before_they_move() {
     sandbox
         .env
         .insert("TMPDIR".into(), tmp.display().to_string());
-    let probe = sandbox.command("strace", &sandbox.root).arg("-V").output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+    let Some(found) = audited(&sandbox, &sandbox.root, &["demo"]) else {
         return;
-    }
-    let log = sandbox.path("tour.strace");
-    let out = sandbox
-        .command("strace", &sandbox.root)
-        .args(["-f", "-y", "-qq", "-s", "4096", "-o"])
-        .arg(&log)
-        .args([
-            "-e",
-            "trace=execve,clone,clone3,fork,vfork,fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat",
-        ])
-        .arg(crate::harness::BIN)
-        .arg("demo")
-        .output()
-        .expect("strace runs");
-    let run = Run::from_output(&out);
-    assert_eq!(run.code, 0, "{run}");
-    let found = audit(&std::fs::read_to_string(&log).expect("strace wrote its log"));
+    };
     // The tour writes loops, evidence, attestations, notes, lanes, the trust policy, a
     // fetch's records and hop's states: dozens of moves by both programs.
     assert!(found.moves >= 30 && found.objects >= 30, "{found:?}");
@@ -710,8 +725,84 @@ fn every_writer_in_the_tour_flushes_what_its_refs_name_before_they_move() {
 }
 
 #[test]
+fn a_fetch_that_moves_a_loose_loop_beside_new_records_flushes_packed_refs_before_its_rename() {
+    let sandbox = Sandbox::repo();
+    let text = |p: &Path| p.to_str().expect("UTF-8 paths").to_owned();
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", &text(&remote)]);
+    sandbox.git(["push", "-q", &text(&remote), "main"]);
+    let [writer, reader] = ["writer", "reader"].map(|name| {
+        let dir = sandbox.path(name);
+        sandbox.git(["clone", "-q", &text(&remote), &text(&dir)]);
+        dir
+    });
+    let manifest = sandbox.path("ticks.json");
+    std::fs::write(&manifest, crate::harness::TICKS).expect("writable");
+    let manifest = text(&manifest);
+    let tick = |dir: &Path, name: &str| {
+        let args = [
+            "--manifest",
+            &manifest,
+            "event",
+            "append",
+            "--type",
+            "tick",
+            "--loop",
+            name,
+        ];
+        sandbox.hpp_in(dir, &args).ok();
+    };
+    // The reader's own loop: a loose ref here, which the fetch below moves forward.
+    let fetch = ["--manifest", manifest.as_str(), "fetch"];
+    tick(&reader, "mine");
+    sandbox.hpp_in(&reader, &["push"]).ok();
+    sandbox.hpp_in(&writer, &fetch).ok();
+    tick(&writer, "mine");
+    for name in ["a", "b", "c"] {
+        tick(&writer, name);
+    }
+    sandbox.hpp_in(&writer, &["push"]).ok();
+    let loose_loop = reader.join(".git/refs/hpp/loops/mine");
+    assert!(
+        loose_loop.is_file(),
+        "the reader's loop should be a loose ref"
+    );
+
+    let Some(found) = audited(&sandbox, &reader, &fetch) else {
+        return;
+    };
+    assert!(
+        found.broken.is_empty(),
+        "moved before flushed: {:#?}",
+        found.broken
+    );
+    let tip = |dir: &Path, name: &str| sandbox.git_in(dir, &["rev-parse", name]);
+    assert_eq!(
+        tip(&reader, "refs/hpp/loops/mine"),
+        tip(&writer, "refs/hpp/loops/mine")
+    );
+    // Every ref went into packed-refs: the loose loop's file, which would shadow it, is gone.
+    let packed = std::fs::read_to_string(reader.join(".git/packed-refs")).expect("packed-refs");
+    for name in ["mine", "a", "b", "c"] {
+        assert!(
+            packed.contains(&format!(" refs/hpp/loops/{name}\n")),
+            "{name}: {packed}"
+        );
+        assert!(
+            !reader.join(format!(".git/refs/hpp/loops/{name}")).exists(),
+            "{name} is loose"
+        );
+        assert_eq!(
+            tip(&reader, &format!("refs/hpp/loops/{name}")),
+            tip(&writer, &format!("refs/hpp/loops/{name}"))
+        );
+    }
+}
+
+#[test]
 fn control_the_audit_sees_an_object_or_a_lock_not_flushed_before_the_move() {
-    let start = "7 execve(\"/bin/git-hpp\", [\"git-hpp\"], 0x0 /* 1 vars */) = 0";
+    // The pid column is padded once a wider pid has been shown.
+    let start = "7    execve(\"/bin/git-hpp\", [\"git-hpp\"], 0x0 /* 1 vars */) = 0";
     let object = "7 renameat(AT_FDCWD</r>, \"/r/.git/objects/.tmpA\", AT_FDCWD</r>, \"/r/.git/objects/ab/cdef0123456789abcdef0123456789abcdef01\") = 0";
     let flush = "8 fsync(3</r/.git/objects/ab/cdef0123456789abcdef0123456789abcdef01>) = 0";
     let thread = "7 clone3({flags=CLONE_VM|CLONE_THREAD, stack=0x0}, 88) = 8";
@@ -740,6 +831,16 @@ fn control_the_audit_sees_an_object_or_a_lock_not_flushed_before_the_move() {
         )],
         "a lock renamed unflushed"
     );
+    // A vfork'd child that exec'd git before its parent's clone returned is git.
+    let spawned = [
+        start,
+        "9 execve(\"/usr/bin/git\", [\"git\"], 0x0 /* 1 vars */) = 0",
+        "7 clone(child_stack=NULL, flags=CLONE_VM|CLONE_VFORK|SIGCHLD) = 9",
+        &object.replace("7 ", "9 "),
+        &moved.replace("7 ", "9 "),
+    ];
+    let child = audit(&spawned.join("\n"));
+    assert_eq!((child.moves, child.broken.len()), (0, 0), "{child:?}");
     // Another program's writes are git's to order, not ours.
     let git = audit(&[&start.replace("git-hpp", "git"), object, moved].join("\n"));
     assert_eq!((git.moves, git.broken.len()), (0, 0), "{git:?}");

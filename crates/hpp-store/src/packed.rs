@@ -3,22 +3,30 @@
 //! gix's ref transaction, like git's, takes `<ref>.lock` for every ref it moves, even when the
 //! new values go into `packed-refs`. A fetch of 10,000 new records therefore creates and
 //! deletes 10,000 lock files, and on ext4 each one is an inode allocation: together they cost
-//! as much as the `git fetch` that staged the records. When no ref of a batch exists as a
-//! loose file, has its lock held or keeps a reflog, the batch needs none of those files.
-//! [`Store::move_packed`] takes `packed-refs.lock` alone, checks each expected value against
-//! the `packed-refs` it holds locked, writes the new file, flushes it and renames it in place.
+//! as much as the `git fetch` that staged the records. A ref that exists only in
+//! `packed-refs`, or not at all, needs none of those files. [`Store::move_packed`] takes
+//! `packed-refs.lock`, checks each expected value against the `packed-refs` it holds locked,
+//! writes the new file, flushes it and renames it in place.
+//!
+//! A ref of the batch that has a file of its own (a loose ref, such as a loop appended here,
+//! or a reflog) is locked first, as git locks it (the refs, then `packed-refs`), and its
+//! expected value checked against its loose file. Its new value goes into `packed-refs` too;
+//! once that is renamed in place, its reflog gets the move's line and its loose file, which
+//! would shadow the packed value, is removed, still under its lock. A crash in between leaves
+//! the old loose value in force: the ref reads as not moved, never as something unflushed.
 //!
 //! A writer that moves one ref as a loose file (git, gix, another git-hpp) takes `<ref>.lock`
 //! before it reads the ref's value, and holds it until its new file is in place. So the
 //! directories of the batch's refs are listed twice:
 //!
-//! - **before the write.** A lock or a loose file for one of the batch's refs sends the whole
-//!   batch to the ordinary transaction, which knows how to take them.
-//! - **after the rename.** A lock or loose file that appeared meanwhile belongs to a writer
-//!   that may have read the old `packed-refs`; its loose value, if it writes one, shadows the
-//!   packed one. Those refs are returned as taken by another writer, and the caller reports
-//!   them as it reports a lost compare-and-swap. The value meant for them is not lost: the
-//!   caller still holds it where it read it from (a fetch's staging ref).
+//! - **before the write.** A lock another writer holds on one of the batch's refs makes the
+//!   batch [`Error::Busy`]: nothing is written.
+//! - **after the rename.** A lock or loose file that appeared meanwhile, for a ref this batch
+//!   did not hold locked, belongs to a writer that may have read the old `packed-refs`; its
+//!   loose value, if it writes one, shadows the packed one. Those refs are returned as taken
+//!   by another writer, and the caller reports them as it reports a lost compare-and-swap.
+//!   The value meant for them is not lost: the caller still holds it where it read it from
+//!   (a fetch's staging ref).
 //!
 //! A writer that locked after the second listing read `packed-refs` after the rename, so its
 //! own compare-and-swap sees this batch's values.
@@ -44,11 +52,15 @@ type Listing = BTreeMap<PathBuf, BTreeSet<String>>;
 
 impl Store {
     /// Moves `moves` by one write of `packed-refs`, each a compare-and-swap on the file held
-    /// locked (module docs). `Ok(None)` when the batch does not qualify (a ref of it is loose,
-    /// locked, logged or clashes with another ref; `packed-refs` was written by a git older
-    /// than its peeled lines): nothing was written, and the ordinary transaction must move it.
-    /// `Ok(Some(taken))` when it moved: `taken` names the refs another writer held or wrote
-    /// while it did, whose value is that writer's.
+    /// locked (module docs). A ref of the batch with a file of its own (a loose ref, a reflog)
+    /// is locked first, as git locks it, checked against its loose value, and its loose file
+    /// removed under that lock once `packed-refs` holds the new value (its reflog gets the
+    /// move's line). `Ok(None)` when the batch does not qualify (a ref outside `refs/hpp/`, a
+    /// symbolic or clashing ref, reflogs for every ref or group-shared permissions by
+    /// configuration, `packed-refs` written by a git older than its peeled lines): nothing
+    /// was written, and the ordinary transaction must move it. A ref whose lock another writer
+    /// holds is [`Error::Busy`]. `Ok(Some(taken))` when it moved: `taken` names the refs
+    /// another writer held or wrote while it did, whose value is that writer's.
     pub(crate) fn move_packed(&self, moves: &[RefMove]) -> Result<Option<Vec<String>>, Error> {
         let mut names = BTreeSet::new();
         if !moves
@@ -76,13 +88,54 @@ impl Store {
         let Some(before) = listing(&common, &names) else {
             return Ok(None);
         };
-        if names.iter().any(|name| present(&before, name)) {
+        let Some(logged) = listing(&common.join("logs"), &names) else {
             return Ok(None);
-        }
-        let logs = common.join("logs");
-        match listing(&logs, &names) {
-            Some(logged) if !names.iter().any(|name| present(&logged, name)) => {}
-            _ => return Ok(None),
+        };
+        // The refs with a file of their own, locked (git's order: the refs, then packed-refs).
+        let mut own: BTreeMap<&str, Own> = BTreeMap::new();
+        for name in &names {
+            let (dir, file) = parent(name);
+            let entries = before.get(&dir);
+            if entries.is_some_and(|e| e.contains(&format!("{file}.lock"))) {
+                return Err(Error::Busy {
+                    name: (*name).to_owned(),
+                });
+            }
+            let loose = entries.is_some_and(|e| e.contains(file));
+            let log = logged.get(&dir).is_some_and(|e| e.contains(file));
+            if !loose && !log {
+                continue;
+            }
+            let path = common.join(name);
+            if path.is_dir() || common.join("logs").join(name).is_dir() {
+                return Ok(None);
+            }
+            let lock = gix::lock::File::acquire_to_update_resource(
+                &path,
+                self.lock_timeouts().0,
+                Some(common.clone()),
+                Default::default(),
+            )
+            .map_err(|_| Error::Busy {
+                name: (*name).to_owned(),
+            })?;
+            let value = match std::fs::read(&path) {
+                Ok(bytes) => match loose_value(&bytes, self.repo.object_hash()) {
+                    Some(id) => Some(id),
+                    // A symbolic ref, or what git would not read as a ref.
+                    None => return Ok(None),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(source) => return Err(io(name, source)),
+            };
+            own.insert(
+                name,
+                Own {
+                    _lock: lock,
+                    value,
+                    log,
+                },
+            );
         }
 
         let path = common.join("packed-refs");
@@ -121,7 +174,10 @@ impl Store {
             Ok(found.and_then(|r| ObjectId::from_hex(r.target).ok()))
         };
         for m in moves {
-            let actual = packed(&m.name)?;
+            let actual = match own.get(m.name.as_str()).and_then(|o| o.value) {
+                Some(loose) => Some(loose),
+                None => packed(&m.name)?,
+            };
             if actual != m.expected.as_ref().map(super::CommitId::oid) {
                 return Err(Error::Moved {
                     name: m.name.clone(),
@@ -182,17 +238,94 @@ impl Store {
             }
         });
 
+        // The refs this batch held locked were moved by no one else.
         let after = listing(&common, &names).unwrap_or_default();
-        Ok(Some(
-            names
-                .into_iter()
-                .filter(|name| {
-                    !after.contains_key(parent(name).0.as_path()) || present(&after, name)
-                })
-                .map(str::to_owned)
-                .collect(),
-        ))
+        let taken = names
+            .iter()
+            .filter(|name| !own.contains_key(*name))
+            .filter(|name| !after.contains_key(parent(name).0.as_path()) || present(&after, name))
+            .map(|name| (*name).to_owned())
+            .collect();
+        self.settle_own(&common, moves, own)?;
+        Ok(Some(taken))
     }
+
+    /// After `packed-refs` holds the batch's values: each locked ref's reflog gets its line,
+    /// its loose file (which would shadow the packed value) is removed under its lock, and
+    /// the lock released; the directories that changed are flushed.
+    fn settle_own(
+        &self,
+        common: &Path,
+        moves: &[RefMove],
+        own: BTreeMap<&str, Own>,
+    ) -> Result<(), Error> {
+        if own.is_empty() {
+            return Ok(());
+        }
+        let signature = self.signature();
+        let mut dirs = BTreeSet::new();
+        for m in moves {
+            let Some(held) = own.get(m.name.as_str()) else {
+                continue;
+            };
+            if held.log {
+                let line = gix::refs::log::Line {
+                    previous_oid: m.expected.as_ref().map_or_else(
+                        || ObjectId::null(self.repo.object_hash()),
+                        super::CommitId::oid,
+                    ),
+                    new_oid: m.new.oid(),
+                    signature: signature.clone(),
+                    message: "hpp: fetch".into(),
+                };
+                let path = common.join("logs").join(&m.name);
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .and_then(|mut log| {
+                        line.write_to(&mut log)?;
+                        log.sync_all()
+                    })
+                    .map_err(|source| io(&format!("the reflog of {}", m.name), source))?;
+            }
+            if held.value.is_some() {
+                let path = common.join(&m.name);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(source) => return Err(io(&m.name, source)),
+                }
+                dirs.insert(parent(&m.name).0);
+            }
+        }
+        // Dropping a lock removes its file: the refs are free again.
+        drop(own);
+        for dir in dirs {
+            if let Ok(handle) = std::fs::File::open(common.join(dir)) {
+                let _ = handle.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A ref of the batch with a file of its own, held locked while the batch moves.
+struct Own {
+    /// Its lock; dropping it releases the ref.
+    _lock: gix::lock::File,
+    /// The value of its loose file (`None`: it has only a reflog, its value is packed).
+    value: Option<ObjectId>,
+    /// Whether it keeps a reflog.
+    log: bool,
+}
+
+/// The object a loose ref file names (`<hex>` and a newline); `None` for a symbolic ref or
+/// anything else.
+fn loose_value(bytes: &[u8], hash: gix::hash::Kind) -> Option<ObjectId> {
+    let hex = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    (hex.len() == hash.len_in_hex())
+        .then(|| ObjectId::from_hex(hex).ok())
+        .flatten()
 }
 
 fn io(what: &str, source: std::io::Error) -> Error {
@@ -412,8 +545,21 @@ mod tests {
         ));
     }
 
+    /// The lock files under `.git/refs/` and the packed-refs lock.
+    fn locks(dir: &Path) -> Vec<String> {
+        let out = std::process::Command::new("find")
+            .args([".git/refs", ".git/packed-refs.lock", "-name", "*.lock"])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
     #[test]
-    fn a_loose_or_locked_ref_leaves_the_batch_to_the_transaction() {
+    fn a_loose_ref_moves_into_packed_refs_under_its_lock_and_leaves_no_file() {
         let (dir, store) = repo();
         let ids = commits(&store);
         let loose = RefMove {
@@ -421,35 +567,79 @@ mod tests {
             expected: Some(ids[0].clone()),
             new: ids[1].clone(),
         };
-        let before = packed_refs(dir.path());
-        assert_eq!(
-            store
-                .move_packed(&[create("refs/hpp/dst/x", &ids[0]), loose.clone()])
-                .unwrap(),
-            None
+        let moves = [create("refs/hpp/dst/x", &ids[0]), loose];
+        assert_eq!(store.move_packed(&moves).unwrap(), Some(Vec::new()));
+        let packed = String::from_utf8(packed_refs(dir.path())).unwrap();
+        assert!(
+            packed.contains(&format!("{} refs/hpp/src/a\n", ids[1].as_str())),
+            "{packed}"
         );
+        assert!(
+            packed.contains(&format!("{} refs/hpp/dst/x\n", ids[0].as_str())),
+            "{packed}"
+        );
+        assert!(
+            !dir.path().join(".git/refs/hpp/src/a").exists(),
+            "the loose file would shadow it"
+        );
+        assert!(locks(dir.path()).is_empty(), "{:?}", locks(dir.path()));
+        assert_eq!(
+            git(dir.path(), &["rev-parse", "refs/hpp/src/a"]),
+            ids[1].as_str()
+        );
+        // The other loose refs of the directory were not touched.
+        assert!(dir.path().join(".git/refs/hpp/src/b").is_file());
+    }
+
+    #[test]
+    fn control_a_stale_loose_ref_or_a_held_lock_moves_nothing() {
+        let (dir, store) = repo();
+        let ids = commits(&store);
+        let before = packed_refs(dir.path());
+        // The loose value is ids[0]; the batch expects ids[2].
+        let stale = RefMove {
+            name: "refs/hpp/src/a".to_owned(),
+            expected: Some(ids[2].clone()),
+            new: ids[1].clone(),
+        };
+        let moved = store.move_packed(&[create("refs/hpp/dst/x", &ids[0]), stale]);
+        assert!(matches!(moved, Err(Error::Moved { .. })), "{moved:?}");
         assert_eq!(packed_refs(dir.path()), before);
-        // Through move_refs the transaction moves it, and the loose file is gone.
-        assert_eq!(store.move_refs(&[loose]).unwrap(), Vec::<String>::new());
-        assert_eq!(store.tip("refs/hpp/src/a").unwrap(), Some(ids[1].clone()));
+        assert_eq!(store.tip("refs/hpp/src/a").unwrap(), Some(ids[0].clone()));
+        assert_eq!(store.tip("refs/hpp/dst/x").unwrap(), None);
+        assert!(locks(dir.path()).is_empty(), "{:?}", locks(dir.path()));
 
         let lock = dir.path().join(".git/refs/hpp/dst/x.lock");
         std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
         std::fs::write(&lock, b"").unwrap();
         let held = create("refs/hpp/dst/x", &ids[0]);
-        assert_eq!(
-            store.move_packed(std::slice::from_ref(&held)).unwrap(),
-            None
-        );
         assert!(matches!(
             store.move_refs(&[held]).unwrap_err(),
             Error::Busy { .. }
         ));
         assert_eq!(store.tip("refs/hpp/dst/x").unwrap(), None);
+        assert_eq!(packed_refs(dir.path()), before);
     }
 
     #[test]
-    fn a_name_that_clashes_with_a_ref_or_a_reflog_is_left_to_the_transaction() {
+    fn a_ref_with_a_reflog_gets_its_line() {
+        let (dir, store) = repo();
+        let ids = commits(&store);
+        let logs = dir.path().join(".git/logs/refs/hpp/dst");
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(logs.join("x"), b"").unwrap();
+        let moves = [create("refs/hpp/dst/x", &ids[0])];
+        assert_eq!(store.move_packed(&moves).unwrap(), Some(Vec::new()));
+        let log = git(
+            dir.path(),
+            &["reflog", "show", "--format=%H %gs", "refs/hpp/dst/x"],
+        );
+        assert_eq!(log, format!("{} hpp: fetch", ids[0].as_str()));
+        assert!(locks(dir.path()).is_empty(), "{:?}", locks(dir.path()));
+    }
+
+    #[test]
+    fn a_name_that_clashes_with_a_ref_is_left_to_the_transaction() {
         let (dir, store) = repo();
         let ids = commits(&store);
         git(dir.path(), &["pack-refs", "--all"]);
@@ -460,23 +650,18 @@ mod tests {
                 "{name}"
             );
         }
-        let logs = dir.path().join(".git/logs/refs/hpp/dst");
-        std::fs::create_dir_all(&logs).unwrap();
-        std::fs::write(logs.join("x"), b"").unwrap();
-        assert_eq!(
-            store
-                .move_packed(&[create("refs/hpp/dst/x", &ids[0])])
-                .unwrap(),
-            None
-        );
         git(dir.path(), &["config", "core.logAllRefUpdates", "always"]);
         let store = Store::discover(dir.path()).unwrap();
+        let logged = create("refs/hpp/dst/y", &ids[0]);
         assert_eq!(
-            store
-                .move_packed(&[create("refs/hpp/dst/y", &ids[0])])
-                .unwrap(),
+            store.move_packed(std::slice::from_ref(&logged)).unwrap(),
             None
         );
+        // The transaction moves it as a loose ref, with the reflog every ref keeps.
+        assert_eq!(store.move_refs(&[logged]).unwrap(), Vec::<String>::new());
+        assert!(dir.path().join(".git/refs/hpp/dst/y").is_file());
+        assert!(dir.path().join(".git/logs/refs/hpp/dst/y").is_file());
+        assert!(locks(dir.path()).is_empty(), "{:?}", locks(dir.path()));
     }
 
     #[test]

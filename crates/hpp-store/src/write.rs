@@ -542,10 +542,12 @@ impl Store {
     /// ref moved since it was read), nothing moved and [`Error::Moved`] names it, so the caller
     /// can settle the rest one by one.
     ///
-    /// A batch none of whose refs is loose, locked or logged is written without a lock file per
-    /// ref (the `packed` module says why that is safe). Returns the refs another writer took
-    /// while that write ran: each holds that writer's value, as if this move had lost its race
-    /// (always none through the ordinary transaction, which fails instead).
+    /// Only the refs that have a file of their own (a loose ref, a reflog) are locked; the
+    /// rest take no lock file (the `packed` module says why that is safe). A batch the packed
+    /// write does not take moves as loose refs, each lock flushed before its rename. Returns
+    /// the refs another writer took while the packed write ran: each holds that writer's
+    /// value, as if this move had lost its race (always none through the loose transaction,
+    /// which fails instead).
     pub fn move_refs(&self, moves: &[RefMove]) -> Result<Vec<String>, Error> {
         if moves.is_empty() {
             return Ok(Vec::new());
@@ -556,21 +558,35 @@ impl Store {
         if self.git_refs {
             return self.move_refs_through_git(moves).map(|()| Vec::new());
         }
-        let mut names = Vec::with_capacity(moves.len());
         for m in moves {
-            let full: gix::refs::FullName = m.name.as_str().try_into().map_err(
-                |e: gix::validate::reference::name::Error| Error::InvalidRefName {
-                    name: m.name.clone(),
-                    reason: e.to_string(),
-                },
-            )?;
-            names.push(full);
+            full_name(&m.name)?;
         }
         if let Some(taken) = self.move_packed(moves)? {
             return Ok(taken);
         }
+        self.move_loose(moves)
+    }
+
+    /// [`Store::move_refs`] for a batch [`Store::move_packed`] does not take (a ref outside
+    /// `refs/hpp/`, a clash, a symbolic ref, group-shared permissions, reflogs for every ref):
+    /// every ref moves as a loose file through gix's transaction, each new value flushed in
+    /// its lock file before any rename, the refs' directories after.
+    fn move_loose(&self, moves: &[RefMove]) -> Result<Vec<String>, Error> {
+        let all: Vec<&RefMove> = moves.iter().collect();
+        let prepared = self.prepare_loose(&all)?;
+        self.commit_loose(prepared, &all)?;
+        Ok(Vec::new())
+    }
+
+    /// Locks each ref of `moves` and writes its new value into its lock file, checking the
+    /// value it holds now against the one expected, then flushes every lock: committing the
+    /// result renames values that are on disk. Dropping it moves nothing.
+    fn prepare_loose(
+        &self,
+        moves: &[&RefMove],
+    ) -> Result<gix::refs::file::Transaction<'_, '_>, Error> {
         let mut edits = Vec::with_capacity(moves.len());
-        for (m, full) in moves.iter().zip(names) {
+        for m in moves {
             edits.push(RefEdit {
                 change: Change::Update {
                     log: LogChange {
@@ -584,38 +600,53 @@ impl Store {
                     },
                     new: Target::Object(m.new.oid()),
                 },
-                name: full,
+                name: full_name(&m.name)?,
                 deref: false,
             });
         }
-        let who = self.signature();
-        let mut buf = gix::date::parse::TimeBuf::default();
-        let outcome = self
+        let (files, packed) = self.lock_timeouts();
+        let flushed = self
             .repo
             .refs
             .transaction()
-            .packed_refs(
-                gix::refs::file::transaction::PackedRefs::DeletionsAndNonSymbolicUpdatesRemoveLooseSourceReference(
-                    Box::new(&self.repo.objects),
-                ),
-            )
-            .prepare(
-                edits,
-                gix::lock::acquire::Fail::Immediately,
-                gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(1)),
-            )
-            .and_then(|t| t.commit(Some(who.to_ref(&mut buf))));
-        if let Err(e) = outcome {
-            return Err(self.lost_move(moves, &e.to_string())?);
+            .prepare(edits, files, packed)
+            .and_then(|prepared| {
+                for m in moves {
+                    self.sync_ref_lock(&m.name)?;
+                }
+                Ok(prepared)
+            });
+        match flushed {
+            Ok(prepared) => Ok(prepared),
+            Err(e) => {
+                let owned: Vec<RefMove> = moves.iter().map(|m| (*m).clone()).collect();
+                Err(self.lost_move(&owned, &e.to_string())?)
+            }
         }
-        let common = self.repo.common_dir();
-        if let Ok(file) = std::fs::File::open(common.join("packed-refs")) {
-            let _ = file.sync_all();
+    }
+
+    /// Renames the flushed locks of [`Store::prepare_loose`] over their refs, then flushes
+    /// the directories holding them.
+    fn commit_loose(
+        &self,
+        prepared: gix::refs::file::Transaction<'_, '_>,
+        moves: &[&RefMove],
+    ) -> Result<(), Error> {
+        let who = self.signature();
+        let mut buf = gix::date::parse::TimeBuf::default();
+        prepared
+            .commit(Some(who.to_ref(&mut buf)))
+            .map_err(git(format!("moving {} refs", moves.len())))?;
+        let dirs: std::collections::BTreeSet<&str> = moves
+            .iter()
+            .map(|m| m.name.rsplit_once('/').map_or("", |(dir, _)| dir))
+            .collect();
+        for dir in dirs {
+            if let Ok(handle) = std::fs::File::open(self.repo.common_dir().join(dir)) {
+                let _ = handle.sync_all();
+            }
         }
-        if let Ok(dir) = std::fs::File::open(common) {
-            let _ = dir.sync_all();
-        }
-        Ok(Vec::new())
+        Ok(())
     }
 
     /// [`Store::move_refs`] for a repository whose refs git moves (reftable): one
@@ -720,4 +751,14 @@ impl Store {
         self.list(&format!("{name}/"))
             .is_ok_and(|refs| !refs.is_empty())
     }
+}
+
+/// `name` as gix's validated full ref name.
+fn full_name(name: &str) -> Result<gix::refs::FullName, Error> {
+    name.try_into().map_err(
+        |e: gix::validate::reference::name::Error| Error::InvalidRefName {
+            name: name.to_owned(),
+            reason: e.to_string(),
+        },
+    )
 }
