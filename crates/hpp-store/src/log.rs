@@ -965,6 +965,7 @@ mod tests {
 
     /// A chain of `n` records written one at a time (all loose, as appends leave them).
     fn loose_chain(store: &Store, name: &str, n: usize) -> Vec<Vec<u8>> {
+        crate::loose::tests::fill_sample(store);
         let payloads: Vec<Vec<u8>> = (0..n)
             .map(|i| format!("{{\"seq\":{i}}}").into_bytes())
             .collect();

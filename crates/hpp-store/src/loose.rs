@@ -10,9 +10,11 @@
 //! there, at the size its header gives, or the read is left to gix.
 //!
 //! Only objects no pack holds are read here: the packs' indices are looked in first (memory,
-//! no system call), so a packed object costs no failed open. Anything this reader does not
-//! find or cannot decode (a pack written since, an alternate, a corrupt file) goes to gix,
-//! which reads it or reports why not: nothing here decides that an object is missing.
+//! no system call), so a packed object costs no failed open. A store with next to no loose
+//! objects (none in git's own sample directory, `objects/17`, as `git gc --auto` estimates
+//! them) never starts the reader, so a packed store pays nothing for it. Anything this reader
+//! does not find or cannot decode (a pack written since, an alternate, a corrupt file) goes to
+//! gix, which reads it or reports why not: nothing here decides that an object is missing.
 
 use std::cell::RefCell;
 use std::io::Read;
@@ -78,16 +80,18 @@ impl Store {
 }
 
 impl Reader {
-    /// The reader of `store`'s objects directory, with the indices of its packs now (`None`:
-    /// an index that does not open, so which objects are packed is not known).
+    /// The reader of `store`'s objects directory, with the indices of its packs now; `None`
+    /// when git's sample directory (`objects/17`) holds nothing (few objects are loose: gix
+    /// reads them) or an index does not open (which objects are packed is not known).
     fn open(store: &Store) -> Option<Reader> {
+        let objects = store.repo.objects.store_ref().path().to_owned();
+        std::fs::read_dir(objects.join("17")).ok()?.next()?.ok()?;
         let hash = store.repo.object_hash();
         let indices = store
             .pack_indices()
             .iter()
             .map(|path| gix_pack::index::File::at(path, hash).ok())
             .collect::<Option<Vec<_>>>()?;
-        let objects = store.repo.objects.store_ref().path().to_owned();
         Some(Reader { objects, indices })
     }
 
@@ -175,15 +179,31 @@ fn inflate(state: &mut Decompress, raw: &[u8], kind: Kind) -> Option<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::testing::git;
 
-    /// A repository with one commit of `file` holding `bytes`, all loose: (dir, store, commit,
-    /// tree, blob).
+    /// Writes loose blobs until one lands in git's sample directory (`objects/17`), so the
+    /// store reads as one with many loose objects.
+    pub(crate) fn fill_sample(store: &Store) {
+        for i in 0.. {
+            let id = store
+                .repo
+                .write_blob(format!("sample {i}"))
+                .expect("a blob")
+                .detach();
+            if id.as_bytes()[0] == 0x17 {
+                return;
+            }
+        }
+    }
+
+    /// A repository with one commit of `file` holding `bytes`, all loose (git's sample
+    /// directory filled): (dir, store, commit, tree, blob).
     fn loose_commit(bytes: &[u8]) -> (tempfile::TempDir, Store, [ObjectId; 3]) {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = Store::init(dir.path()).expect("a new repository");
+        fill_sample(&store);
         std::fs::write(dir.path().join("f"), bytes).expect("writing the file");
         git(dir.path(), &["add", "f"]);
         git(dir.path(), &["commit", "-q", "-m", "one"]);
@@ -256,12 +276,29 @@ mod tests {
     }
 
     #[test]
-    fn leaves_packed_objects_to_gix() {
+    fn leaves_objects_packed_since_it_started_to_gix() {
         let (dir, store, [commit, _, _]) = loose_commit(b"x");
-        // Packed and still loose: the pack's index is asked first.
-        git(dir.path(), &["repack", "-a", "-q"]);
         let reader = Reader::open(&store).expect("a reader");
+        git(dir.path(), &["repack", "-a", "-d", "-q"]);
         assert_eq!(reader.read(&commit, Kind::Commit), None);
+        assert!(
+            !through_gix(&store, commit).is_empty(),
+            "gix reads it from the pack"
+        );
+    }
+
+    #[test]
+    fn control_a_store_with_nothing_loose_in_the_sample_starts_no_reader() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::init(dir.path()).expect("a new repository");
+        // Loose objects, none of them in git's sample directory.
+        for i in 0..8 {
+            store.repo.write_blob(format!("blob {i}")).expect("a blob");
+        }
+        let _ = std::fs::remove_dir_all(dir.path().join(".git/objects/17"));
+        assert!(Reader::open(&store).is_none(), "an empty sample: no reader");
+        fill_sample(&store);
+        assert!(Reader::open(&store).is_some(), "a filled sample: a reader");
     }
 
     #[test]
