@@ -62,6 +62,30 @@ struct Write {
     events: Vec<Event>,
 }
 
+/// The write `bytes` hold when every event is an item's, read straight into item events;
+/// `None` leaves it to the full read (and its refusal). `Event` is an untagged enum, which
+/// serde reads by buffering each event and trying a competition first; an event can only be
+/// a competition's if its kind is the string `competition`, so bytes without that word hold
+/// item events only, and the full read would give the same events, after buffering each.
+fn items_only(bytes: &[u8]) -> Option<Write> {
+    #[derive(serde::Deserialize)]
+    struct Items {
+        schema: String,
+        events: Vec<hpp_core::board::ItemEvent>,
+    }
+    if bytes
+        .windows(b"competition".len())
+        .any(|w| w == b"competition")
+    {
+        return None;
+    }
+    let items: Items = serde_json::from_slice(bytes).ok()?;
+    Some(Write {
+        schema: items.schema,
+        events: items.events.into_iter().map(Event::Item).collect(),
+    })
+}
+
 /// A write's events in a vector as long as the list: serde's own starts at four (an `Event`
 /// is 448 bytes), and a fetch that reads 10,000 one-event writes would touch 18 MB of new
 /// memory where 4.5 MB hold them; its page faults were most of the parse.
@@ -126,7 +150,10 @@ fn parse_write(commit: &CommitId, payload: Option<&[u8]>) -> Result<Vec<Event>, 
         detail,
     };
     let bytes = payload.ok_or_else(|| corrupt(format!("no {FILE}")))?;
-    let write: Write = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+    let write = match items_only(bytes) {
+        Some(write) => write,
+        None => serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?,
+    };
     if write.schema != SCHEMA {
         return Err(corrupt(format!(
             "schema {:?}, expected {SCHEMA}",
@@ -143,7 +170,7 @@ fn parse_write(commit: &CommitId, payload: Option<&[u8]>) -> Result<Vec<Event>, 
 /// before taking it in, then the merge of both boards, and the second check reads and parses
 /// only the writes the first did not.
 #[derive(Debug, Default)]
-pub struct Writes(std::collections::HashMap<CommitId, Vec<Event>>);
+pub struct Writes(std::collections::HashMap<CommitId, Vec<Event>, foldhash::fast::RandomState>);
 
 /// Checks the board as it stands at `commit` (a staged board, or a merge of two machines' logs
 /// before the ref moves to it) as [`read`] checks the tip: every write reads, every rule holds
@@ -209,4 +236,63 @@ fn summary(events: &[Event]) -> String {
 /// The events as one JSON value (for `status`).
 pub fn to_value(events: &[&Event]) -> Value {
     serde_json::to_value(events).expect("board events serialise")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A commit id to name in refusals (made by a real store: outside it, ids are not made).
+    fn commit() -> CommitId {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::init(dir.path()).expect("a repository");
+        let record = NewRecord {
+            file: FILE,
+            bytes: b"{}",
+            message: "test",
+        };
+        store
+            .append("refs/hpp/test", None, &record)
+            .expect("a commit")
+    }
+
+    /// What the full read (the untagged `Event`) makes of `bytes`.
+    fn full(bytes: &[u8]) -> Result<Vec<Event>, String> {
+        serde_json::from_slice::<Write>(bytes)
+            .map(|w| w.events)
+            .map_err(|e| e.to_string())
+    }
+
+    const ITEM: &str = r#"{"ts":"2026-01-01T00:00:00Z","item_id":"I-1","state":"CLAIMED","lane_id":"l","role":"executor","model":"m"}"#;
+    const COMPETITION: &str = r#"{"ts":"2026-01-01T00:00:00Z","kind":"competition","task_id":"T1","state":"DECLARED","candidates":["a","b"],"lane_id":"l","role":"coordinator","model":"m"}"#;
+
+    fn write(events: &[&str]) -> Vec<u8> {
+        format!(r#"{{"schema":"{SCHEMA}","events":[{}]}}"#, events.join(",")).into_bytes()
+    }
+
+    #[test]
+    fn item_writes_read_straight_as_the_full_read_reads_them() {
+        for events in [vec![ITEM], vec![ITEM, ITEM]] {
+            let bytes = write(&events);
+            let fast = items_only(&bytes).expect("items only").events;
+            assert_eq!(Ok(fast.clone()), full(&bytes));
+            assert_eq!(parse_write(&commit(), Some(&bytes)).unwrap(), fast);
+        }
+    }
+
+    #[test]
+    fn control_a_competition_or_a_bad_item_goes_to_the_full_read() {
+        let mixed = write(&[ITEM, COMPETITION]);
+        assert!(
+            items_only(&mixed).is_none(),
+            "a competition event is not an item's"
+        );
+        let read = parse_write(&commit(), Some(&mixed)).unwrap();
+        assert!(matches!(read[1], Event::Competition(_)), "{read:?}");
+        // An item missing its lane: refused with the full read's words.
+        let bad = write(&[&ITEM.replace(r#","lane_id":"l""#, "")]);
+        assert!(items_only(&bad).is_none());
+        let refused = parse_write(&commit(), Some(&bad)).unwrap_err().to_string();
+        assert!(refused.contains(&full(&bad).unwrap_err()), "{refused}");
+    }
 }
