@@ -53,8 +53,25 @@ pub struct SetEntry<T> {
     pub read: Option<T>,
 }
 
-/// Set-log commits already decoded, by id ([`Store::read_set_at`]).
-pub(crate) type SetCommits = HashMap<ObjectId, Node>;
+/// What this command learnt of set logs: their commits decoded, by id, and the set each tip
+/// it read reaches ([`Store::read_set_at`]).
+#[derive(Default)]
+pub(crate) struct SetCommits {
+    nodes: HashMap<ObjectId, Node>,
+    sets: HashMap<ObjectId, std::sync::Arc<Set>>,
+}
+
+/// The set a tip reaches: its entries in the set's order, and every commit it reaches (merges
+/// included). What a tip reaches never changes, so a merge of two tips read before is the
+/// union of theirs: an entry's place in the order (its depth, commit time and id) is a
+/// function of its own history alone.
+struct Set {
+    entries: Vec<(Key, ObjectId)>,
+    reachable: gix::hashtable::HashSet<ObjectId>,
+}
+
+/// An entry's place in a set's order: its depth (its Lamport time), commit time, and id.
+type Key = (u64, i64, ObjectId);
 
 impl Store {
     /// How `ours` stands to `theirs`.
@@ -120,11 +137,11 @@ impl Store {
         })
     }
 
-    /// As [`Store::read_set_at`], handing each entry's blob to `read` (in a second thread
-    /// while the history is still being walked, when the log is long), except an entry `held`
-    /// holds: its [`SetEntry::read`] is `None`. A caller that checks a log and then a join of
-    /// it (a fetch admits the remote's board, then the merge of both) reads and parses each
-    /// entry once.
+    /// As [`Store::read_set_at`], handing each entry's blob to `read` (on every core when the
+    /// log is long), except an entry `held` holds: its [`SetEntry::read`] is `None`. A caller
+    /// that checks a log and then a join of it (a fetch admits the remote's board, then the
+    /// merge of both) reads and parses each entry once, and the join's order is the union of
+    /// the two it read, not a second walk.
     pub fn read_set_with<T: Send>(
         &self,
         name: &str,
@@ -133,51 +150,89 @@ impl Store {
         held: impl Fn(&CommitId) -> bool,
         read: impl Fn(&CommitId, Option<Vec<u8>>) -> T + Sync,
     ) -> Result<Vec<SetEntry<T>>, Error> {
-        let tip = tip.oid();
-        let (nodes, mut reads) = self.walk_reading(name, tip, file, &held, &read)?;
-        let depth = depths(&nodes, tip);
-        // Each key computed once: a comparison that looked the depth up hashed twice.
-        let mut keyed: Vec<((u64, i64, ObjectId), &Node)> = nodes
+        let set = self.set_of(name, tip.oid())?;
+        // Each entry with its tree and parents, oldest first: the order a pack's delta chains
+        // are cheapest to resolve in (newest first costs three times as much).
+        let shapes: Vec<(ObjectId, ObjectId, Vec<ObjectId>)> = {
+            let known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+            set.entries
+                .iter()
+                .map(|(_, id)| {
+                    let node = &known.nodes[id];
+                    (*id, node.tree, node.parents.clone())
+                })
+                .collect()
+        };
+        let mut commits: Vec<CommitId> = shapes.iter().map(|(id, _, _)| (*id).into()).collect();
+        let pending: Vec<(ObjectId, ObjectId)> = shapes
             .iter()
-            .filter(|(_, node)| node.parents.len() < 2)
-            .map(|(id, node)| ((depth[id], node.time, *id), node))
+            .zip(&commits)
+            .filter(|(_, commit)| !held(commit))
+            .map(|((id, tree, _), _)| (*id, *tree))
             .collect();
-        keyed.sort_unstable_by_key(|(key, _)| *key);
-        Ok(keyed
+        let mut reads = self.read_files_with(&pending, file, &read)?.into_iter();
+        let mut pending = pending.iter().map(|(id, _)| *id).peekable();
+        Ok(shapes
             .into_iter()
-            .map(|((_, _, id), node)| SetEntry {
-                commit: id.into(),
-                parents: node.parents.iter().copied().map(Into::into).collect(),
-                read: reads.remove(&id),
+            .zip(commits.drain(..))
+            .map(|((id, _, parents), commit)| SetEntry {
+                commit,
+                parents: parents.into_iter().map(Into::into).collect(),
+                read: pending.next_if_eq(&id).and_then(|_| reads.next()),
             })
             .collect())
     }
 
-    /// Every commit `tip` reaches (as [`Store::walk`]), and `read` of the blob `file` of each
-    /// entry (a commit that is not a merge) `held` does not hold, read oldest first: the order
-    /// a pack's delta chains are cheapest to resolve in (newest first costs three times as
-    /// much).
-    #[allow(clippy::type_complexity)]
-    fn walk_reading<T: Send>(
-        &self,
-        name: &str,
-        tip: ObjectId,
-        file: &str,
-        held: &dyn Fn(&CommitId) -> bool,
-        read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
-    ) -> Result<(HashMap<ObjectId, Node>, HashMap<ObjectId, T>), Error> {
+    /// The set `tip` reaches, read once per command: a merge of two tips read before (or one
+    /// read before and one cheap to read) is the union of their sets; any other tip is walked.
+    fn set_of(&self, name: &str, tip: ObjectId) -> Result<std::sync::Arc<Set>, Error> {
+        let parents = {
+            let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(set) = known.sets.get(&tip) {
+                return Ok(std::sync::Arc::clone(set));
+            }
+            if !known.nodes.contains_key(&tip) {
+                let node = self.node(name, tip)?;
+                known.nodes.insert(tip, node);
+            }
+            let parents = known.nodes[&tip].parents.clone();
+            let any_known = parents.iter().any(|p| known.sets.contains_key(p));
+            (parents.len() >= 2 && any_known).then_some(parents)
+        };
+        let set = match parents {
+            Some(parents) => {
+                let sets = parents
+                    .iter()
+                    .map(|p| self.set_of(name, *p))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                union(tip, &sets)
+            }
+            None => self.walked_set(name, tip)?,
+        };
+        let set = std::sync::Arc::new(set);
+        self.set_commits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .sets
+            .insert(tip, std::sync::Arc::clone(&set));
+        Ok(set)
+    }
+
+    /// The set `tip` reaches, from a walk of its history.
+    fn walked_set(&self, name: &str, tip: ObjectId) -> Result<Set, Error> {
         let (nodes, visited) = self.walk(name, tip)?;
-        // The walk visits a log newest first.
-        let pending: Vec<(ObjectId, ObjectId)> = visited
+        let depth = depths(&nodes, tip);
+        // Each key computed once: a comparison that looked the depth up hashed twice.
+        let mut entries: Vec<(Key, ObjectId)> = nodes
             .iter()
-            .rev()
-            .map(|id| (*id, &nodes[id]))
-            .filter(|(id, node)| node.parents.len() < 2 && !held(&(*id).into()))
-            .map(|(id, node)| (id, node.tree))
+            .filter(|(_, node)| node.parents.len() < 2)
+            .map(|(id, node)| ((depth[id], node.time, *id), *id))
             .collect();
-        let reads = self.read_files_with(&pending, file, read)?;
-        let reads = pending.iter().map(|(id, _)| *id).zip(reads).collect();
-        Ok((nodes, reads))
+        entries.sort_unstable_by_key(|(key, _)| *key);
+        Ok(Set {
+            entries,
+            reachable: visited.into_iter().collect(),
+        })
     }
 
     /// Writes the merge commit of two tips of the set log `name` with `tree` (no ref moves).
@@ -245,6 +300,9 @@ impl Store {
     /// command decoded (decoding the rest), with no copy of the graph made.
     fn reaches(&self, name: &str, from: ObjectId, target: ObjectId) -> Result<bool, Error> {
         let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(set) = known.sets.get(&from) {
+            return Ok(from == target || set.reachable.contains(&target));
+        }
         let mut seen = gix::hashtable::HashSet::default();
         let mut stack = vec![from];
         while let Some(id) = stack.pop() {
@@ -254,11 +312,11 @@ impl Store {
             if !seen.insert(id) {
                 continue;
             }
-            if !known.contains_key(&id) {
+            if !known.nodes.contains_key(&id) {
                 let node = self.node(name, id)?;
-                known.insert(id, node);
+                known.nodes.insert(id, node);
             }
-            stack.extend(known[&id].parents.iter().copied());
+            stack.extend(known.nodes[&id].parents.iter().copied());
         }
         Ok(false)
     }
@@ -279,11 +337,11 @@ impl Store {
             if nodes.contains_key(&id) {
                 continue;
             }
-            let node = match known.get(&id) {
+            let node = match known.nodes.get(&id) {
                 Some(node) => node.clone(),
                 None => {
                     let node = self.node(name, id)?;
-                    known.insert(id, node.clone());
+                    known.nodes.insert(id, node.clone());
                     node
                 }
             };
@@ -293,6 +351,36 @@ impl Store {
         }
         Ok((nodes, visited))
     }
+}
+
+/// The set of the merge `tip` of `sets` (its parents' sets): their entries merged in order,
+/// each once (an entry both reach has the same key in both), and every commit they reach.
+fn union(tip: ObjectId, sets: &[std::sync::Arc<Set>]) -> Set {
+    let mut entries: Vec<(Key, ObjectId)> = Vec::new();
+    for set in sets {
+        let mut merged = Vec::with_capacity(entries.len() + set.entries.len());
+        let (mut a, mut b) = (entries.iter().peekable(), set.entries.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.0 == y.0 => {
+                    b.next();
+                    a.next()
+                }
+                (Some(x), Some(y)) if x.0 < y.0 => a.next(),
+                (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, None) => break,
+            };
+            merged.extend(next.copied());
+        }
+        entries = merged;
+    }
+    let mut reachable = gix::hashtable::HashSet::default();
+    reachable.insert(tip);
+    for set in sets {
+        reachable.extend(set.reachable.iter().copied());
+    }
+    Set { entries, reachable }
 }
 
 /// The depth of every node (1 for a root, else one more than its deepest parent), without
@@ -479,6 +567,53 @@ mod tests {
             } else {
                 assert_eq!(read, None, "{} is held", entry.commit);
             }
+        }
+    }
+
+    #[test]
+    fn a_merge_of_two_tips_read_before_reads_as_a_walk_of_it_reads() {
+        // A fetch reads the remote's board, then the merge of both: the second read is the
+        // union of the two sets, and must be what a store that never read either walks.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::init(dir.path()).unwrap();
+        let log = "refs/hpp/board/log";
+        let [base, a1, a2, b1] = diverged_log(&store);
+        let more = store
+            .append("refs/hpp/side", Some(&b1), &record(b"b2"))
+            .unwrap();
+        let merged = store
+            .write_set_merge(log, &a2, &more, &store.empty_tree())
+            .unwrap();
+        store.read_set_at(log, &more, "e.json").unwrap();
+        assert_eq!(
+            store.set_relation(log, &a2, &more).unwrap(),
+            Relation::Diverged(None)
+        );
+        let union = store.read_set_at(log, &merged, "e.json").unwrap();
+        assert!(
+            store
+                .set_commits
+                .lock()
+                .unwrap()
+                .sets
+                .contains_key(&a2.oid()),
+            "the other side's set was read for the union"
+        );
+        let fresh = Store::discover(dir.path()).unwrap();
+        let walked = fresh.read_set_at(log, &merged, "e.json").unwrap();
+        assert_eq!(union, walked);
+        assert_eq!(payloads(&union).len(), 5, "base, a1, a2, b1, b2 once each");
+        for (from, to, want) in [
+            (&merged, &base, true),
+            (&more, &a1, false),
+            (&more, &b1, true),
+        ] {
+            assert_eq!(
+                store.reaches(log, from.oid(), to.oid()).unwrap(),
+                want,
+                "{from} to {to}"
+            );
+            assert_eq!(fresh.reaches(log, from.oid(), to.oid()).unwrap(), want);
         }
     }
 
