@@ -698,6 +698,42 @@ fn valid_subtrees(
 #[cfg(test)]
 mod tests {
     use super::is_left_out;
+    use crate::Store;
+    use crate::testing::git;
+
+    /// A repository with one committed file whose index's trailing checksum is then damaged.
+    fn damaged_checksum() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        Store::init(dir.path()).expect("a repository");
+        std::fs::write(dir.path().join("f"), b"one\n").expect("a file");
+        git(dir.path(), &["add", "f"]);
+        let tree = git(dir.path(), &["write-tree"]);
+        let index = dir.path().join(".git/index");
+        let mut bytes = std::fs::read(&index).expect("the index");
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&index, &bytes).expect("writing it back");
+        (dir, tree)
+    }
+
+    #[test]
+    fn the_index_is_read_as_git_reads_it_without_hashing_it_again() {
+        let (dir, tree) = damaged_checksum();
+        // git does not check the trailer outside fsck, and neither does the store.
+        assert_eq!(git(dir.path(), &["write-tree"]), tree);
+        let store = Store::discover(dir.path()).expect("the repository");
+        assert_eq!(store.snapshot().expect("a snapshot").as_str(), tree);
+    }
+
+    #[test]
+    fn control_gix_by_default_refuses_the_damaged_checksum() {
+        let (dir, _) = damaged_checksum();
+        let repo = gix::open_opts(dir.path(), gix::open::Options::isolated()).expect("opens");
+        assert!(
+            repo.open_index().is_err(),
+            "gix hashes the index and finds the mismatch"
+        );
+    }
 
     #[test]
     fn secret_file_names_are_left_out_wherever_they_are() {
