@@ -125,12 +125,7 @@ fn json_output_is_pretty_and_sorted() {
 
 #[test]
 fn the_demo_tours_the_whole_story_and_cleans_up() {
-    let mut sandbox = Sandbox::empty();
-    let tmp = sandbox.path("tmp");
-    std::fs::create_dir_all(&tmp).expect("writable");
-    sandbox
-        .env
-        .insert("TMPDIR".into(), tmp.display().to_string());
+    let (sandbox, tmp) = Sandbox::with_own_tmp();
     let out = sandbox.hpp(["demo"]).ok();
     for needle in [
         "$ git hpp event append --type verified\nhpp: invalid transition at event 1: planned --verified--> ?\nhint: from planned the loop takes: work_started (git hpp event append --type work_started)\n[exit 2]",

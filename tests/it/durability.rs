@@ -287,18 +287,24 @@ fn the_log_writers_flush_their_entry_before_their_log_moves() {
     }
 }
 
-#[test]
-fn a_fetch_flushes_the_records_and_packed_refs_before_it_names_them_with_no_lock_per_ref() {
-    let sandbox = Sandbox::repo();
+/// A bare remote holding the sandbox's `main`, and two clones of it: (writer, reader).
+fn writer_and_reader(sandbox: &Sandbox) -> [std::path::PathBuf; 2] {
     let text = |p: &Path| p.to_str().expect("UTF-8 paths").to_owned();
     let remote = sandbox.path("remote.git");
     sandbox.git(["init", "-q", "--bare", "-b", "main", &text(&remote)]);
     sandbox.git(["push", "-q", &text(&remote), "main"]);
-    let [writer, reader] = ["writer", "reader"].map(|name| {
+    ["writer", "reader"].map(|name| {
         let dir = sandbox.path(name);
         sandbox.git(["clone", "-q", &text(&remote), &text(&dir)]);
         dir
-    });
+    })
+}
+
+#[test]
+fn a_fetch_flushes_the_records_and_packed_refs_before_it_names_them_with_no_lock_per_ref() {
+    let sandbox = Sandbox::repo();
+    let text = |p: &Path| p.to_str().expect("UTF-8 paths").to_owned();
+    let [writer, reader] = writer_and_reader(&sandbox);
     for work in ["a", "b", "c"] {
         sandbox.start_loop_in(&writer, work).ok();
     }
@@ -700,12 +706,7 @@ fn audited(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<Audit> {
 
 #[test]
 fn every_writer_in_the_tour_flushes_what_its_refs_name_before_they_move() {
-    let mut sandbox = Sandbox::empty();
-    let tmp = sandbox.path("tmp");
-    std::fs::create_dir_all(&tmp).expect("writable");
-    sandbox
-        .env
-        .insert("TMPDIR".into(), tmp.display().to_string());
+    let (sandbox, _tmp) = Sandbox::with_own_tmp();
     let Some(found) = audited(&sandbox, &sandbox.root, &["demo"]) else {
         return;
     };
@@ -728,29 +729,12 @@ fn every_writer_in_the_tour_flushes_what_its_refs_name_before_they_move() {
 fn a_fetch_that_moves_a_loose_loop_beside_new_records_flushes_packed_refs_before_its_rename() {
     let sandbox = Sandbox::repo();
     let text = |p: &Path| p.to_str().expect("UTF-8 paths").to_owned();
-    let remote = sandbox.path("remote.git");
-    sandbox.git(["init", "-q", "--bare", "-b", "main", &text(&remote)]);
-    sandbox.git(["push", "-q", &text(&remote), "main"]);
-    let [writer, reader] = ["writer", "reader"].map(|name| {
-        let dir = sandbox.path(name);
-        sandbox.git(["clone", "-q", &text(&remote), &text(&dir)]);
-        dir
-    });
+    let [writer, reader] = writer_and_reader(&sandbox);
     let manifest = sandbox.path("ticks.json");
     std::fs::write(&manifest, crate::harness::TICKS).expect("writable");
     let manifest = text(&manifest);
     let tick = |dir: &Path, name: &str| {
-        let args = [
-            "--manifest",
-            &manifest,
-            "event",
-            "append",
-            "--type",
-            "tick",
-            "--loop",
-            name,
-        ];
-        sandbox.hpp_in(dir, &args).ok();
+        sandbox.tick_in(dir, &manifest, name).ok();
     };
     // The reader's own loop: a loose ref here, which the fetch below moves forward.
     let fetch = ["--manifest", manifest.as_str(), "fetch"];

@@ -519,21 +519,7 @@ fn status_of_a_long_loop_reads_the_same_from_its_verified_tip() {
     );
     assert_eq!(cached["event_count"], 80);
     // A new event moves the tip: the next status reads the chain again and sees it.
-    sandbox
-        .hpp_in(
-            &sandbox.root,
-            &[
-                "--manifest",
-                &manifest,
-                "event",
-                "append",
-                "--type",
-                "tick",
-                "--loop",
-                "long",
-            ],
-        )
-        .ok();
+    sandbox.tick_in(&sandbox.root, &manifest, "long").ok();
     assert_eq!(status(&sandbox)["event_count"], 81);
 }
 

@@ -315,6 +315,34 @@ impl Sandbox {
         self.hpp(START)
     }
 
+    /// Appends a `tick` to the loop `name` in `dir` under `manifest` (a [`TICKS`] machine):
+    /// a loop as long as a test needs.
+    pub fn tick_in(&self, dir: &Path, manifest: &str, name: &str) -> Run {
+        let args = [
+            "--manifest",
+            manifest,
+            "event",
+            "append",
+            "--type",
+            "tick",
+            "--loop",
+            name,
+        ];
+        self.hpp_in(dir, &args)
+    }
+
+    /// A sandbox whose temporary files go to its own `tmp` directory (returned), so a test
+    /// can see what a command left there, or left running with it in its command line.
+    pub fn with_own_tmp() -> (Self, PathBuf) {
+        let mut sandbox = Self::empty();
+        let tmp = sandbox.path("tmp");
+        std::fs::create_dir_all(&tmp).expect("the sandbox is writable");
+        sandbox
+            .env
+            .insert("TMPDIR".into(), tmp.display().to_string());
+        (sandbox, tmp)
+    }
+
     /// Starts the loop `name` in `dir` (a `work_started` event by agent-one): a loop record to
     /// sync, with nothing more to it.
     pub fn start_loop_in(&self, dir: &Path, name: &str) -> Run {
