@@ -12,11 +12,19 @@ fn traced(sandbox: &Sandbox, args: &[&str]) -> Option<Vec<String>> {
     traced_in(sandbox, &sandbox.root, "", args)
 }
 
+/// Whether strace runs here; says so on stderr when it does not (the test is then skipped).
+fn strace_runs(sandbox: &Sandbox, dir: &Path) -> bool {
+    let probe = sandbox.command("strace", dir).arg("-V").output();
+    let runs = probe.is_ok_and(|o| o.status.success());
+    if !runs {
+        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+    }
+    runs
+}
+
 /// [`traced`] in `dir`, tracing the calls of `more` too (`,openat`).
 fn traced_in(sandbox: &Sandbox, dir: &Path, more: &str, args: &[&str]) -> Option<Vec<String>> {
-    let probe = sandbox.command("strace", dir).arg("-V").output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+    if !strace_runs(sandbox, dir) {
         return None;
     }
     let log = sandbox.path("strace.log");
@@ -678,9 +686,7 @@ fn audit(log: &str) -> Audit {
 /// Runs `git-hpp args` in `dir` under `strace -f` (its children, git and hop included) and
 /// audits the trace; `None` when strace is not installed.
 fn audited(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<Audit> {
-    let probe = sandbox.command("strace", dir).arg("-V").output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: strace is not installed, so the order of writes cannot be seen");
+    if !strace_runs(sandbox, dir) {
         return None;
     }
     let log = sandbox.path("audit.strace");
