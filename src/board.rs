@@ -66,7 +66,7 @@ struct Write {
 /// `None` leaves it to the full read (and its refusal). `Event` is an untagged enum, which
 /// serde reads by buffering each event and trying a competition first; an event can only be
 /// a competition's if its kind is the string `competition`, so bytes without that word hold
-/// item events only, and the full read would give the same events, after buffering each.
+/// item events only, which the full read would give too, only after buffering each.
 fn items_only(bytes: &[u8]) -> Option<Write> {
     #[derive(serde::Deserialize)]
     struct Items {

@@ -24,19 +24,22 @@ fn strace_runs(sandbox: &Sandbox, dir: &Path) -> bool {
 
 /// [`traced`] in `dir`, tracing the calls of `more` too (`,openat`).
 fn traced_in(sandbox: &Sandbox, dir: &Path, more: &str, args: &[&str]) -> Option<Vec<String>> {
+    let calls = format!("trace=fsync,fdatasync,rename,renameat,renameat2{more}");
+    let text = strace_log(sandbox, dir, &["-f", "-y", "-e", &calls], args)?;
+    Some(text.lines().map(str::to_owned).collect())
+}
+
+/// Runs `git-hpp args` in `dir` under `strace` with `flags`, asserts it succeeded, and
+/// returns strace's log; `None` when strace is not installed.
+fn strace_log(sandbox: &Sandbox, dir: &Path, flags: &[&str], args: &[&str]) -> Option<String> {
     if !strace_runs(sandbox, dir) {
         return None;
     }
     let log = sandbox.path("strace.log");
     let out = sandbox
         .command("strace", dir)
-        .args([
-            "-f",
-            "-y",
-            "-e",
-            &format!("trace=fsync,fdatasync,rename,renameat,renameat2{more}"),
-            "-o",
-        ])
+        .args(flags)
+        .arg("-o")
         .arg(&log)
         .arg(crate::harness::BIN)
         .args(args)
@@ -44,8 +47,7 @@ fn traced_in(sandbox: &Sandbox, dir: &Path, more: &str, args: &[&str]) -> Option
         .expect("strace runs");
     let run = Run::from_output(&out);
     assert_eq!(run.code, 0, "{run}");
-    let text = std::fs::read_to_string(&log).expect("strace wrote its log");
-    Some(text.lines().map(str::to_owned).collect())
+    Some(std::fs::read_to_string(&log).expect("strace wrote its log"))
 }
 
 /// Asserts the order around the move of `ref_name`: `object` (a loose object's path suffix) is
@@ -686,28 +688,10 @@ fn audit(log: &str) -> Audit {
 /// Runs `git-hpp args` in `dir` under `strace -f` (its children, git and hop included) and
 /// audits the trace; `None` when strace is not installed.
 fn audited(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Option<Audit> {
-    if !strace_runs(sandbox, dir) {
-        return None;
-    }
-    let log = sandbox.path("audit.strace");
-    let out = sandbox
-        .command("strace", dir)
-        .args(["-f", "-y", "-qq", "-s", "4096", "-o"])
-        .arg(&log)
-        .args([
-            "-e",
-            "trace=execve,clone,clone3,fork,vfork,fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat",
-        ])
-        .arg(crate::harness::BIN)
-        .args(args)
-        .output()
-        .expect("strace runs");
-    let run = Run::from_output(&out);
-    assert_eq!(run.code, 0, "{run}");
-    let _ = std::fs::copy(&log, "/tmp/audit-debug.strace");
-    Some(audit(
-        &std::fs::read_to_string(&log).expect("strace wrote its log"),
-    ))
+    let calls = "trace=execve,clone,clone3,fork,vfork,fsync,fdatasync,syncfs,rename,renameat,\
+                 renameat2,link,linkat";
+    let flags = ["-f", "-y", "-qq", "-s", "4096", "-e", calls];
+    strace_log(sandbox, dir, &flags, args).map(|text| audit(&text))
 }
 
 #[test]
