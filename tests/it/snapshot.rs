@@ -1001,3 +1001,188 @@ fn an_unmerged_index_is_refused_even_with_a_cache() {
         "a refused snapshot leaves the index alone"
     );
 }
+
+/// A workspace whose shapes changed under the index: a file become a directory, a directory
+/// become a file, a directory reached through a symbolic link, a whole tracked subtree gone, an
+/// ignored directory holding a force-added file beside ignored and negated ones, nested
+/// repositories (a real one, and a directory whose `.git` is not one), a fifo, intent-to-add,
+/// and a submodule whose checkout became a file.
+fn reshaped_workspace() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    let root = sandbox.root.clone();
+    write(&root, "was-file", "a file\n");
+    write(&root, "was-dir/one.txt", "one\n");
+    write(&root, "linked/two.txt", "two\n");
+    write(&root, "keep/x.txt", "kept\n");
+    write(&root, "keep/deep/gone/y.txt", "gone\n");
+    write(&root, "keep/deep/gone/z/w.txt", "gone too\n");
+    write(&root, "keep/deep/stays.txt", "stays\n");
+    write(&root, ".gitignore", "build/\n*.o\n");
+    write(&root, "build/forced.txt", "force-added\n");
+    write(&root, "build/.gitignore", "!wanted.o\n");
+    sandbox.git(["add", "."]);
+    sandbox.git(["add", "-f", "build/forced.txt", "build/.gitignore"]);
+    let upstream = sandbox.path("upstream");
+    std::fs::create_dir_all(&upstream).expect("the sandbox is writable");
+    sandbox.git_in(&upstream, &["init", "-q", "-b", "main"]);
+    write(&upstream, "lib.txt", "library\n");
+    sandbox.git_in(&upstream, &["add", "lib.txt"]);
+    sandbox.git_in(&upstream, &["commit", "-q", "-m", "lib"]);
+    let upstream = upstream.to_str().expect("sandbox paths are UTF-8");
+    sandbox.git([
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        upstream,
+        "sub",
+    ]);
+    sandbox.git(["commit", "-q", "-m", "shapes"]);
+
+    std::fs::remove_file(root.join("was-file")).expect("the file exists");
+    write(&root, "was-file/inside.txt", "now a directory\n");
+    std::fs::remove_dir_all(root.join("was-dir")).expect("the directory exists");
+    write(&root, "was-dir", "now a file\n");
+    std::fs::rename(root.join("linked"), root.join("real")).expect("the directory exists");
+    symlink("real", root.join("linked")).expect("symlinks can be made");
+    std::fs::remove_dir_all(root.join("keep/deep/gone")).expect("the directory exists");
+    write(&root, "build/forced.txt", "force-added, modified\n");
+    write(&root, "build/new.txt", "ignored with its directory\n");
+    write(
+        &root,
+        "build/wanted.o",
+        "a negation inside an ignored directory\n",
+    );
+    write(&root, "top.o", "ignored\n");
+    write(&root, "nested/lib.txt", "a nested repository\n");
+    sandbox.git_in(&root.join("nested"), &["init", "-q", "-b", "main"]);
+    sandbox.git_in(&root.join("nested"), &["add", "lib.txt"]);
+    sandbox.git_in(&root.join("nested"), &["commit", "-q", "-m", "nested"]);
+    write(&root, "fake/.git/junk", "not a repository\n");
+    write(&root, "fake/real.txt", "beside a .git that is not one\n");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(root.join("pipe"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(fifo.success(), "mkfifo makes a fifo");
+    write(&root, "later.txt", "intent to add\n");
+    sandbox.git(["add", "-N", "later.txt"]);
+    sandbox.git([
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "deinit",
+        "-q",
+        "-f",
+        "sub",
+    ]);
+    std::fs::remove_dir(root.join("sub")).expect("the deinitialised checkout is empty");
+    write(&root, "sub", "a file where the submodule was\n");
+    sandbox
+}
+
+#[test]
+fn a_reshaped_workspace_snapshots_as_git_add_all_does() {
+    let sandbox = reshaped_workspace();
+    let expected = git_tree(&sandbox);
+    assert_eq!(hpp_tree(&sandbox), expected);
+    // Each shape is really there (otherwise equality proves little).
+    let listed = names(&sandbox, &expected);
+    for present in [
+        "was-file/inside.txt",
+        "was-dir",
+        "linked",
+        "real/two.txt",
+        "keep/x.txt",
+        "keep/deep/stays.txt",
+        "build/forced.txt",
+        "build/.gitignore",
+        "nested",
+        "fake/real.txt",
+        "later.txt",
+        "sub",
+    ] {
+        assert!(
+            listed.iter().any(|n| n == present),
+            "{present} in {listed:?}"
+        );
+    }
+    for absent in [
+        "was-dir/one.txt",
+        "linked/two.txt",
+        "keep/deep/gone/y.txt",
+        "keep/deep/gone/z/w.txt",
+        "build/new.txt",
+        "build/wanted.o",
+        "top.o",
+        "pipe",
+        "fake/.git/junk",
+    ] {
+        assert!(
+            !listed.iter().any(|n| n == absent),
+            "{absent} in {listed:?}"
+        );
+    }
+    let entry = |path: &str| sandbox.git(["ls-tree", &expected, "--", path]);
+    assert!(
+        entry("nested").starts_with("160000 commit"),
+        "{}",
+        entry("nested")
+    );
+    assert!(
+        entry("linked").starts_with("120000 blob"),
+        "{}",
+        entry("linked")
+    );
+    assert!(entry("sub").starts_with("100644 blob"), "{}", entry("sub"));
+}
+
+#[test]
+fn a_reshaped_workspace_snapshots_the_same_through_the_cache() {
+    let sandbox = reshaped_workspace();
+    let first = hpp_tree(&sandbox);
+    settle();
+    assert_eq!(hpp_tree(&sandbox), first);
+    write(
+        &sandbox.root,
+        "keep/deep/stays.txt",
+        "changed after the cache\n",
+    );
+    write(
+        &sandbox.root,
+        "was-file/second.txt",
+        "a second untracked file\n",
+    );
+    let changed = hpp_tree(&sandbox);
+    assert_ne!(changed, first, "the changes are seen through the cache");
+    assert_eq!(changed, git_tree(&sandbox));
+}
+
+#[test]
+fn on_a_name_folding_file_system_the_snapshot_is_still_gits() {
+    // core.ignoreCase hands the walk to gix, which folds names as git does there.
+    let sandbox = reshaped_workspace();
+    sandbox.git(["config", "core.ignoreCase", "true"]);
+    assert_eq!(hpp_tree(&sandbox), git_tree(&sandbox));
+}
+
+#[test]
+fn control_a_file_behind_a_symlinked_directory_is_not_the_tracked_file() {
+    // Same names, same bytes: only the leading symbolic link differs, and git stores the link.
+    let sandbox = Sandbox::repo();
+    write(&sandbox.root, "linked/two.txt", "two\n");
+    sandbox.git(["add", "."]);
+    sandbox.git(["commit", "-q", "-m", "dir"]);
+    let before = hpp_tree(&sandbox);
+    assert_eq!(before, git_tree(&sandbox));
+    std::fs::rename(sandbox.root.join("linked"), sandbox.root.join("real"))
+        .expect("the directory exists");
+    symlink("real", sandbox.root.join("linked")).expect("symlinks can be made");
+    let after = hpp_tree(&sandbox);
+    assert_ne!(
+        after, before,
+        "the tracked file read through a link would keep the tree"
+    );
+    assert_eq!(after, git_tree(&sandbox));
+}

@@ -17,6 +17,7 @@
 //! history already). [`Store::snapshot_report`] names what was left out.
 
 mod cache;
+mod walk;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ use gix::worktree::IndexPersistedOrInMemory;
 
 use super::{Error, Store, TreeId, git};
 use cache::{Cache, Known};
+use walk::Walk;
 
 /// The names of untracked files a snapshot leaves out, as a reader sees them: a file matches
 /// by its last path component.
@@ -200,75 +202,20 @@ impl Store {
             Some(index) => IndexPersistedOrInMemory::InMemory(index),
             None => user.clone().into(),
         };
-
-        // The walk stats every tracked file. Named relative to the current directory when that
-        // is in the worktree (git works from the worktree's root), each path costs the kernel
-        // its own few components instead of the whole absolute path's.
-        let (mut walker, _head) = self.walkable()?;
-        if let Some(relative) = relative_root(&root) {
-            walker
-                .set_workdir(relative)
-                .map_err(git("preparing the status walk"))?;
-        }
-        let iter = walker
-            .status(gix::progress::Discard)
-            .map_err(git("preparing the status walk"))?
-            .index(walked)
-            .untracked_files(gix::status::UntrackedFiles::Files)
-            .index_worktree_rewrites(None)
-            .index_worktree_submodules(gix::status::Submodule::Given {
-                ignore: gix::submodule::config::Ignore::All,
-                check_dirty: false,
-            })
-            .into_index_worktree_iter(Vec::new())
-            .map_err(git("walking the workspace"))?;
-        let mut removed: HashSet<BString> = HashSet::new();
-        let mut dirty: Vec<BString> = Vec::new();
-        // Tracked files whose stat changed and content did not: the walk read them.
-        let mut refreshed: Vec<(BString, Known)> = Vec::new();
-        let mut untracked: Vec<(BString, Option<gix::dir::entry::Kind>)> = Vec::new();
+        let (found, refreshed) = if Walk::applies(repo) {
+            (Walk::of(repo, &root, &walked)?, Vec::new())
+        } else {
+            self.gix_walk(&root, walked)?
+        };
+        let removed: HashSet<BString> = found.removed.into_iter().collect();
+        let mut dirty = found.changed;
+        let mut untracked: Vec<(BString, bool)> = Vec::new();
         let mut left_out: Vec<String> = Vec::new();
-        for item in iter {
-            match item.map_err(git("walking the workspace"))? {
-                Item::Modification {
-                    entry,
-                    rela_path,
-                    status,
-                    ..
-                } => match status {
-                    EntryStatus::Change(Change::Removed) => {
-                        removed.insert(rela_path);
-                    }
-                    EntryStatus::Change(_) | EntryStatus::IntentToAdd => dirty.push(rela_path),
-                    EntryStatus::NeedsUpdate(stat) => {
-                        if let Some(kind) = entry.mode.to_tree_entry_mode().map(|m| m.kind())
-                            && !entry.mode.is_submodule()
-                        {
-                            let known = Known {
-                                stat,
-                                id: entry.id,
-                                kind,
-                                fence: None,
-                            };
-                            refreshed.push((rela_path, known));
-                        }
-                    }
-                    EntryStatus::Conflict { .. } => {
-                        return Err(Error::Unmerged {
-                            path: rela_path.to_string(),
-                        });
-                    }
-                },
-                Item::DirectoryContents { entry, .. }
-                    if entry.status == gix::dir::entry::Status::Untracked =>
-                {
-                    if is_left_out(&entry.rela_path) {
-                        left_out.push(entry.rela_path.to_string());
-                    } else {
-                        untracked.push((entry.rela_path, entry.disk_kind));
-                    }
-                }
-                _ => {}
+        for (path, file_or_link) in found.untracked {
+            if is_left_out(&path) {
+                left_out.push(path.to_string());
+            } else {
+                untracked.push((path, file_or_link));
             }
         }
         // Every tracked path the walk reported: the cache's entries for the others still hold.
@@ -281,17 +228,12 @@ impl Store {
 
         // Untracked files the cache knows by the very same stat are not read again.
         let mut reused: Vec<(BString, Known)> = Vec::new();
-        for (path, disk_kind) in untracked {
+        for (path, file_or_link) in untracked {
             let known = old
                 .as_ref()
                 .and_then(|c| c.files.get(&path))
                 .filter(|k| k.trusted())
-                .filter(|_| {
-                    matches!(
-                        disk_kind,
-                        Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
-                    )
-                })
+                .filter(|_| file_or_link)
                 .filter(|k| on_disk(&root, path.as_bstr()) == Some((k.stat, k.kind)));
             match known {
                 Some(known) => reused.push((path, *known)),
@@ -442,6 +384,83 @@ impl Store {
             tree: TreeId::from(tree),
             left_out,
         })
+    }
+
+    /// The walk of [`Walk::of`] made by gix's status, for file systems that fold names (which
+    /// it handles and ours does not): with it, the tracked files whose stat changed and content
+    /// did not, which gix read to tell.
+    fn gix_walk(
+        &self,
+        root: &Path,
+        walked: IndexPersistedOrInMemory,
+    ) -> Result<(Walk, Vec<(BString, Known)>), Error> {
+        // The walk stats every tracked file. Named relative to the current directory when that
+        // is in the worktree (git works from the worktree's root), each path costs the kernel
+        // its own few components instead of the whole absolute path's.
+        let (mut walker, _head) = self.walkable()?;
+        if let Some(relative) = relative_root(root) {
+            walker
+                .set_workdir(relative)
+                .map_err(git("preparing the status walk"))?;
+        }
+        let iter = walker
+            .status(gix::progress::Discard)
+            .map_err(git("preparing the status walk"))?
+            .index(walked)
+            .untracked_files(gix::status::UntrackedFiles::Files)
+            .index_worktree_rewrites(None)
+            .index_worktree_submodules(gix::status::Submodule::Given {
+                ignore: gix::submodule::config::Ignore::All,
+                check_dirty: false,
+            })
+            .into_index_worktree_iter(Vec::new())
+            .map_err(git("walking the workspace"))?;
+        let mut found = Walk::default();
+        let mut refreshed = Vec::new();
+        for item in iter {
+            match item.map_err(git("walking the workspace"))? {
+                Item::Modification {
+                    entry,
+                    rela_path,
+                    status,
+                    ..
+                } => match status {
+                    EntryStatus::Change(Change::Removed) => found.removed.push(rela_path),
+                    EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                        found.changed.push(rela_path);
+                    }
+                    EntryStatus::NeedsUpdate(stat) => {
+                        if let Some(kind) = entry.mode.to_tree_entry_mode().map(|m| m.kind())
+                            && !entry.mode.is_submodule()
+                        {
+                            let known = Known {
+                                stat,
+                                id: entry.id,
+                                kind,
+                                fence: None,
+                            };
+                            refreshed.push((rela_path, known));
+                        }
+                    }
+                    EntryStatus::Conflict { .. } => {
+                        return Err(Error::Unmerged {
+                            path: rela_path.to_string(),
+                        });
+                    }
+                },
+                Item::DirectoryContents { entry, .. }
+                    if entry.status == gix::dir::entry::Status::Untracked =>
+                {
+                    let file_or_link = matches!(
+                        entry.disk_kind,
+                        Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
+                    );
+                    found.untracked.push((entry.rela_path, file_or_link));
+                }
+                _ => {}
+            }
+        }
+        Ok((found, refreshed))
     }
 
     /// Writes the tree of the user's `index` with `edits` made to it. Every directory whose

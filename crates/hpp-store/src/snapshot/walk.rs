@@ -1,0 +1,577 @@
+//! The comparison a snapshot starts from: which tracked files are gone, which may have changed,
+//! and which untracked files are not ignored. It is the walk `git status` makes, made the way
+//! git makes it, so that it costs what git's costs:
+//!
+//! - every tracked entry is `lstat`ed, but by its name in an open handle on its directory
+//!   (`fstatat`), so the kernel resolves one component per file instead of the whole path, and
+//!   a directory reached through a symbolic link is refused when it is opened, as git refuses
+//!   such a leading path;
+//! - the directories are read once, each name looked up in hash sets of the index's paths and
+//!   directories, and only a name the index does not have is matched against the ignore rules
+//!   (gix's exclude stack: every `.gitignore` level, `info/exclude`, `core.excludesFile`, and an
+//!   excluded directory excluding what it holds).
+//!
+//! A tracked entry is reported as changed whenever git would not trust its stat (a different
+//! stat, a different kind or executable bit, a racily clean stat, intent-to-add); the caller
+//! reads and hashes those, and finds for itself which only had their stat touched. A case
+//! insensitive file system (`core.ignoreCase`) is left to gix's walk, which knows how to fold
+//! names; see [`Walk::applies`].
+
+use std::ops::Range;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use gix::bstr::{BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stage, Stat, stat};
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, openat};
+use nix::sys::stat::{FileStat, SFlag, fstatat};
+
+use super::super::{Error, git};
+
+/// What the walk found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Walk {
+    /// Tracked paths with nothing storable there any more (gone, a directory now, or reached
+    /// through a symbolic link).
+    pub removed: Vec<BString>,
+    /// Tracked paths whose stat git would not trust: to be read and hashed.
+    pub changed: Vec<BString>,
+    /// Untracked paths that are not ignored, each with whether it is a file or a link (`false`:
+    /// a nested repository).
+    pub untracked: Vec<(BString, bool)>,
+}
+
+/// How tracked entries are compared with what `lstat` says, as the repository configures it.
+#[derive(Debug, Clone, Copy)]
+struct Compare {
+    stat: stat::Options,
+    symlinks: bool,
+    executable_bit: bool,
+    /// The index's timestamp: an entry's stat not older than this is racily clean.
+    timestamp: filetime::FileTime,
+}
+
+/// A tracked entry's state on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tracked {
+    Unchanged,
+    Changed,
+    Removed,
+}
+
+impl Walk {
+    /// Whether this walk stands in for gix's in `repo`: not on a case-insensitive file system,
+    /// whose name folding it does not do.
+    pub fn applies(repo: &gix::Repository) -> bool {
+        repo.filesystem_options()
+            .is_ok_and(|caps| !caps.ignore_case && !caps.precompose_unicode)
+    }
+
+    /// Walks the worktree at `root` against `index`: the tracked entries on as many threads as
+    /// there are cores (at most 8), the directories on this one meanwhile.
+    pub fn of(
+        repo: &gix::Repository,
+        root: &Path,
+        index: &gix::index::State,
+    ) -> Result<Walk, Error> {
+        if let Some(entry) = index
+            .entries()
+            .iter()
+            .find(|e| e.stage() != Stage::Unconflicted)
+        {
+            return Err(Error::Unmerged {
+                path: entry.path(index).to_string(),
+            });
+        }
+        let caps = repo
+            .filesystem_options()
+            .map_err(git("reading the file system's options"))?;
+        let compare = Compare {
+            stat: repo
+                .stat_options()
+                .map_err(git("reading the stat options"))?,
+            symlinks: caps.symlink,
+            executable_bit: caps.executable_bit,
+            timestamp: index.timestamp(),
+        };
+        let root_fd = openat(
+            nix::fcntl::AT_FDCWD,
+            root,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|errno| io(format!("opening the worktree {}", root.display()), errno))?;
+
+        let entries = index.entries().len();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 8);
+        // Below a few thousand entries a thread costs more than it saves.
+        let chunks = if entries < 4_096 { 1 } else { threads };
+        let per_chunk = entries.div_ceil(chunks).max(1);
+        let ranges: Vec<Range<usize>> = (0..entries)
+            .step_by(per_chunk)
+            .map(|start| start..(start + per_chunk).min(entries))
+            .collect();
+
+        let (tracked, untracked) = std::thread::scope(|scope| {
+            let root_fd = root_fd.as_fd();
+            let handles: Vec<_> = ranges
+                .into_iter()
+                .map(|range| scope.spawn(move || tracked(root_fd, index, range, compare)))
+                .collect();
+            let untracked = untracked(repo, root, root_fd, index);
+            let tracked: Vec<_> = handles
+                .into_iter()
+                .map(|h| h.join().expect("a stat worker does not panic"))
+                .collect();
+            (tracked, untracked)
+        });
+        let mut walk = Walk {
+            untracked: untracked?,
+            ..Walk::default()
+        };
+        for part in tracked {
+            let (removed, changed) = part?;
+            walk.removed.extend(removed);
+            walk.changed.extend(changed);
+        }
+        Ok(walk)
+    }
+}
+
+fn io(what: String, errno: Errno) -> Error {
+    Error::Io {
+        what,
+        source: std::io::Error::from(errno),
+    }
+}
+
+/// A path's directory and last component.
+fn split(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.rfind_byte(b'/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (&[], path),
+    }
+}
+
+/// Open handles on the directories from the worktree's root down to the last one asked for,
+/// so that consecutive entries of one directory (the index is sorted) share its handle.
+struct Dirs<'root> {
+    root: BorrowedFd<'root>,
+    /// The open components, each with its name's end in `path`.
+    open: Vec<(usize, OwnedFd)>,
+    /// The directory the handles reach, without a trailing slash.
+    path: Vec<u8>,
+}
+
+impl<'root> Dirs<'root> {
+    fn new(root: BorrowedFd<'root>) -> Self {
+        Dirs {
+            root,
+            open: Vec::new(),
+            path: Vec::new(),
+        }
+    }
+
+    /// A handle on the directory `dir` (a relative path, empty for the root). Each component
+    /// is opened without following a symbolic link: a file behind one is not the tracked file
+    /// (git's `has_symlink_leading_path`), and the error says so (`ELOOP` or `ENOTDIR`).
+    fn at(&mut self, dir: &[u8]) -> Result<BorrowedFd<'_>, Errno> {
+        if dir != self.path.as_slice() {
+            // Keep the components both paths share; open the rest.
+            let mut keep = 0;
+            for (end, _) in &self.open {
+                let end = *end;
+                if dir.len() >= end
+                    && dir[..end] == self.path[..end]
+                    && (dir.len() == end || dir[end] == b'/')
+                {
+                    keep += 1;
+                } else {
+                    break;
+                }
+            }
+            self.open.truncate(keep);
+            let mut start = self.open.last().map_or(0, |(end, _)| *end + 1);
+            self.path.clear();
+            self.path.extend_from_slice(&dir[..start.saturating_sub(1)]);
+            while start < dir.len() {
+                let end = dir[start..]
+                    .find_byte(b'/')
+                    .map_or(dir.len(), |i| start + i);
+                let parent = self.open.last().map_or(self.root, |(_, fd)| fd.as_fd());
+                let fd = openat(
+                    parent,
+                    &dir[start..end],
+                    DIR_FOR_STAT,
+                    nix::sys::stat::Mode::empty(),
+                )?;
+                if !self.path.is_empty() {
+                    self.path.push(b'/');
+                }
+                self.path.extend_from_slice(&dir[start..end]);
+                self.open.push((end, fd));
+                start = end + 1;
+            }
+        }
+        Ok(self.open.last().map_or(self.root, |(_, fd)| fd.as_fd()))
+    }
+}
+
+/// How a directory is opened for `fstatat` of what it holds: a path handle where there is one
+/// (it needs only search permission, as git's `lstat` does), never through a symbolic link.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIR_FOR_STAT: OFlag = OFlag::O_PATH
+    .union(OFlag::O_DIRECTORY)
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_CLOEXEC);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const DIR_FOR_STAT: OFlag = OFlag::O_RDONLY
+    .union(OFlag::O_DIRECTORY)
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_CLOEXEC);
+
+/// The stat gix records for what `lstat` returned (`gix_index::entry::Stat::from_fs`): times
+/// before the epoch or past 2106 are zero, the rest truncated to 32 bits as git does.
+pub(super) fn stat_of(st: &FileStat) -> Stat {
+    let time = |secs: i64, nsecs: i64| match (u32::try_from(secs), u32::try_from(nsecs)) {
+        (Ok(secs), Ok(nsecs)) => stat::Time { secs, nsecs },
+        _ => stat::Time::default(),
+    };
+    Stat {
+        mtime: time(st.st_mtime, st.st_mtime_nsec),
+        ctime: time(st.st_ctime, st.st_ctime_nsec),
+        dev: st.st_dev as u32,
+        ino: st.st_ino as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        size: st.st_size as u32,
+    }
+}
+
+fn kind_of(st: &FileStat) -> SFlag {
+    SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits())
+}
+
+/// `entry`'s state, given what `lstat` says is at its path. This is gix's (and git's) rule for
+/// trusting an entry by its stat; anything it would not trust is `Changed`.
+fn compare(entry: &gix::index::Entry, st: &FileStat, how: Compare) -> Tracked {
+    let kind = kind_of(st);
+    let is_dir = kind == SFlag::S_IFDIR;
+    if entry.mode.is_submodule() {
+        // A checked-out submodule's HEAD is read by the caller; a file in its place is stored.
+        return if is_dir {
+            Tracked::Unchanged
+        } else {
+            Tracked::Changed
+        };
+    }
+    if is_dir {
+        return Tracked::Removed;
+    }
+    if entry.flags.contains(Flags::INTENT_TO_ADD) {
+        return Tracked::Changed;
+    }
+    let is_file = kind == SFlag::S_IFREG;
+    let is_link = kind == SFlag::S_IFLNK;
+    let executable = st.st_mode & 0o100 != 0;
+    if entry
+        .mode
+        .change_to_match_fs_with_values(
+            is_file,
+            is_dir,
+            is_link,
+            executable,
+            how.symlinks,
+            how.executable_bit,
+        )
+        .is_some()
+    {
+        return Tracked::Changed;
+    }
+    let now = stat_of(st);
+    // A zero size with a non-empty blob is how git marks an entry it once found racily clean.
+    let trusted = now.matches(&entry.stat, how.stat)
+        && (!entry.id.is_empty_blob() || entry.stat.size == 0)
+        && !now.is_racy(how.timestamp, how.stat);
+    if trusted {
+        Tracked::Unchanged
+    } else {
+        Tracked::Changed
+    }
+}
+
+/// The tracked entries in `range` of `index` that are gone or changed.
+fn tracked(
+    root: BorrowedFd<'_>,
+    index: &gix::index::State,
+    range: Range<usize>,
+    how: Compare,
+) -> Result<(Vec<BString>, Vec<BString>), Error> {
+    let mut removed = Vec::new();
+    let mut changed = Vec::new();
+    let mut dirs = Dirs::new(root);
+    // A directory that could not be opened: every entry below it is gone too.
+    let mut missing: Option<Vec<u8>> = None;
+    for entry in &index.entries()[range] {
+        if entry.flags.intersects(
+            Flags::UPTODATE | Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::FSMONITOR_VALID,
+        ) {
+            continue;
+        }
+        let path = entry.path(index);
+        let (dir, name) = split(path);
+        let below = |m: &[u8]| dir.starts_with(m) && (dir.len() == m.len() || dir[m.len()] == b'/');
+        if missing.as_deref().is_some_and(below) {
+            removed.push(path.to_owned());
+            continue;
+        }
+        let fd = match dirs.at(dir) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => {
+                // The first component that could not be opened, and all below it, are gone.
+                let opened = dirs.path.len();
+                let from = if opened == 0 { 0 } else { opened + 1 };
+                let end = dir[from..].find_byte(b'/').map_or(dir.len(), |i| from + i);
+                missing = Some(dir[..end].to_vec());
+                removed.push(path.to_owned());
+                continue;
+            }
+            Err(errno) => {
+                return Err(io(
+                    format!("reading the worktree at {}", dir.as_bstr()),
+                    errno,
+                ));
+            }
+        };
+        let state = match fstatat(fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => compare(entry, &st, how),
+            Err(Errno::ENOENT | Errno::ENOTDIR) => Tracked::Removed,
+            Err(errno) => {
+                return Err(io(
+                    format!("reading the worktree at {}", path.as_bstr()),
+                    errno,
+                ));
+            }
+        };
+        match state {
+            Tracked::Unchanged => {}
+            Tracked::Changed => changed.push(path.to_owned()),
+            Tracked::Removed => removed.push(path.to_owned()),
+        }
+    }
+    Ok((removed, changed))
+}
+
+/// The untracked, not ignored files under `root` (and nested repositories, which `git add -A`
+/// records as gitlinks), read directory by directory as git reads them.
+fn untracked(
+    repo: &gix::Repository,
+    root: &Path,
+    root_fd: BorrowedFd<'_>,
+    index: &gix::index::State,
+) -> Result<Vec<(BString, bool)>, Error> {
+    // Every tracked path, with whether it is a gitlink, and every directory that holds one.
+    let mut files: HashMap<&[u8], bool> = HashMap::with_capacity(index.entries().len());
+    let mut dirs: HashSet<&[u8]> = HashSet::new();
+    for entry in index.entries() {
+        let path: &[u8] = entry.path(index);
+        files.insert(path, entry.mode.is_submodule());
+        let mut end = path.len();
+        while let Some(slash) = path[..end].rfind_byte(b'/') {
+            if !dirs.insert(&path[..slash]) {
+                break;
+            }
+            end = slash;
+        }
+    }
+    let mut excludes = repo
+        .excludes(
+            index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(git("reading the ignore rules"))?;
+    let mut is_excluded = |path: &[u8], is_dir: bool| -> Result<bool, Error> {
+        let mode = if is_dir { Mode::DIR } else { Mode::FILE };
+        Ok(excludes
+            .at_entry(path.as_bstr(), Some(mode))
+            .map_err(git(format!(
+                "matching {} against the ignore rules",
+                path.as_bstr()
+            )))?
+            .is_excluded())
+    };
+    let own_git_dir = std::fs::canonicalize(repo.git_dir()).ok();
+
+    let mut found = Vec::new();
+    // Directories still to read: their path (empty for the root) and a handle to read them by.
+    let first = openat(
+        root_fd,
+        ".",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|errno| io(format!("reading the worktree {}", root.display()), errno))?;
+    let mut pending: Vec<(Vec<u8>, OwnedFd)> = vec![(Vec::new(), first)];
+    let mut path = Vec::new();
+    while let Some((dir, fd)) = pending.pop() {
+        let mut listing = nix::dir::Dir::from_fd(fd)
+            .map_err(|errno| io(format!("reading the directory {}", dir.as_bstr()), errno))?;
+        let mut subdirs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        // Names the directory listing gave no type for: `lstat`ed once the listing is read.
+        let mut unknown: Vec<Vec<u8>> = Vec::new();
+        let mut visit = |name: &[u8], kind: SFlag, subdirs: &mut Vec<(Vec<u8>, Vec<u8>)>| {
+            path.clear();
+            if !dir.is_empty() {
+                path.extend_from_slice(&dir);
+                path.push(b'/');
+            }
+            path.extend_from_slice(name);
+            if kind == SFlag::S_IFDIR {
+                if files.get(path.as_slice()) == Some(&true) {
+                    return Ok(()); // a submodule: the caller reads its HEAD
+                }
+                if !dirs.contains(path.as_slice()) {
+                    if is_excluded(&path, true)? {
+                        return Ok(());
+                    }
+                    if is_nested_repository(root, &path, own_git_dir.as_deref()) {
+                        found.push((BString::from(path.as_slice()), false));
+                        return Ok(());
+                    }
+                }
+                subdirs.push((path.clone(), name.to_vec()));
+            } else if (kind == SFlag::S_IFREG || kind == SFlag::S_IFLNK)
+                && !files.contains_key(path.as_slice())
+                && !is_excluded(&path, false)?
+            {
+                found.push((BString::from(path.as_slice()), true));
+            }
+            Ok::<_, Error>(())
+        };
+        for item in listing.iter() {
+            let item = item
+                .map_err(|errno| io(format!("reading the directory {}", dir.as_bstr()), errno))?;
+            let name = item.file_name().to_bytes();
+            if matches!(name, b"." | b".." | b".git") {
+                continue;
+            }
+            match item.file_type() {
+                Some(nix::dir::Type::Directory) => visit(name, SFlag::S_IFDIR, &mut subdirs)?,
+                Some(nix::dir::Type::File) => visit(name, SFlag::S_IFREG, &mut subdirs)?,
+                Some(nix::dir::Type::Symlink) => visit(name, SFlag::S_IFLNK, &mut subdirs)?,
+                Some(_) => {} // fifos, sockets, devices: git stores none of them
+                None => unknown.push(name.to_vec()),
+            }
+        }
+        for name in unknown {
+            if let Ok(st) = fstatat(&listing, name.as_slice(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+                visit(&name, kind_of(&st), &mut subdirs)?;
+            }
+        }
+        for (sub, name) in subdirs.into_iter().rev() {
+            match openat(
+                &listing,
+                name.as_slice(),
+                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::empty(),
+            ) {
+                Ok(fd) => pending.push((sub, fd)),
+                // Gone since it was listed, or unreadable: git warns and goes on without it.
+                Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP | Errno::EACCES) => {}
+                Err(errno) => {
+                    return Err(io(
+                        format!("reading the directory {}", sub.as_bstr()),
+                        errno,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Whether the untracked directory `path` is the worktree of another repository (its `.git`
+/// is a repository that is not this one's), which `git add -A` records as a gitlink.
+fn is_nested_repository(root: &Path, path: &[u8], own: Option<&Path>) -> bool {
+    let rel = std::ffi::OsStr::from_bytes(path);
+    let dot_git = root.join(rel).join(".git");
+    if gix::discover::is_git(&dot_git).is_err() {
+        return false;
+    }
+    own.is_none_or(|own| std::fs::canonicalize(&dot_git).ok().as_deref() != Some(own))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(path: &Path) -> (Stat, Stat) {
+        let ours = stat_of(
+            &fstatat(nix::fcntl::AT_FDCWD, path, AtFlags::AT_SYMLINK_NOFOLLOW).expect("lstat"),
+        );
+        let theirs = Stat::from_fs(
+            &gix::index::fs::Metadata::from_path_no_follow(path).expect("gix's lstat"),
+        )
+        .expect("a stat after the epoch");
+        (ours, theirs)
+    }
+
+    #[test]
+    fn a_stat_is_read_as_gix_records_it_in_the_index() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let file = dir.path().join("file");
+        std::fs::write(&file, "some bytes\n").expect("writable");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("file", &link).expect("symlinks can be made");
+        for path in [&file, &link] {
+            let (ours, theirs) = both(path);
+            assert_eq!(ours, theirs, "{}", path.display());
+        }
+    }
+
+    #[test]
+    fn control_two_files_have_different_stats() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, "a\n").expect("writable");
+        std::fs::write(&b, "bb\n").expect("writable");
+        assert_ne!(both(&a).0, both(&b).0, "inode and size tell them apart");
+    }
+
+    #[test]
+    fn the_handles_follow_the_index_order_and_refuse_a_linked_directory() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b/c")).expect("writable");
+        std::fs::create_dir_all(root.join("a/d")).expect("writable");
+        std::os::unix::fs::symlink("b", root.join("a/link")).expect("symlinks can be made");
+        let root_fd = std::fs::File::open(root).expect("the root opens");
+        let mut dirs = Dirs::new(root_fd.as_fd());
+        for path in ["a/b/c", "a/b", "a/d", "", "a/b/c", "a"] {
+            dirs.at(path.as_bytes())
+                .expect("an existing directory opens");
+            assert_eq!(dirs.path, path.as_bytes(), "the handles reach {path}");
+            assert_eq!(
+                dirs.open.len(),
+                path.split('/').filter(|c| !c.is_empty()).count()
+            );
+        }
+        let refused = dirs
+            .at(b"a/link")
+            .expect_err("a linked directory is refused");
+        assert!(
+            matches!(refused, Errno::ELOOP | Errno::ENOTDIR),
+            "{refused}"
+        );
+        assert!(matches!(dirs.at(b"a/none/x"), Err(Errno::ENOENT)));
+        dirs.at(b"a/b")
+            .expect("the handles recover after a refusal");
+        assert_eq!(dirs.path, b"a/b");
+    }
+}
