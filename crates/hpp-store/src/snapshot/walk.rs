@@ -22,7 +22,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::HashMap;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage, Stat, stat};
 use nix::errno::Errno;
@@ -367,28 +367,59 @@ fn tracked(
     Ok((removed, changed))
 }
 
+/// What the index holds directly in one directory: its files (each with whether it is a
+/// gitlink) and its subdirectories (each with its entries' range in the index).
+#[derive(Default)]
+struct Children<'a> {
+    files: HashMap<&'a [u8], bool>,
+    dirs: HashMap<&'a [u8], Range<usize>>,
+}
+
+impl<'a> Children<'a> {
+    /// Reads the children of the directory whose entries are `range` of `index`, each path
+    /// starting with the directory's own and a slash (`skip` bytes; none for the root). The
+    /// index is sorted, so a subdirectory's entries are contiguous and skipped at once.
+    fn read(&mut self, index: &'a gix::index::State, range: Range<usize>, skip: usize) {
+        self.files.clear();
+        self.dirs.clear();
+        let entries = index.entries();
+        let mut i = range.start;
+        while i < range.end {
+            let path: &[u8] = entries[i].path(index);
+            let rest = &path[skip..];
+            match rest.find_byte(b'/') {
+                None => {
+                    self.files.insert(rest, entries[i].mode.is_submodule());
+                    i += 1;
+                }
+                Some(slash) => {
+                    let prefix = &path[..skip + slash + 1];
+                    let end = i + entries[i..range.end]
+                        .partition_point(|e| e.path(index).starts_with(prefix));
+                    self.dirs.insert(&rest[..slash], i..end);
+                    i = end;
+                }
+            }
+        }
+    }
+}
+
+/// A directory's entries in the index (`None`: it holds none).
+type InIndex = Option<Range<usize>>;
+
+/// A directory to read next: its path, its name in its parent, its entries in the index.
+type Subdir = (Vec<u8>, Vec<u8>, InIndex);
+
 /// The untracked, not ignored files under `root` (and nested repositories, which `git add -A`
-/// records as gitlinks), read directory by directory as git reads them.
+/// records as gitlinks), read directory by directory as git reads them. Each directory's names
+/// are looked up among what the index holds in that directory alone: a small table, built from
+/// the index's contiguous slice for it, instead of one of every path.
 fn untracked(
     repo: &gix::Repository,
     root: &Path,
     root_fd: BorrowedFd<'_>,
     index: &gix::index::State,
 ) -> Result<Vec<(BString, bool)>, Error> {
-    // Every tracked path, with whether it is a gitlink, and every directory that holds one.
-    let mut files: HashMap<&[u8], bool> = HashMap::with_capacity(index.entries().len());
-    let mut dirs: HashSet<&[u8]> = HashSet::new();
-    for entry in index.entries() {
-        let path: &[u8] = entry.path(index);
-        files.insert(path, entry.mode.is_submodule());
-        let mut end = path.len();
-        while let Some(slash) = path[..end].rfind_byte(b'/') {
-            if !dirs.insert(&path[..slash]) {
-                break;
-            }
-            end = slash;
-        }
-    }
     let mut excludes = repo
         .excludes(
             index,
@@ -417,15 +448,28 @@ fn untracked(
         nix::sys::stat::Mode::empty(),
     )
     .map_err(|errno| io(format!("reading the worktree {}", root.display()), errno))?;
-    let mut pending: Vec<(Vec<u8>, OwnedFd)> = vec![(Vec::new(), first)];
+    let mut pending: Vec<(Vec<u8>, OwnedFd, InIndex)> =
+        vec![(Vec::new(), first, Some(0..index.entries().len()))];
     let mut path = Vec::new();
-    while let Some((dir, fd)) = pending.pop() {
+    let mut children = Children::default();
+    while let Some((dir, fd, range)) = pending.pop() {
         let mut listing = nix::dir::Dir::from_fd(fd)
             .map_err(|errno| io(format!("reading the directory {}", dir.as_bstr()), errno))?;
-        let mut subdirs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        match &range {
+            Some(range) => children.read(
+                index,
+                range.clone(),
+                dir.len() + usize::from(!dir.is_empty()),
+            ),
+            None => {
+                children.files.clear();
+                children.dirs.clear();
+            }
+        }
+        let mut subdirs: Vec<Subdir> = Vec::new();
         // Names the directory listing gave no type for: `lstat`ed once the listing is read.
         let mut unknown: Vec<Vec<u8>> = Vec::new();
-        let mut visit = |name: &[u8], kind: SFlag, subdirs: &mut Vec<(Vec<u8>, Vec<u8>)>| {
+        let mut visit = |name: &[u8], kind: SFlag, subdirs: &mut Vec<Subdir>| {
             path.clear();
             if !dir.is_empty() {
                 path.extend_from_slice(&dir);
@@ -433,10 +477,11 @@ fn untracked(
             }
             path.extend_from_slice(name);
             if kind == SFlag::S_IFDIR {
-                if files.get(path.as_slice()) == Some(&true) {
+                if children.files.get(name) == Some(&true) {
                     return Ok(()); // a submodule: the caller reads its HEAD
                 }
-                if !dirs.contains(path.as_slice()) {
+                let tracked = children.dirs.get(name).cloned();
+                if tracked.is_none() {
                     if is_excluded(&path, true)? {
                         return Ok(());
                     }
@@ -445,9 +490,9 @@ fn untracked(
                         return Ok(());
                     }
                 }
-                subdirs.push((path.clone(), name.to_vec()));
+                subdirs.push((path.clone(), name.to_vec(), tracked));
             } else if (kind == SFlag::S_IFREG || kind == SFlag::S_IFLNK)
-                && !files.contains_key(path.as_slice())
+                && !children.files.contains_key(name)
                 && !is_excluded(&path, false)?
             {
                 found.push((BString::from(path.as_slice()), true));
@@ -474,14 +519,14 @@ fn untracked(
                 visit(&name, kind_of(&st), &mut subdirs)?;
             }
         }
-        for (sub, name) in subdirs.into_iter().rev() {
+        for (sub, name, tracked) in subdirs.into_iter().rev() {
             match openat(
                 &listing,
                 name.as_slice(),
                 OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
                 nix::sys::stat::Mode::empty(),
             ) {
-                Ok(fd) => pending.push((sub, fd)),
+                Ok(fd) => pending.push((sub, fd, tracked)),
                 // Gone since it was listed, or unreadable: git warns and goes on without it.
                 Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP | Errno::EACCES) => {}
                 Err(errno) => {
@@ -573,5 +618,61 @@ mod tests {
         dirs.at(b"a/b")
             .expect("the handles recover after a refusal");
         assert_eq!(dirs.path, b"a/b");
+    }
+
+    /// An index of `paths` (each file holding its own name), as git writes it.
+    fn index_of(paths: &[&str]) -> (tempfile::TempDir, gix::index::File) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        crate::testing::git(dir.path(), &["init", "-q"]);
+        for path in paths {
+            let file = dir.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("writable");
+            std::fs::write(&file, path).expect("writable");
+        }
+        crate::testing::git(dir.path(), &["add", "-A"]);
+        let repo = gix::open(dir.path()).expect("the repository opens");
+        let index = repo.open_index().expect("the index reads");
+        (dir, index)
+    }
+
+    #[test]
+    fn a_directory_reads_its_own_files_and_subdirectories_from_the_sorted_index() {
+        // In the index "b-c" and "b.txt" sort before "b/x" ('-' and '.' come before '/'),
+        // so a subdirectory's entries sit between files of its parent.
+        let (_dir, index) = index_of(&["a", "b-c", "b.txt", "b/x", "b/y/z", "b/y0", "c"]);
+        let mut children = Children::default();
+        children.read(&index, 0..index.entries().len(), 0);
+        let mut files: Vec<_> = children.files.keys().map(|f| f.as_bstr()).collect();
+        files.sort();
+        assert_eq!(files, ["a", "b-c", "b.txt", "c"]);
+        assert_eq!(children.dirs.len(), 1);
+        let b = children.dirs[b"b".as_slice()].clone();
+        let under: Vec<_> = index.entries()[b.clone()]
+            .iter()
+            .map(|e| e.path(&index).to_string())
+            .collect();
+        assert_eq!(under, ["b/x", "b/y/z", "b/y0"]);
+        children.read(&index, b, 2);
+        let mut files: Vec<_> = children.files.keys().map(|f| f.as_bstr()).collect();
+        files.sort();
+        assert_eq!(files, ["x", "y0"]);
+        assert_eq!(
+            children
+                .dirs
+                .keys()
+                .map(|d| d.as_bstr())
+                .collect::<Vec<_>>(),
+            ["y"]
+        );
+    }
+
+    #[test]
+    fn control_a_file_of_a_subdirectory_is_not_its_parents() {
+        let (_dir, index) = index_of(&["d/inner.txt", "top.txt"]);
+        let mut children = Children::default();
+        children.read(&index, 0..index.entries().len(), 0);
+        assert!(!children.files.contains_key(b"inner.txt".as_slice()));
+        assert!(!children.files.contains_key(b"d/inner.txt".as_slice()));
+        assert!(children.files.contains_key(b"top.txt".as_slice()));
     }
 }
