@@ -80,9 +80,86 @@ struct Part {
     /// Every commit's parents, one after the other.
     parents: Vec<ObjectId>,
     /// Trees and blobs no larger than [`MAX_BLOB`]: their kind and where their bytes are.
-    others: HashMap<ObjectId, (gix::object::Kind, u32, u32)>,
-    /// Their bytes, one after the other.
-    bytes: Vec<u8>,
+    others: HashMap<ObjectId, (gix::object::Kind, Slot)>,
+    /// The bytes of every object decoded (no larger than [`MAX_BLOB`]), by where its data starts
+    /// in the pack: also
+    /// the delta bases the decoding asks for again.
+    arena: Arena,
+}
+
+/// Where an object's bytes are in an [`Arena`]: the chunk, the start and the length.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    chunk: u32,
+    start: u32,
+    len: u32,
+}
+
+/// Decoded objects one after the other in chunks that are never moved (a growing buffer would
+/// copy everything each time it doubled), found by their offset in the pack. It is the
+/// decoding's delta-base cache too: every base a delta names comes before it in the pack, so
+/// reading in pack order finds each one here, and no object is copied into a cache of its own.
+#[derive(Default)]
+struct Arena {
+    chunks: Vec<Vec<u8>>,
+    by_offset: foldhash::HashMap<u64, (gix::object::Kind, Slot)>,
+}
+
+/// The size of an arena's chunk (a larger object gets a chunk of its own size).
+const CHUNK: usize = 1 << 20;
+
+impl Arena {
+    fn bytes(&self, slot: Slot) -> Option<&[u8]> {
+        self.chunks
+            .get(slot.chunk as usize)?
+            .get(slot.start as usize..(slot.start + slot.len) as usize)
+    }
+
+    /// Keeps `data`, decoded at `offset`, unless it is larger than [`MAX_BLOB`] or kept already.
+    fn keep(&mut self, offset: u64, data: &[u8], kind: gix::object::Kind) -> Option<Slot> {
+        if let Some((_, slot)) = self.by_offset.get(&offset) {
+            return Some(*slot);
+        }
+        if data.len() > MAX_BLOB {
+            return None;
+        }
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= data.len());
+        if !fits {
+            self.chunks.push(Vec::with_capacity(CHUNK.max(data.len())));
+        }
+        let chunk = self.chunks.len() - 1;
+        let last = self.chunks.last_mut()?;
+        let slot = Slot {
+            chunk: u32::try_from(chunk).ok()?,
+            start: u32::try_from(last.len()).ok()?,
+            len: u32::try_from(data.len()).ok()?,
+        };
+        last.extend_from_slice(data);
+        self.by_offset.insert(offset, (kind, slot));
+        Some(slot)
+    }
+}
+
+impl gix_pack::cache::DecodeEntry for Arena {
+    fn put(&mut self, _pack: u32, offset: u64, data: &[u8], kind: gix::object::Kind, _: usize) {
+        self.keep(offset, data, kind);
+    }
+
+    fn get(
+        &mut self,
+        _pack: u32,
+        offset: u64,
+        out: &mut Vec<u8>,
+    ) -> Option<(gix::object::Kind, usize)> {
+        let (kind, slot) = *self.by_offset.get(&offset)?;
+        let bytes = self.bytes(slot)?;
+        out.clear();
+        out.extend_from_slice(bytes);
+        Some((kind, bytes.len()))
+    }
 }
 
 impl Objects {
@@ -98,8 +175,8 @@ impl Objects {
     /// The bytes of `id` if the fetch brought it as a `kind` (a tree or a small blob).
     pub(crate) fn get(&self, id: &ObjectId, kind: gix::object::Kind) -> Option<&[u8]> {
         self.parts.iter().find_map(|part| {
-            let (k, start, len) = *part.others.get(id)?;
-            (k == kind).then(|| part.bytes.get(start as usize..(start + len) as usize))?
+            let (k, slot) = *part.others.get(id)?;
+            (k == kind).then(|| part.arena.bytes(slot))?
         })
     }
 
@@ -270,12 +347,12 @@ fn by_bytes(entries: &[(u64, ObjectId)], parts: usize) -> impl Iterator<Item = &
 fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option<Part> {
     let (pack, index) = (&bundle.pack, &bundle.index);
     let mut inflate = gix::zlib::Inflate::default();
-    // Every base once: a blob at the end of a chain of 50 deltas is not decoded 50 times.
-    let mut cache = gix_pack::cache::lru::MemoryCappedHashmap::new(64 << 20);
     let mut buf = Vec::new();
     let mut out = Part::default();
     out.commits.reserve(entries.len());
     out.others.reserve(entries.len());
+    // Every base once: a blob at the end of a chain of 50 deltas is not decoded 50 times.
+    out.arena.by_offset.reserve(entries.len());
     // A delta names its base by id only in a thin pack; `git fetch` completes those, so a base
     // is in the pack or the pack is not taken.
     let resolve = |id: &gix::oid, _: &mut Vec<u8>| {
@@ -289,11 +366,15 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
     };
     for (offset, id) in entries {
         let entry = pack.entry(*offset).ok()?;
+        // The decoding names an object by where its data starts, past the entry's header.
+        let data_offset = entry.data_offset;
         let decoded = pack
-            .decode_entry(entry, &mut buf, &mut inflate, &resolve, &mut cache)
+            .decode_entry(entry, &mut buf, &mut inflate, &resolve, &mut out.arena)
             .ok()?;
         let size = usize::try_from(decoded.object_size).ok()?;
         let bytes = buf.get(..size)?;
+        // A delta's result is kept by the decoding; a whole object is kept here.
+        let slot = out.arena.keep(data_offset, bytes, decoded.kind);
         match decoded.kind {
             gix::object::Kind::Commit => {
                 let tokens = gix::objs::CommitRefIter::from_bytes(bytes, index.object_hash());
@@ -305,12 +386,10 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
                     out.commits.insert(*id, (start, count, tree, time));
                 }
             }
-            gix::object::Kind::Blob if size > MAX_BLOB => {}
             kind => {
-                let start = u32::try_from(out.bytes.len()).ok()?;
-                out.bytes.extend_from_slice(bytes);
-                out.others
-                    .insert(*id, (kind, start, u32::try_from(size).ok()?));
+                if let Some(slot) = slot {
+                    out.others.insert(*id, (kind, slot));
+                }
             }
         }
     }
@@ -349,6 +428,87 @@ mod tests {
         store.note_fresh_packs(&[], store.pack_indices());
         assert_ne!(before, store.pack_indices(), "repack wrote a pack");
         (dir, store, tip.expect("at least one entry"))
+    }
+
+    /// Blobs of `size` bytes that differ in one line each: git stores all but one of them as
+    /// deltas, in long chains.
+    fn deltified_pack(n: usize, size: usize) -> (tempfile::TempDir, PathBuf, Vec<ObjectId>) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        git(dir.path(), &["init", "-q"]);
+        let filler: String = (0..size / 32)
+            .map(|i| format!("line {i:05} of the filler ...\n"))
+            .collect();
+        let mut ids = Vec::new();
+        for i in 0..n {
+            std::fs::write(dir.path().join("f"), format!("{filler}version {i}\n")).unwrap();
+            ids.push(
+                git(dir.path(), &["hash-object", "-w", "f"])
+                    .parse()
+                    .unwrap(),
+            );
+        }
+        let list: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        let out = std::process::Command::new("git")
+            .args([
+                "pack-objects",
+                "-q",
+                "--window=50",
+                "--depth=50",
+                ".git/objects/pack/pack",
+            ])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(list.as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert!(out.status.success());
+        let name = String::from_utf8(out.stdout).unwrap();
+        let index = dir
+            .path()
+            .join(format!(".git/objects/pack/pack-{}.idx", name.trim()));
+        (dir, index, ids)
+    }
+
+    #[test]
+    fn deltas_decode_against_the_bases_kept_in_the_arena() {
+        let (dir, index, ids) = deltified_pack(60, 4_000);
+        let verified = git(dir.path(), &["verify-pack", "-v", index.to_str().unwrap()]);
+        assert!(
+            verified.contains("chain length = 2"),
+            "the pack holds delta chains:\n{verified}"
+        );
+        let repo = gix::open(dir.path()).unwrap();
+        for threads in [1, 3] {
+            let objects = decode(std::slice::from_ref(&index), repo.object_hash(), threads)
+                .expect("the pack decodes");
+            for id in &ids {
+                let expected = repo.find_object(*id).unwrap().data.clone();
+                assert_eq!(
+                    objects.get(id, gix::object::Kind::Blob),
+                    Some(expected.as_slice()),
+                    "{id} with {threads} threads"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn control_a_blob_past_the_limit_is_left_to_the_object_database() {
+        let (dir, index, ids) = deltified_pack(3, 2 * MAX_BLOB);
+        let repo = gix::open(dir.path()).unwrap();
+        let objects = decode(std::slice::from_ref(&index), repo.object_hash(), 1).unwrap();
+        for id in &ids {
+            assert_eq!(
+                objects.get(id, gix::object::Kind::Blob),
+                None,
+                "{id} is too large to keep"
+            );
+        }
     }
 
     #[test]
