@@ -348,6 +348,7 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
     let (pack, index) = (&bundle.pack, &bundle.index);
     let mut inflate = gix::zlib::Inflate::default();
     let mut buf = Vec::new();
+    let mut scratch = Vec::new();
     let mut out = Part::default();
     out.commits.reserve(entries.len());
     out.others.reserve(entries.len());
@@ -368,14 +369,28 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
         let entry = pack.entry(*offset).ok()?;
         // The decoding names an object by where its data starts, past the entry's header.
         let data_offset = entry.data_offset;
-        let decoded = pack
-            .decode_entry(entry, &mut buf, &mut inflate, &resolve, &mut out.arena)
-            .ok()?;
-        let size = usize::try_from(decoded.object_size).ok()?;
-        let bytes = buf.get(..size)?;
-        // A delta's result is kept by the decoding; a whole object is kept here.
-        let slot = out.arena.keep(data_offset, bytes, decoded.kind);
-        match decoded.kind {
+        let kind = match inflate_one(
+            pack,
+            &entry,
+            &mut inflate,
+            &mut scratch,
+            &mut buf,
+            &out.arena,
+        ) {
+            Some(kind) => kind,
+            // A base outside what this thread decoded, or a base by id: gix resolves the chain.
+            None => {
+                let decoded = pack
+                    .decode_entry(entry, &mut buf, &mut inflate, &resolve, &mut out.arena)
+                    .ok()?;
+                buf.truncate(usize::try_from(decoded.object_size).ok()?);
+                decoded.kind
+            }
+        };
+        let bytes = buf.as_slice();
+        // A delta's result the decoding kept already is not kept twice.
+        let slot = out.arena.keep(data_offset, bytes, kind);
+        match kind {
             gix::object::Kind::Commit => {
                 let tokens = gix::objs::CommitRefIter::from_bytes(bytes, index.object_hash());
                 // A commit that does not read is left to the object database, which says so.
@@ -394,6 +409,120 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
         }
     }
     Some(out)
+}
+
+/// Room left past an object's end when it is inflated: zlib decodes with its fast loop only
+/// while that much output space remains (258 bytes, its longest match), so an object inflated
+/// into a buffer of its exact size, as gix does, is decoded symbol by symbol from end to end.
+const SLACK: usize = 320;
+
+/// Inflates the zlib stream of `entry` into `out`, which ends up exactly the stream's size;
+/// `None` when the stream does not end where the entry says.
+fn inflate_into(
+    pack: &gix_pack::data::File,
+    entry: &gix_pack::data::Entry,
+    inflate: &mut gix::zlib::Inflate,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    let size = usize::try_from(entry.decompressed_size).ok()?;
+    let input = pack.entry_slice(entry.data_offset..pack.data_len() as u64)?;
+    out.clear();
+    out.resize(size.checked_add(SLACK)?, 0);
+    inflate.reset();
+    let (status, _, written) = inflate.once(input, out).ok()?;
+    if status != gix::zlib::Status::StreamEnd || written != size {
+        return None;
+    }
+    out.truncate(size);
+    Some(())
+}
+
+/// Decodes `entry` into `out` with room for zlib's fast loop: a whole object, or a delta on a
+/// base `arena` holds already. `None` leaves it to gix's decoding (a base this thread has not
+/// decoded, a base named by id, a stream that does not read).
+fn inflate_one(
+    pack: &gix_pack::data::File,
+    entry: &gix_pack::data::Entry,
+    inflate: &mut gix::zlib::Inflate,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+    arena: &Arena,
+) -> Option<gix::object::Kind> {
+    use gix_pack::data::entry::Header;
+    match entry.header {
+        Header::OfsDelta { base_distance } => {
+            let base_offset = entry.checked_base_pack_offset(base_distance)?;
+            let base = pack.entry(base_offset).ok()?;
+            let (kind, slot) = *arena.by_offset.get(&base.data_offset)?;
+            inflate_into(pack, entry, inflate, scratch)?;
+            apply_delta(arena.bytes(slot)?, scratch, out)?;
+            Some(kind)
+        }
+        Header::RefDelta { .. } => None,
+        header => {
+            let kind = header.as_kind()?;
+            inflate_into(pack, entry, inflate, out)?;
+            Some(kind)
+        }
+    }
+}
+
+/// Applies the git delta `delta` to `base` into `out` (pack-format: the base's size and the
+/// result's size as little-endian base-128 numbers, then instructions that copy a range of
+/// the base or insert the bytes that follow them). `None` when it does not apply exactly.
+fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    fn size(d: &mut &[u8]) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = d.split_first()?;
+            *d = rest;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+    let mut d = delta;
+    if size(&mut d)? != base.len() as u64 {
+        return None;
+    }
+    let target = usize::try_from(size(&mut d)?).ok()?;
+    out.clear();
+    out.reserve(target);
+    while let Some((&op, rest)) = d.split_first() {
+        d = rest;
+        if op & 0x80 != 0 {
+            // Copy: which of four offset bytes and three length bytes follow, low bits first.
+            let (mut offset, mut len) = (0usize, 0usize);
+            for i in 0..7 {
+                if op & (1 << i) != 0 {
+                    let (&byte, rest) = d.split_first()?;
+                    d = rest;
+                    if i < 4 {
+                        offset |= usize::from(byte) << (8 * i);
+                    } else {
+                        len |= usize::from(byte) << (8 * (i - 4));
+                    }
+                }
+            }
+            if len == 0 {
+                len = 0x10000;
+            }
+            out.extend_from_slice(base.get(offset..offset.checked_add(len)?)?);
+        } else if op != 0 {
+            // Insert the next `op` bytes.
+            let (bytes, rest) = d.split_at_checked(usize::from(op))?;
+            out.extend_from_slice(bytes);
+            d = rest;
+        } else {
+            return None;
+        }
+        if out.len() > target {
+            return None;
+        }
+    }
+    (out.len() == target).then_some(())
 }
 
 #[cfg(test)]
@@ -472,6 +601,33 @@ mod tests {
             .path()
             .join(format!(".git/objects/pack/pack-{}.idx", name.trim()));
         (dir, index, ids)
+    }
+
+    #[test]
+    fn a_delta_copies_and_inserts_as_the_pack_format_says() {
+        let base = b"hello, base world";
+        // Base size 17, result size 14; copy 7 bytes at 0, insert "delta", copy 2 at 15.
+        let delta = [
+            17, 14, 0x90, 7, 5, b'd', b'e', b'l', b't', b'a', 0x91, 15, 2,
+        ];
+        let mut out = Vec::new();
+        apply_delta(base, &delta, &mut out).expect("the delta applies");
+        assert_eq!(out, b"hello, deltald");
+    }
+
+    #[test]
+    fn control_a_delta_that_does_not_fit_its_base_is_refused() {
+        let base = b"hello, base world";
+        let mut out = Vec::new();
+        for (why, delta) in [
+            ("another base size", vec![16, 7, 0x90, 7]),
+            ("a copy past the base", vec![17, 7, 0x91, 15, 7]),
+            ("an insert cut short", vec![17, 5, 5, b'a', b'b']),
+            ("a longer result than announced", vec![17, 2, 0x90, 7]),
+            ("the reserved instruction", vec![17, 1, 0]),
+        ] {
+            assert_eq!(apply_delta(base, &delta, &mut out), None, "{why}");
+        }
     }
 
     #[test]
