@@ -71,12 +71,10 @@ fn items_only(bytes: &[u8]) -> Option<Write> {
     #[derive(serde::Deserialize)]
     struct Items {
         schema: String,
+        #[serde(deserialize_with = "events_as_written")]
         events: Vec<hpp_core::board::ItemEvent>,
     }
-    if bytes
-        .windows(b"competition".len())
-        .any(|w| w == b"competition")
-    {
+    if memchr::memmem::find(bytes, b"competition").is_some() {
         return None;
     }
     let items: Items = serde_json::from_slice(bytes).ok()?;
@@ -89,17 +87,18 @@ fn items_only(bytes: &[u8]) -> Option<Write> {
 /// A write's events in a vector as long as the list: serde's own starts at four (an `Event`
 /// is 448 bytes), and a fetch that reads 10,000 one-event writes would touch 18 MB of new
 /// memory where 4.5 MB hold them; its page faults were most of the parse.
-fn events_as_written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Event>, D::Error> {
-    struct Events;
-    impl<'de> serde::de::Visitor<'de> for Events {
-        type Value = Vec<Event>;
+fn events_as_written<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct Events<T>(std::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Events<T> {
+        type Value = Vec<T>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a sequence")
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Vec<Event>, A::Error> {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(1).clamp(1, 64));
             while let Some(event) = seq.next_element()? {
                 events.push(event);
@@ -107,7 +106,7 @@ fn events_as_written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Event
             Ok(events)
         }
     }
-    d.deserialize_seq(Events)
+    d.deserialize_seq(Events(std::marker::PhantomData))
 }
 
 /// What a write appended.
