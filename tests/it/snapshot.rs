@@ -1186,3 +1186,30 @@ fn control_a_file_behind_a_symlinked_directory_is_not_the_tracked_file() {
     );
     assert_eq!(after, git_tree(&sandbox));
 }
+
+#[test]
+fn a_workspace_walked_on_several_threads_snapshots_as_git_add_all_does() {
+    // 1,600 tracked files: the walk splits them over three threads, so directories (and a
+    // deleted one) straddle the split.
+    let sandbox = Sandbox::repo();
+    let root = sandbox.root.clone();
+    for d in 0..40 {
+        for f in 0..40 {
+            write(&root, format!("d{d:02}/f{f:02}.txt"), &format!("{d} {f}\n"));
+        }
+    }
+    sandbox.git(["add", "."]);
+    sandbox.git(["commit", "-q", "-m", "many files"]);
+    let before = hpp_tree(&sandbox);
+    assert_eq!(before, git_tree(&sandbox));
+    for d in (0..40).step_by(3) {
+        write(&root, format!("d{d:02}/f07.txt"), "changed\n");
+        write(&root, format!("d{d:02}/new.txt"), "untracked\n");
+    }
+    for gone in ["d13", "d26", "d27"] {
+        std::fs::remove_dir_all(root.join(gone)).expect("the directory exists");
+    }
+    let after = hpp_tree(&sandbox);
+    assert_ne!(after, before, "the changes are seen");
+    assert_eq!(after, git_tree(&sandbox));
+}

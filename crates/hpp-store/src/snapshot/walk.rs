@@ -31,6 +31,14 @@ use nix::sys::stat::{FileStat, SFlag, fstatat};
 
 use super::super::{Error, git};
 
+/// Tracked entries one thread `lstat`s, and the most threads a walk starts: git's own numbers
+/// for the same work (`preload-index`). Threads wait on the kernel more than they compute, so
+/// there are more of them than cores; and on a machine another process keeps busy, a command's
+/// share of the cores follows its runnable threads, so a walk with one thread per core queued
+/// behind `git status` doing the same work.
+const PER_THREAD: usize = 500;
+const MAX_THREADS: usize = 20;
+
 /// What the walk found.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Walk {
@@ -70,8 +78,9 @@ impl Walk {
             .is_ok_and(|caps| !caps.ignore_case && !caps.precompose_unicode)
     }
 
-    /// Walks the worktree at `root` against `index`: the tracked entries on as many threads as
-    /// there are cores (at most 8), the directories on this one meanwhile.
+    /// Walks the worktree at `root` against `index`: the tracked entries on threads of
+    /// [`PER_THREAD`] entries each (at most [`MAX_THREADS`]), the directories on this one
+    /// meanwhile.
     pub fn of(
         repo: &gix::Repository,
         root: &Path,
@@ -106,11 +115,7 @@ impl Walk {
         .map_err(|errno| io(format!("opening the worktree {}", root.display()), errno))?;
 
         let entries = index.entries().len();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .clamp(1, 8);
-        // Below a few thousand entries a thread costs more than it saves.
-        let chunks = if entries < 4_096 { 1 } else { threads };
+        let chunks = (entries / PER_THREAD).clamp(1, MAX_THREADS);
         let per_chunk = entries.div_ceil(chunks).max(1);
         let ranges: Vec<Range<usize>> = (0..entries)
             .step_by(per_chunk)
