@@ -7,12 +7,12 @@
 //! so the walk is one thread's, and each read pays an index lookup and a delta-base cache probe
 //! on top of its inflate: about 3.4 µs a commit, where inflating it is 1 µs. The packs the fetch
 //! wrote hold exactly those objects, so once a read has gone past [`AFTER`] commits the store
-//! decodes the fetch's packs whole instead, their entries split by offset across the cores
-//! (each resolving its deltas through the pack), and every further commit, tree and small blob
-//! read comes from memory. The decoding starts while `git fetch` still runs: git links a pack's
-//! index once the pack is in place, then checks connectivity and moves the staging refs on one
-//! core, and the fetch watching for the index starts decoding on the others
-//! ([`Store::watch_for_fresh_pack`]). The objects are git's own bytes, as the object database
+//! decodes the fetch's packs whole instead, their entries split by offset across threads
+//! ([`parallelism`]; each resolving its deltas against the bases it decoded, or through the
+//! pack), and every further commit, tree and small blob read comes from memory. The decoding
+//! starts while `git fetch` still runs: git links a pack's index once the pack is in place,
+//! then checks connectivity and moves the staging refs on one core, and the fetch watching for
+//! the index starts decoding beside it ([`Store::watch_for_fresh_pack`]). The objects are git's own bytes, as the object database
 //! would return them; nothing here decides what they mean, and nothing is read from them until
 //! the fetch succeeded and a ref it staged names them.
 //!
@@ -220,7 +220,7 @@ impl Store {
 
     /// Returns what a fetch calls while git runs ([`super::git_cli::output_watching`]): the
     /// first time a pack not in `before` is in place (git links its index last), its decoding
-    /// starts in the background, on the cores git leaves.
+    /// starts in the background, beside git's check of connectivity.
     pub(crate) fn watch_for_fresh_pack<'a>(&'a self, before: &'a [PathBuf]) -> impl FnMut() + 'a {
         let mut started = false;
         move || {
@@ -237,12 +237,8 @@ impl Store {
             }
             started = true;
             let hash = self.repo.object_hash();
-            let threads = std::thread::available_parallelism()
-                .map_or(1, usize::from)
-                .saturating_sub(1)
-                .max(1);
             let packs = new.clone();
-            let handle = std::thread::spawn(move || decode(&packs, hash, threads));
+            let handle = std::thread::spawn(move || decode(&packs, hash, parallelism()));
             *self
                 .fresh
                 .background
@@ -286,11 +282,16 @@ impl Store {
     }
 }
 
-/// How many threads a decoding takes when nothing else runs: every core, up to eight.
-fn parallelism() -> usize {
+/// How many threads a decoding (or a parse of what it decoded) takes: every core, up to eight,
+/// and at least four. On a small machine that another process keeps busy, the scheduler shares
+/// the cores by runnable thread, so one thread per core would leave a fetch a smaller share
+/// than the busy process; more than four, and each part's first delta chains (whose bases the
+/// part before decoded) cost more than the share gains (one core busy on two: 1.34x `git
+/// fetch` with one thread a core, about 1.2x with four, no change quiet).
+pub(crate) fn parallelism() -> usize {
     std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .clamp(1, 8)
+        .clamp(4, 8)
 }
 
 /// Every object of `packs`, decoded in pack order on `threads` threads; `None` when one pack is

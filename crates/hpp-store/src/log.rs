@@ -170,10 +170,9 @@ impl Store {
             self.fetch_log_files(commits, file);
         }
         const PARALLEL_FROM: usize = 512;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(8);
-        if commits.len() < PARALLEL_FROM || threads == 1 {
+        // As many threads as the decoding of a fetched pack, for the same reason.
+        let threads = super::fresh::parallelism();
+        if commits.len() < PARALLEL_FROM {
             return each(&self.repo, commits);
         }
         let sync = self.repo.clone().into_sync();
