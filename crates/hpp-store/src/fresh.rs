@@ -63,6 +63,35 @@ type Background = (Vec<PathBuf>, std::thread::JoinHandle<Option<Objects>>);
 /// A commit as a log's read asks for it: its parents, its tree and its committer time.
 pub(crate) type Shape = (Vec<ObjectId>, ObjectId, i64);
 
+/// A commit's parents, tree and committer time, in one pass over its headers (tree, parents,
+/// author, committer), where asking for each parses from the start again: this runs once per
+/// commit of a long log.
+pub(crate) fn shape_of(
+    tokens: gix::objs::CommitRefIter<'_>,
+    name: &str,
+    id: ObjectId,
+) -> Result<Shape, super::Error> {
+    let (mut tree, mut parents, mut time) = (None, Vec::new(), 0);
+    for token in tokens {
+        match token {
+            Ok(gix::objs::commit::ref_iter::Token::Tree { id }) => tree = Some(id),
+            Ok(gix::objs::commit::ref_iter::Token::Parent { id }) => parents.push(id),
+            Ok(gix::objs::commit::ref_iter::Token::Author { .. }) => {}
+            Ok(gix::objs::commit::ref_iter::Token::Committer { signature }) => {
+                time = signature.time().map_or(0, |t| t.seconds);
+                break;
+            }
+            Ok(_) | Err(_) => break,
+        }
+    }
+    // A commit names its tree first; one that does not is not a commit git wrote.
+    let tree = tree.ok_or_else(|| super::Error::NotACommit {
+        name: name.to_owned(),
+        id: Some(id.to_string()),
+    })?;
+    Ok((parents, tree, time))
+}
+
 /// Decoded objects by id, as each decoding thread found them (joining them would cost a third
 /// of the decoding; a lookup asks each part).
 #[derive(Default)]
@@ -395,7 +424,7 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
             gix::object::Kind::Commit => {
                 let tokens = gix::objs::CommitRefIter::from_bytes(bytes, index.object_hash());
                 // A commit that does not read is left to the object database, which says so.
-                if let Ok((parents, tree, time)) = super::log::shape_of(tokens, "", *id) {
+                if let Ok((parents, tree, time)) = shape_of(tokens, "", *id) {
                     let start = u32::try_from(out.parents.len()).ok()?;
                     let count = u32::try_from(parents.len()).ok()?;
                     out.parents.extend(parents);

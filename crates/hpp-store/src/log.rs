@@ -3,7 +3,6 @@
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
-use gix::objs::commit::ref_iter::Token;
 
 use super::{Chain, CommitId, Error, Link, Log, NewRecord, Store, git, refs, retry};
 
@@ -106,13 +105,13 @@ impl Store {
             .and_then(|loose| loose.read(&id, gix::object::Kind::Commit))
         {
             let tokens = gix::objs::CommitRefIter::from_bytes(&bytes, self.repo.object_hash());
-            return shape_of(tokens, name, id);
+            return super::fresh::shape_of(tokens, name, id);
         }
         let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
             name: name.to_owned(),
             id: Some(id.to_string()),
         })?;
-        shape_of(commit.iter(), name, id)
+        super::fresh::shape_of(commit.iter(), name, id)
     }
     /// Makes each commit (id, parents, tree) a link holding the blob `file` of its tree, in
     /// order.
@@ -519,35 +518,6 @@ fn plain_component(file: &str) -> bool {
         && file
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-/// A commit's parents, tree and committer time, in one pass over its headers (tree, parents,
-/// author, committer), where asking for each parses from the start again: this runs once per
-/// commit of a long log.
-pub(crate) fn shape_of(
-    tokens: gix::objs::CommitRefIter<'_>,
-    name: &str,
-    id: ObjectId,
-) -> Result<(Vec<ObjectId>, ObjectId, i64), Error> {
-    let (mut tree, mut parents, mut time) = (None, Vec::new(), 0);
-    for token in tokens {
-        match token {
-            Ok(Token::Tree { id }) => tree = Some(id),
-            Ok(Token::Parent { id }) => parents.push(id),
-            Ok(Token::Author { .. }) => {}
-            Ok(Token::Committer { signature }) => {
-                time = signature.time().map_or(0, |t| t.seconds);
-                break;
-            }
-            Ok(_) | Err(_) => break,
-        }
-    }
-    // A commit names its tree first; one that does not is not a commit git wrote.
-    let tree = tree.ok_or_else(|| Error::NotACommit {
-        name: name.to_owned(),
-        id: Some(id.to_string()),
-    })?;
-    Ok((parents, tree, time))
 }
 
 /// The blob `file` of the tree `tree` of commit `id` (`None`: no such blob).
