@@ -95,6 +95,39 @@ fn names(sandbox: &Sandbox, tree: &str) -> Vec<String> {
 
 const NON_UTF8_NAME: &[u8] = b"bad\xffname.txt";
 
+/// Adds, as the submodule `path`, a new repository `upstream` with one commit.
+fn add_submodule(sandbox: &Sandbox, path: &str) {
+    let upstream = sandbox.path("upstream");
+    std::fs::create_dir_all(&upstream).expect("the sandbox is writable");
+    sandbox.git_in(&upstream, &["init", "-q", "-b", "main"]);
+    write(&upstream, "lib.txt", "library v1\n");
+    sandbox.git_in(&upstream, &["add", "lib.txt"]);
+    sandbox.git_in(&upstream, &["commit", "-q", "-m", "lib v1"]);
+    let upstream = upstream.to_str().expect("sandbox paths are UTF-8");
+    sandbox.git([
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        upstream,
+        path,
+    ]);
+}
+
+/// Asserts that `listed` names every path of `present` and none of `absent`.
+fn assert_names(listed: &[String], present: &[&str], absent: &[&str]) {
+    for name in present {
+        assert!(listed.iter().any(|n| n == name), "{name} in {listed:?}");
+    }
+    for name in absent {
+        assert!(
+            !listed.iter().any(|n| n == name),
+            "{name} not in {listed:?}"
+        );
+    }
+}
+
 /// Builds the rich workspace: ignore rules at every level, modes, symlinks, odd names, a
 /// deleted, a modified, a staged and a force-added tracked file, and a submodule whose HEAD moved.
 fn rich_workspace() -> Sandbox {
@@ -102,25 +135,7 @@ fn rich_workspace() -> Sandbox {
     let root = sandbox.root.clone();
 
     // A submodule, committed, whose HEAD then moves.
-    let upstream = sandbox.path("upstream");
-    std::fs::create_dir_all(&upstream).expect("the sandbox is writable");
-    sandbox.git_in(&upstream, &["init", "-q", "-b", "main"]);
-    write(&upstream, "lib.txt", "library v1\n");
-    sandbox.git_in(&upstream, &["add", "lib.txt"]);
-    sandbox.git_in(&upstream, &["commit", "-q", "-m", "lib v1"]);
-    let upstream_str = upstream.to_str().expect("sandbox paths are UTF-8");
-    sandbox.git_in(
-        &root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            upstream_str,
-            "sub",
-        ],
-    );
+    add_submodule(&sandbox, "sub");
 
     // Tracked files: one to delete, one to modify, one ignored but force-added.
     write(&root, "gone.txt", "soon deleted\n");
@@ -191,43 +206,36 @@ fn the_snapshot_of_a_rich_workspace_is_the_tree_git_add_all_writes() {
 
     // The workspace really exercises each rule (otherwise equality proves little).
     let listed = names(&sandbox, &expected);
-    for present in [
-        ".gitignore",
-        "a/.gitignore",
-        "a/keep.log",
-        "a/b/c.txt",
-        "a/tracked.txt",
-        "forced.log",
-        "run.sh",
-        "link",
-        "dangling",
-        "--option",
-        "-n",
-        "staged.txt",
-        "sub",
-        "README",
-    ] {
-        assert!(
-            listed.iter().any(|n| n == present),
-            "{present} in {listed:?}"
-        );
-    }
-    for absent in [
-        "gone.txt",
-        "debug.log",
-        "a/other.log",
-        "a/secret.txt",
-        "a/b/data.bin",
-        "a/b/deep/x.tmp",
-        "build/out.txt",
-        "excluded-by-info.txt",
-        "scratch.tmp",
-    ] {
-        assert!(
-            !listed.iter().any(|n| n == absent),
-            "{absent} in {listed:?}"
-        );
-    }
+    assert_names(
+        &listed,
+        &[
+            ".gitignore",
+            "a/.gitignore",
+            "a/keep.log",
+            "a/b/c.txt",
+            "a/tracked.txt",
+            "forced.log",
+            "run.sh",
+            "link",
+            "dangling",
+            "--option",
+            "-n",
+            "staged.txt",
+            "sub",
+            "README",
+        ],
+        &[
+            "gone.txt",
+            "debug.log",
+            "a/other.log",
+            "a/secret.txt",
+            "a/b/data.bin",
+            "a/b/deep/x.tmp",
+            "build/out.txt",
+            "excluded-by-info.txt",
+            "scratch.tmp",
+        ],
+    );
     assert!(
         !listed.iter().any(|n| n.starts_with("empty")),
         "an empty directory is not stored: {listed:?}"
@@ -1022,22 +1030,7 @@ fn reshaped_workspace() -> Sandbox {
     write(&root, "build/.gitignore", "!wanted.o\n");
     sandbox.git(["add", "."]);
     sandbox.git(["add", "-f", "build/forced.txt", "build/.gitignore"]);
-    let upstream = sandbox.path("upstream");
-    std::fs::create_dir_all(&upstream).expect("the sandbox is writable");
-    sandbox.git_in(&upstream, &["init", "-q", "-b", "main"]);
-    write(&upstream, "lib.txt", "library\n");
-    sandbox.git_in(&upstream, &["add", "lib.txt"]);
-    sandbox.git_in(&upstream, &["commit", "-q", "-m", "lib"]);
-    let upstream = upstream.to_str().expect("sandbox paths are UTF-8");
-    sandbox.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        upstream,
-        "sub",
-    ]);
+    add_submodule(&sandbox, "sub");
     sandbox.git(["commit", "-q", "-m", "shapes"]);
 
     std::fs::remove_file(root.join("was-file")).expect("the file exists");
@@ -1089,41 +1082,34 @@ fn a_reshaped_workspace_snapshots_as_git_add_all_does() {
     assert_eq!(hpp_tree(&sandbox), expected);
     // Each shape is really there (otherwise equality proves little).
     let listed = names(&sandbox, &expected);
-    for present in [
-        "was-file/inside.txt",
-        "was-dir",
-        "linked",
-        "real/two.txt",
-        "keep/x.txt",
-        "keep/deep/stays.txt",
-        "build/forced.txt",
-        "build/.gitignore",
-        "nested",
-        "fake/real.txt",
-        "later.txt",
-        "sub",
-    ] {
-        assert!(
-            listed.iter().any(|n| n == present),
-            "{present} in {listed:?}"
-        );
-    }
-    for absent in [
-        "was-dir/one.txt",
-        "linked/two.txt",
-        "keep/deep/gone/y.txt",
-        "keep/deep/gone/z/w.txt",
-        "build/new.txt",
-        "build/wanted.o",
-        "top.o",
-        "pipe",
-        "fake/.git/junk",
-    ] {
-        assert!(
-            !listed.iter().any(|n| n == absent),
-            "{absent} in {listed:?}"
-        );
-    }
+    assert_names(
+        &listed,
+        &[
+            "was-file/inside.txt",
+            "was-dir",
+            "linked",
+            "real/two.txt",
+            "keep/x.txt",
+            "keep/deep/stays.txt",
+            "build/forced.txt",
+            "build/.gitignore",
+            "nested",
+            "fake/real.txt",
+            "later.txt",
+            "sub",
+        ],
+        &[
+            "was-dir/one.txt",
+            "linked/two.txt",
+            "keep/deep/gone/y.txt",
+            "keep/deep/gone/z/w.txt",
+            "build/new.txt",
+            "build/wanted.o",
+            "top.o",
+            "pipe",
+            "fake/.git/junk",
+        ],
+    );
     let entry = |path: &str| sandbox.git(["ls-tree", &expected, "--", path]);
     assert!(
         entry("nested").starts_with("160000 commit"),
