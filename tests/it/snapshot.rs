@@ -128,6 +128,18 @@ fn assert_names(listed: &[String], present: &[&str], absent: &[&str]) {
     }
 }
 
+/// The files of the rich workspace that its ignore rules (at every level) leave out.
+const RICH_IGNORED: &[&str] = &[
+    "debug.log",
+    "a/other.log",
+    "a/secret.txt",
+    "a/b/data.bin",
+    "a/b/deep/x.tmp",
+    "build/out.txt",
+    "excluded-by-info.txt",
+    "scratch.tmp",
+];
+
 /// Builds the rich workspace: ignore rules at every level, modes, symlinks, odd names, a
 /// deleted, a modified, a staged and a force-added tracked file, and a submodule whose HEAD moved.
 fn rich_workspace() -> Sandbox {
@@ -161,16 +173,7 @@ fn rich_workspace() -> Sandbox {
         "core.excludesFile",
         global.to_str().expect("sandbox paths are UTF-8"),
     ]);
-    for ignored in [
-        "debug.log",
-        "a/other.log",
-        "a/secret.txt",
-        "a/b/data.bin",
-        "a/b/deep/x.tmp",
-        "build/out.txt",
-        "excluded-by-info.txt",
-        "scratch.tmp",
-    ] {
+    for ignored in RICH_IGNORED {
         write(&root, ignored, "ignored\n");
     }
     write(&root, "a/keep.log", "kept by a negation\n");
@@ -224,17 +227,7 @@ fn the_snapshot_of_a_rich_workspace_is_the_tree_git_add_all_writes() {
             "sub",
             "README",
         ],
-        &[
-            "gone.txt",
-            "debug.log",
-            "a/other.log",
-            "a/secret.txt",
-            "a/b/data.bin",
-            "a/b/deep/x.tmp",
-            "build/out.txt",
-            "excluded-by-info.txt",
-            "scratch.tmp",
-        ],
+        &[&["gone.txt"], RICH_IGNORED].concat(),
     );
     assert!(
         !listed.iter().any(|n| n.starts_with("empty")),
