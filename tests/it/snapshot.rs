@@ -115,6 +115,14 @@ fn add_submodule(sandbox: &Sandbox, path: &str) {
     ]);
 }
 
+/// Checks that the snapshot is the tree git writes, and returns it with the names it lists.
+fn snapshot_is_gits_and_names(sandbox: &Sandbox) -> (String, Vec<String>) {
+    let expected = git_tree(sandbox);
+    assert_eq!(hpp_tree(sandbox), expected);
+    let listed = names(sandbox, &expected);
+    (expected, listed)
+}
+
 /// Asserts that `listed` names every path of `present` and none of `absent`.
 fn assert_names(listed: &[String], present: &[&str], absent: &[&str]) {
     for name in present {
@@ -204,11 +212,8 @@ fn rich_workspace() -> Sandbox {
 #[test]
 fn the_snapshot_of_a_rich_workspace_is_the_tree_git_add_all_writes() {
     let sandbox = rich_workspace();
-    let expected = git_tree(&sandbox);
-    assert_eq!(hpp_tree(&sandbox), expected);
-
     // The workspace really exercises each rule (otherwise equality proves little).
-    let listed = names(&sandbox, &expected);
+    let (expected, listed) = snapshot_is_gits_and_names(&sandbox);
     assert_names(
         &listed,
         &[
@@ -1071,10 +1076,8 @@ fn reshaped_workspace() -> Sandbox {
 #[test]
 fn a_reshaped_workspace_snapshots_as_git_add_all_does() {
     let sandbox = reshaped_workspace();
-    let expected = git_tree(&sandbox);
-    assert_eq!(hpp_tree(&sandbox), expected);
     // Each shape is really there (otherwise equality proves little).
-    let listed = names(&sandbox, &expected);
+    let (expected, listed) = snapshot_is_gits_and_names(&sandbox);
     assert_names(
         &listed,
         &[
