@@ -306,50 +306,128 @@ fn git(context: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
     move |source| Error::Git { context, source }
 }
 
+/// An object id's hex, held inline: a fetch that reads a 10,000-entry board makes 40,000
+/// of them, and a heap string each was an allocation to make, to format into through
+/// `Display` and to free (a seventh of the fetch's own work after git's).
+/// Room for the longest id of the object formats this build reads (40 hex digits for SHA-1).
+#[derive(Clone, Copy)]
+struct Hex {
+    len: u8,
+    bytes: [u8; HEX_LEN],
+}
+
+/// The hex length of the longest object id this build reads.
+const HEX_LEN: usize = gix::hash::Kind::longest().len_in_hex();
+
+impl Hex {
+    fn of(id: &gix::oid) -> Self {
+        let mut bytes = [0; HEX_LEN];
+        let len = id.hex_to_buf(&mut bytes).len();
+        Self {
+            len: u8::try_from(len).expect("an object id's hex fits a byte's count"),
+            bytes,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).expect("hex is ASCII")
+    }
+
+    fn oid(&self) -> ObjectId {
+        ObjectId::from_hex(self.as_bytes()).expect("made from a valid ObjectId")
+    }
+}
+
+impl PartialEq for Hex {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Hex {}
+
+impl PartialOrd for Hex {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Hex {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_bytes().cmp(other.as_bytes())
+    }
+}
+
+impl std::hash::Hash for Hex {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl fmt::Debug for Hex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl serde::Serialize for Hex {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// A commit id, as hex. Outside the store a commit is an id, not a gix type.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
-pub struct CommitId(String);
+pub struct CommitId(Hex);
 
 impl CommitId {
     /// Returns the hex id.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 
     fn oid(&self) -> ObjectId {
-        ObjectId::from_hex(self.0.as_bytes())
-            .expect("a CommitId is only made from a valid ObjectId")
+        self.0.oid()
+    }
+
+    /// Parses a hex commit id (validated as hex only; existence is checked where it is used).
+    pub fn parse(hex: &str) -> Option<Self> {
+        ObjectId::from_hex(hex.as_bytes()).ok().map(Self::from)
     }
 }
 
 impl From<ObjectId> for CommitId {
     fn from(id: ObjectId) -> Self {
-        Self(id.to_hex().to_string())
+        Self(Hex::of(&id))
     }
 }
 
 impl fmt::Display for CommitId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 /// A tree id, as hex: a workspace snapshot, or the tree a commit points at.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
-pub struct TreeId(String);
+pub struct TreeId(Hex);
 
 impl TreeId {
     /// Returns the hex id.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
 impl TreeId {
     pub(crate) fn oid(&self) -> ObjectId {
-        ObjectId::from_hex(self.0.as_bytes()).expect("a TreeId is only made from a valid ObjectId")
+        self.0.oid()
     }
 
     /// Parses a hex tree id (validated as hex only; existence is checked where it is used).
@@ -360,13 +438,13 @@ impl TreeId {
 
 impl From<ObjectId> for TreeId {
     fn from(id: ObjectId) -> Self {
-        Self(id.to_hex().to_string())
+        Self(Hex::of(&id))
     }
 }
 
 impl fmt::Display for TreeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
@@ -569,4 +647,39 @@ fn ref_backend(repo: &gix::Repository) -> Option<String> {
     repo.config_snapshot()
         .string("extensions.refStorage")
         .map(|v| v.to_string().to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::{CommitId, TreeId};
+    use gix::ObjectId;
+
+    const A: &str = "49a956e1236da21543ba29b304de84b38386755f";
+    const B: &str = "aafe7027c07529c993d646f756f8f7e19827a2d5";
+
+    #[test]
+    fn an_id_held_inline_reads_and_compares_as_its_hex() {
+        let a = CommitId::parse(A).expect("hex");
+        let b = CommitId::parse(B).expect("hex");
+        assert_eq!(a.as_str(), A);
+        assert_eq!(a.to_string(), A);
+        assert_eq!(format!("{a:?}"), format!("CommitId({A:?})"));
+        // Ordered as their hex strings are, equal only to the same id.
+        assert!(a < b && A < B);
+        assert_eq!(a, CommitId::from(ObjectId::from_hex(A.as_bytes()).unwrap()));
+        assert_ne!(a, b);
+        let set: std::collections::HashSet<CommitId> = [a.clone(), b, a.clone()].into();
+        assert_eq!(set.len(), 2);
+        assert_eq!(a.oid().to_string(), A, "back to the object id");
+        let tree = TreeId::parse(B).expect("hex");
+        assert_eq!((tree.as_str(), tree.oid().to_string().as_str()), (B, B));
+    }
+
+    #[test]
+    fn control_what_is_not_an_object_ids_hex_is_not_an_id() {
+        for bad in ["", "49a956e1", &A.replace('4', "g"), &format!("{A}0")] {
+            assert!(CommitId::parse(bad).is_none(), "{bad:?} read as an id");
+            assert!(TreeId::parse(bad).is_none(), "{bad:?} read as a tree id");
+        }
+    }
 }

@@ -170,7 +170,11 @@ impl Store {
         let fetch = |how: &[&str]| {
             let mut args = vec!["fetch"];
             args.extend_from_slice(how);
-            args.extend(["--no-tags", "--prune", "--no-write-fetch-head", "--"]);
+            // The staging refs are a forced mirror: whether git forced one is of no interest,
+            // and finding out walks every new commit back to the old tip (a board of 10,000
+            // new entries: 50 ms of git's 300).
+            args.extend(["--no-tags", "--prune", "--no-write-fetch-head"]);
+            args.extend(["--no-show-forced-updates", "--"]);
             args.extend([remote, records.as_str(), notes.as_str()]);
             super::git_cli::output_watching(
                 self.git_cli().args(&args),

@@ -202,7 +202,7 @@ fn parse_worktree_list(out: &[u8]) -> Vec<Worktree> {
             }
             b"HEAD" => {
                 if let Some(wt) = current.as_mut() {
-                    wt.head = Some(CommitId(String::from_utf8_lossy(value).into_owned()));
+                    wt.head = std::str::from_utf8(value).ok().and_then(CommitId::parse);
                 }
             }
             b"branch" => {
