@@ -18,10 +18,13 @@
 //!
 //! In each case the series, run interleaved (each round starts with a different series), are
 //! - `git-hpp fetch origin`;
-//! - plain `git fetch` of the same refs, the baseline: the very command git-hpp runs first,
+//! - plain `git fetch` of the same refs, the baseline, as one would type it:
 //!   `git --no-optional-locks fetch --quiet --no-tags --prune --no-write-fetch-head origin
 //!   +refs/hpp/*:refs/hpp-remote/origin/* +refs/notes/hpp*:refs/notes/remote-hpp/origin/hpp*`,
-//!   which moves the staging refs and nothing else.
+//!   which moves the staging refs and nothing else;
+//! - the same `git fetch` with `--no-show-forced-updates`, the very command git-hpp runs first
+//!   (git then skips walking the new commits to label a forced update, which a mirror has no
+//!   use for), so the table also shows what git-hpp adds to the git it runs.
 //!
 //! Every sample runs in its own fresh copy of the clone (`cp -a` of the pristine clone, made
 //! and synced before the clock starts; none is removed until the end), so every sample of both series
@@ -85,7 +88,7 @@ const LOCAL_ENTRIES: usize = 10;
 const BOARD_LOG: &str = "refs/hpp/board/log";
 const STAGED_BOARD_LOG: &str = "refs/hpp-remote/origin/board/log";
 
-/// What `git-hpp fetch origin` runs first (the store's `fetch_staging`), as the baseline.
+/// Plain `git fetch` of the refs `git-hpp fetch origin` stages, the baseline.
 const GIT_FETCH: &[&str] = &[
     "--no-optional-locks",
     "fetch",
@@ -93,6 +96,21 @@ const GIT_FETCH: &[&str] = &[
     "--no-tags",
     "--prune",
     "--no-write-fetch-head",
+    "origin",
+    "+refs/hpp/*:refs/hpp-remote/origin/*",
+    "+refs/notes/hpp*:refs/notes/remote-hpp/origin/hpp*",
+];
+
+/// What `git-hpp fetch origin` runs first (the store's `fetch_staging`): the baseline with
+/// `--no-show-forced-updates`.
+const GIT_FETCH_AS_RUN: &[&str] = &[
+    "--no-optional-locks",
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--prune",
+    "--no-write-fetch-head",
+    "--no-show-forced-updates",
     "origin",
     "+refs/hpp/*:refs/hpp-remote/origin/*",
     "+refs/notes/hpp*:refs/notes/remote-hpp/origin/hpp*",
@@ -423,7 +441,7 @@ fn fresh_copy(sandbox: &Sandbox, pristine: &Path, name: &str, n: usize) -> PathB
 
 /// Runs each command once in its own fresh copy and checks what it left: `git-hpp fetch` took
 /// the board in (a fast-forward to origin's tip, or a merge commit whose board lists every
-/// item), plain `git fetch` only staged it.
+/// item), plain `git fetch` (either way) only staged it.
 fn check_outcomes(sandbox: &Sandbox, setup: &Setup) {
     let base = rev_parse(sandbox, &setup.behind, BOARD_LOG);
     let dir = fresh_copy(sandbox, &setup.behind, "check-behind-hpp", 0);
@@ -450,12 +468,19 @@ fn check_outcomes(sandbox: &Sandbox, setup: &Setup) {
         "the merged board should list every item of both machines"
     );
 
-    for (pristine, name, local) in [
-        (&setup.behind, "check-behind-git", &base),
-        (&setup.diverged, "check-diverged-git", &ours),
+    for (pristine, name, local, fetch) in [
+        (&setup.behind, "check-behind-git", &base, GIT_FETCH),
+        (&setup.diverged, "check-diverged-git", &ours, GIT_FETCH),
+        (&setup.behind, "check-behind-run", &base, GIT_FETCH_AS_RUN),
+        (
+            &setup.diverged,
+            "check-diverged-run",
+            &ours,
+            GIT_FETCH_AS_RUN,
+        ),
     ] {
         let dir = fresh_copy(sandbox, pristine, name, 0);
-        run(sandbox.git(&dir, GIT_FETCH));
+        run(sandbox.git(&dir, fetch));
         assert_eq!(
             rev_parse(sandbox, &dir, STAGED_BOARD_LOG),
             setup.origin_tip,
@@ -516,7 +541,7 @@ fn main() {
     let sandbox = Sandbox::new();
     sandbox.print_preamble(HPP);
     println!(
-        "plan:   {} warm-up + {} samples per series, 6 series interleaved, each fetch sample in a \
+        "plan:   {} warm-up + {} samples per series, 8 series interleaved, each fetch sample in a \
          fresh copy of its clone{}",
         plan.warmup,
         plan.samples,
@@ -545,6 +570,15 @@ fn main() {
         // Nothing new writes nothing: every sample runs in the same clone.
         Series::new(move |_| sandbox.hpp(records, HPP_PUSH)),
         Series::new(move |_| sandbox.git(records, GIT_PUSH)),
+        Series::new(move |n| {
+            sandbox.git(&fresh_copy(sandbox, behind, "ff-run", n), GIT_FETCH_AS_RUN)
+        }),
+        Series::new(move |n| {
+            sandbox.git(
+                &fresh_copy(sandbox, diverged, "merge-run", n),
+                GIT_FETCH_AS_RUN,
+            )
+        }),
     ];
     run_interleaved(&mut series, plan);
     let mut stats: Vec<Stats> = series.iter().map(Series::stats).collect();
@@ -580,6 +614,11 @@ fn main() {
         "stage + fast-forward refs/hpp/board/log",
     );
     print_row("git fetch (same refs, baseline)", &stats[1], "stage only");
+    print_row(
+        "git fetch as git-hpp runs it",
+        &stats[6],
+        "stage only, --no-show-forced-updates",
+    );
     println!(
         "2. merge: the clone also wrote {LOCAL_ENTRIES} entries on the base; merged board {}",
         BASE_ENTRIES + NEW_ENTRIES + LOCAL_ENTRIES
@@ -590,6 +629,11 @@ fn main() {
         "stage + validate merged board + merge commit",
     );
     print_row("git fetch (same refs, baseline)", &stats[3], "stage only");
+    print_row(
+        "git fetch as git-hpp runs it",
+        &stats[7],
+        "stage only, --no-show-forced-updates",
+    );
     println!("3. push with nothing new: {RECORDS} write-once records on both sides");
     print_row(
         "git-hpp push origin",
@@ -603,10 +647,10 @@ fn main() {
     );
     print_row(
         "git-hpp fetch origin",
-        &stats[6],
+        &stats[8],
         "stage + create every record, one ref transaction",
     );
-    print_row("git fetch (same refs, baseline)", &stats[7], "stage only");
+    print_row("git fetch (same refs, baseline)", &stats[9], "stage only");
 
     println!();
     print_ratio(
@@ -615,11 +659,21 @@ fn main() {
         &stats[1],
     );
     print_ratio("git-hpp fetch / git fetch, merge", &stats[2], &stats[3]);
+    print_ratio(
+        "git-hpp fetch / the git fetch it runs, fast-forward",
+        &stats[0],
+        &stats[6],
+    );
+    print_ratio(
+        "git-hpp fetch / the git fetch it runs, merge",
+        &stats[2],
+        &stats[7],
+    );
     print_ratio("git-hpp push / git push, nothing new", &stats[4], &stats[5]);
     print_ratio(
         "git-hpp fetch / git fetch, 10,000 records into a fresh clone",
-        &stats[6],
-        &stats[7],
+        &stats[8],
+        &stats[9],
     );
     match (hpp_peak, git_peak) {
         (Some(hpp), Some(git)) => println!(

@@ -170,11 +170,7 @@ impl Store {
         let fetch = |how: &[&str]| {
             let mut args = vec!["fetch"];
             args.extend_from_slice(how);
-            // The staging refs are a forced mirror: whether git forced one is of no interest,
-            // and finding out walks every new commit back to the old tip (a board of 10,000
-            // new entries: 50 ms of git's 300).
-            args.extend(["--no-tags", "--prune", "--no-write-fetch-head"]);
-            args.extend(["--no-show-forced-updates", "--"]);
+            args.extend(["--no-tags", "--prune", "--no-write-fetch-head", "--"]);
             args.extend([remote, records.as_str(), notes.as_str()]);
             super::git_cli::output_watching(
                 self.git_cli().args(&args),
@@ -191,7 +187,10 @@ impl Store {
         // git names every staging ref and its value as it moves them (`--porcelain`, git 2.41;
         // `--verbose` adds the unchanged ones), so 10,000 staged records are not read back one
         // file each. A git that predates it refuses the option (exit 129) before fetching.
-        let out = fetch(&["--porcelain", "--verbose"])?;
+        // The staging refs are a forced mirror, so whether git forced one is of no interest,
+        // and finding out walks every new commit back to the old tip (a board of 10,000 new
+        // entries: 50 ms of git's 300): `--no-show-forced-updates` (git 2.23) skips it.
+        let out = fetch(&["--porcelain", "--verbose", "--no-show-forced-updates"])?;
         let reported = match out.status.code() {
             Some(0) => staged_from_porcelain(&out.stdout, &prefix, &staged_notes),
             Some(129) => None,
