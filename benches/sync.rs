@@ -102,19 +102,16 @@ const GIT_FETCH: &[&str] = &[
 ];
 
 /// What `git-hpp fetch origin` runs first (the store's `fetch_staging`): the baseline with
-/// `--no-show-forced-updates`.
-const GIT_FETCH_AS_RUN: &[&str] = &[
-    "--no-optional-locks",
-    "fetch",
-    "--quiet",
-    "--no-tags",
-    "--prune",
-    "--no-write-fetch-head",
-    "--no-show-forced-updates",
-    "origin",
-    "+refs/hpp/*:refs/hpp-remote/origin/*",
-    "+refs/notes/hpp*:refs/notes/remote-hpp/origin/hpp*",
-];
+/// `--no-show-forced-updates` before the remote.
+fn git_fetch_as_run() -> Vec<&'static str> {
+    let mut args = GIT_FETCH.to_vec();
+    let remote = args
+        .iter()
+        .position(|a| *a == "origin")
+        .expect("the baseline names origin");
+    args.insert(remote, "--no-show-forced-updates");
+    args
+}
 
 const HPP_FETCH: &[&str] = &["fetch", "origin"];
 
@@ -443,6 +440,7 @@ fn fresh_copy(sandbox: &Sandbox, pristine: &Path, name: &str, n: usize) -> PathB
 /// the board in (a fast-forward to origin's tip, or a merge commit whose board lists every
 /// item), plain `git fetch` (either way) only staged it.
 fn check_outcomes(sandbox: &Sandbox, setup: &Setup) {
+    let as_run = git_fetch_as_run();
     let base = rev_parse(sandbox, &setup.behind, BOARD_LOG);
     let dir = fresh_copy(sandbox, &setup.behind, "check-behind-hpp", 0);
     run(sandbox.hpp(&dir, HPP_FETCH));
@@ -471,12 +469,12 @@ fn check_outcomes(sandbox: &Sandbox, setup: &Setup) {
     for (pristine, name, local, fetch) in [
         (&setup.behind, "check-behind-git", &base, GIT_FETCH),
         (&setup.diverged, "check-diverged-git", &ours, GIT_FETCH),
-        (&setup.behind, "check-behind-run", &base, GIT_FETCH_AS_RUN),
+        (&setup.behind, "check-behind-run", &base, as_run.as_slice()),
         (
             &setup.diverged,
             "check-diverged-run",
             &ours,
-            GIT_FETCH_AS_RUN,
+            as_run.as_slice(),
         ),
     ] {
         let dir = fresh_copy(sandbox, pristine, name, 0);
@@ -558,6 +556,8 @@ fn main() {
 
     let (sandbox, behind, diverged) = (&sandbox, setup.behind.as_path(), setup.diverged.as_path());
     let (records, records_fresh) = (records.as_path(), records_fresh.as_path());
+    let as_run = git_fetch_as_run();
+    let as_run = as_run.as_slice();
     let mut series = vec![
         Series::new(move |n| sandbox.hpp(&fresh_copy(sandbox, behind, "ff-hpp", n), HPP_FETCH)),
         Series::new(move |n| sandbox.git(&fresh_copy(sandbox, behind, "ff-git", n), GIT_FETCH)),
@@ -570,15 +570,8 @@ fn main() {
         // Nothing new writes nothing: every sample runs in the same clone.
         Series::new(move |_| sandbox.hpp(records, HPP_PUSH)),
         Series::new(move |_| sandbox.git(records, GIT_PUSH)),
-        Series::new(move |n| {
-            sandbox.git(&fresh_copy(sandbox, behind, "ff-run", n), GIT_FETCH_AS_RUN)
-        }),
-        Series::new(move |n| {
-            sandbox.git(
-                &fresh_copy(sandbox, diverged, "merge-run", n),
-                GIT_FETCH_AS_RUN,
-            )
-        }),
+        Series::new(move |n| sandbox.git(&fresh_copy(sandbox, behind, "ff-run", n), as_run)),
+        Series::new(move |n| sandbox.git(&fresh_copy(sandbox, diverged, "merge-run", n), as_run)),
     ];
     run_interleaved(&mut series, plan);
     let mut stats: Vec<Stats> = series.iter().map(Series::stats).collect();
