@@ -242,11 +242,7 @@ impl Store {
         if fresh.is_empty() {
             return;
         }
-        self.fresh
-            .packs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(fresh);
+        lock(&self.fresh.packs).extend(fresh);
     }
 
     /// Returns what a fetch calls while git runs ([`super::git_cli::output_watching`]): the
@@ -270,11 +266,7 @@ impl Store {
             let hash = self.repo.object_hash();
             let packs = new.clone();
             let handle = std::thread::spawn(move || decode(&packs, hash, parallelism()));
-            *self
-                .fresh
-                .background
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some((new, handle));
+            *lock(&self.fresh.background) = Some((new, handle));
         }
     }
 
@@ -291,30 +283,15 @@ impl Store {
         if !counting {
             return None;
         }
-        let started = self
-            .fresh
-            .background
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some();
+        let started = lock(&self.fresh.background).is_some();
         if !started && self.fresh.reads.fetch_add(1, Ordering::Relaxed) < AFTER {
             return None;
         }
-        let packs = self
-            .fresh
-            .packs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let packs = lock(&self.fresh.packs).clone();
         if packs.is_empty() {
             return None;
         }
-        let background = self
-            .fresh
-            .background
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let background = lock(&self.fresh.background).take();
         self.fresh
             .objects
             .get_or_init(|| match background {
@@ -324,6 +301,12 @@ impl Store {
             })
             .as_ref()
     }
+}
+
+/// `mutex`'s guard; a thread that panicked holding it left nothing half-written here (each
+/// holder replaces or takes a whole value), so the value stands.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// How many threads a decoding (or a parse of what it decoded) takes: every core, up to eight,
