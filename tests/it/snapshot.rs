@@ -348,26 +348,7 @@ fn control_changing_one_file_changes_the_snapshot() {
 #[test]
 fn a_submodule_that_is_not_checked_out_keeps_its_recorded_gitlink() {
     let sandbox = Sandbox::repo();
-    let upstream = sandbox.path("upstream");
-    sandbox.git([
-        "init",
-        "-q",
-        "-b",
-        "main",
-        upstream.to_str().expect("utf-8"),
-    ]);
-    write(&upstream, "lib.txt", "lib\n");
-    sandbox.git_in(&upstream, &["add", "lib.txt"]);
-    sandbox.git_in(&upstream, &["commit", "-q", "-m", "lib"]);
-    sandbox.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        upstream.to_str().expect("utf-8"),
-        "sub",
-    ]);
+    add_submodule(&sandbox, "sub");
     sandbox.git(["commit", "-q", "-m", "sub"]);
     // A plain clone leaves sub/ empty; deinit does the same in place.
     let clone = sandbox.path("clone");
