@@ -374,8 +374,10 @@ fn by_bytes(entries: &[(u64, ObjectId)], parts: usize) -> impl Iterator<Item = &
 /// The objects at `entries` (offset, id) of one pack.
 fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option<Part> {
     let (pack, index) = (&bundle.pack, &bundle.index);
-    let mut inflate = gix::zlib::Inflate::default();
-    let mut deflate = libdeflater::Decompressor::new();
+    // libdeflate for what this thread decodes itself; gix's zlib stream for the chains it
+    // leaves to gix-pack.
+    let mut whole = libdeflater::Decompressor::new();
+    let mut streaming = gix::zlib::Inflate::default();
     let mut buf = Vec::new();
     let mut scratch = Vec::new();
     let mut out = Part::default();
@@ -398,19 +400,12 @@ fn decode_part(bundle: &gix_pack::Bundle, entries: &[(u64, ObjectId)]) -> Option
         let entry = pack.entry(*offset).ok()?;
         // The decoding names an object by where its data starts, past the entry's header.
         let data_offset = entry.data_offset;
-        let kind = match inflate_one(
-            pack,
-            &entry,
-            &mut deflate,
-            &mut scratch,
-            &mut buf,
-            &out.arena,
-        ) {
+        let kind = match inflate_one(pack, &entry, &mut whole, &mut scratch, &mut buf, &out.arena) {
             Some(kind) => kind,
             // A base outside what this thread decoded, or a base by id: gix resolves the chain.
             None => {
                 let decoded = pack
-                    .decode_entry(entry, &mut buf, &mut inflate, &resolve, &mut out.arena)
+                    .decode_entry(entry, &mut buf, &mut streaming, &resolve, &mut out.arena)
                     .ok()?;
                 buf.truncate(usize::try_from(decoded.object_size).ok()?);
                 decoded.kind
