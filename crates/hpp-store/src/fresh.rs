@@ -36,6 +36,10 @@ use super::Store;
 /// more than it did.
 pub(crate) const AFTER: usize = 256;
 
+/// How often a fetch watching for its pack lists the pack directory even though its
+/// modification time did not move (see [`Store::watch_for_fresh_pack`]).
+const RELIST: usize = 16;
+
 /// The largest pack decoded whole, in bytes as stored.
 pub(crate) const MAX_PACK_BYTES: u64 = 256 << 20;
 
@@ -248,12 +252,26 @@ impl Store {
     /// Returns what a fetch calls while git runs ([`super::git_cli::output_watching`]): the
     /// first time a pack not in `before` is in place (git links its index last), its decoding
     /// starts in the background, beside git's check of connectivity.
+    ///
+    /// The directory is listed only when its modification time moved (git creates, then
+    /// renames, the pack's files in it), and every [`RELIST`] calls whatever it says, for a
+    /// file system whose times are too coarse to show two changes a second apart: listing it
+    /// every call was a third of what the fetch's own thread did while git ran.
     pub(crate) fn watch_for_fresh_pack<'a>(&'a self, before: &'a [PathBuf]) -> impl FnMut() + 'a {
+        let dir = self.repo.objects.store_ref().path().join("pack");
         let mut started = false;
+        let mut seen = None;
+        let mut calls = 0usize;
         move || {
             if started {
                 return;
             }
+            calls += 1;
+            let modified = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+            if modified.is_some() && modified == seen && !calls.is_multiple_of(RELIST) {
+                return;
+            }
+            seen = modified;
             let new: Vec<PathBuf> = self
                 .pack_indices()
                 .into_iter()
@@ -833,6 +851,37 @@ mod tests {
             assert_eq!(objects.len(), 3 * n, "every entry's commit, tree and blob");
             assert_eq!(chain.links.len(), n);
         }
+    }
+
+    #[test]
+    fn a_pack_whose_directory_time_did_not_move_is_found_by_the_periodic_listing() {
+        let (_dir, store, _tip) = packed_log(10);
+        let index = store.pack_indices().pop().expect("one pack");
+        let pack_dir = index.parent().unwrap().to_owned();
+        let aside = pack_dir.parent().unwrap().join("aside.idx");
+        std::fs::rename(&index, &aside).unwrap();
+        let before: Vec<PathBuf> = Vec::new();
+        let mut tick = store.watch_for_fresh_pack(&before);
+        // First call: listed, no index yet; the directory's time is noted.
+        tick();
+        let seen = std::fs::metadata(&pack_dir).unwrap().modified().unwrap();
+        // The index lands, on a file system whose time does not show it.
+        std::fs::rename(&aside, &index).unwrap();
+        std::fs::File::open(&pack_dir)
+            .unwrap()
+            .set_modified(seen)
+            .unwrap();
+        let started = |store: &Store| store.fresh.background.lock().unwrap().is_some();
+        for _ in 2..RELIST {
+            tick();
+        }
+        assert!(
+            !started(&store),
+            "an unmoved directory is not listed between the periodic listings"
+        );
+        tick();
+        drop(tick);
+        assert!(started(&store), "the periodic listing finds the pack");
     }
 
     #[test]
