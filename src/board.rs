@@ -67,49 +67,62 @@ struct Write {
 /// serde reads by buffering each event and trying a competition first; an event can only be
 /// a competition's if its kind is the string `competition`, so bytes without that word hold
 /// item events only, which the full read would give too, only after buffering each.
-fn items_only(bytes: &[u8]) -> Option<Write> {
+fn items_only(text: &str) -> Option<Write> {
     #[derive(serde::Deserialize)]
     struct Items {
         schema: String,
-        #[serde(deserialize_with = "events_as_written")]
-        events: Vec<hpp_core::board::ItemEvent>,
+        #[serde(deserialize_with = "items_as_events")]
+        events: Vec<Event>,
     }
     // Built once: building the searcher was a sixth of the search of a one-event write.
     static COMPETITION: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"competition"));
-    if COMPETITION.find(bytes).is_some() {
+    if COMPETITION.find(text.as_bytes()).is_some() {
         return None;
     }
-    let items: Items = serde_json::from_slice(bytes).ok()?;
+    let items: Items = serde_json::from_str(text).ok()?;
     Some(Write {
         schema: items.schema,
-        events: items.events.into_iter().map(Event::Item).collect(),
+        events: items.events,
     })
 }
 
 /// A write's events in a vector as long as the list: serde's own starts at four (an `Event`
 /// is 448 bytes), and a fetch that reads 10,000 one-event writes would touch 18 MB of new
 /// memory where 4.5 MB hold them; its page faults were most of the parse.
-fn events_as_written<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+fn events_as_written<'de, D>(d: D) -> Result<Vec<Event>, D::Error>
 where
     D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
 {
-    struct Events<T>(std::marker::PhantomData<T>);
-    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Events<T> {
-        type Value = Vec<T>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a sequence")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(1).clamp(1, 64));
-            while let Some(event) = seq.next_element()? {
-                events.push(event);
-            }
-            Ok(events)
-        }
+    d.deserialize_seq(Events::<Event>(std::marker::PhantomData))
+}
+
+/// As [`events_as_written`], each element read as an item's event: straight into the vector
+/// the write keeps, not into one of item events copied into it after.
+fn items_as_events<'de, D>(d: D) -> Result<Vec<Event>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    d.deserialize_seq(Events::<hpp_core::board::ItemEvent>(
+        std::marker::PhantomData,
+    ))
+}
+
+/// Reads a list of `T`, each kept as the [`Event`] it is.
+struct Events<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: serde::Deserialize<'de> + Into<Event>> serde::de::Visitor<'de> for Events<T> {
+    type Value = Vec<Event>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
     }
-    d.deserialize_seq(Events(std::marker::PhantomData))
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Event>, A::Error> {
+        let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(1).clamp(1, 64));
+        while let Some(event) = seq.next_element::<T>()? {
+            events.push(event.into());
+        }
+        Ok(events)
+    }
 }
 
 /// What a write appended.
@@ -152,9 +165,11 @@ fn parse_write(commit: &CommitId, payload: Option<&[u8]>) -> Result<Vec<Event>, 
         detail,
     };
     let bytes = payload.ok_or_else(|| corrupt(format!("no {FILE}")))?;
-    let write = match items_only(bytes) {
+    // Checked as text once, whole: read from bytes, the parser checked each string again.
+    let text = std::str::from_utf8(bytes).map_err(|e| corrupt(format!("not UTF-8: {e}")))?;
+    let write = match items_only(text) {
         Some(write) => write,
-        None => serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?,
+        None => serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?,
     };
     if write.schema != SCHEMA {
         return Err(corrupt(format!(
@@ -283,7 +298,9 @@ mod tests {
     fn item_writes_read_straight_as_the_full_read_reads_them() {
         for events in [vec![ITEM], vec![ITEM, ITEM]] {
             let bytes = write(&events);
-            let fast = items_only(&bytes).expect("items only").events;
+            let fast = items_only(std::str::from_utf8(&bytes).unwrap())
+                .expect("items only")
+                .events;
             assert_eq!(Ok(fast.clone()), full(&bytes));
             assert_eq!(parse_write(&commit(), Some(&bytes)).unwrap(), fast);
         }
@@ -293,15 +310,22 @@ mod tests {
     fn control_a_competition_or_a_bad_item_goes_to_the_full_read() {
         let mixed = write(&[ITEM, COMPETITION]);
         assert!(
-            items_only(&mixed).is_none(),
+            items_only(std::str::from_utf8(&mixed).unwrap()).is_none(),
             "a competition event is not an item's"
         );
         let read = parse_write(&commit(), Some(&mixed)).unwrap();
         assert!(matches!(read[1], Event::Competition(_)), "{read:?}");
         // An item missing its lane: refused with the full read's words.
         let bad = write(&[&ITEM.replace(r#","lane_id":"l""#, "")]);
-        assert!(items_only(&bad).is_none());
+        assert!(items_only(std::str::from_utf8(&bad).unwrap()).is_none());
         let refused = parse_write(&commit(), Some(&bad)).unwrap_err().to_string();
         assert!(refused.contains(&full(&bad).unwrap_err()), "{refused}");
+        // Bytes that are not text are refused before any is parsed.
+        let mut not_text = write(&[ITEM]);
+        not_text[20] = 0xff;
+        let refused = parse_write(&commit(), Some(&not_text))
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("not UTF-8"), "{refused}");
     }
 }

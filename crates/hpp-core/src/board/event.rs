@@ -269,6 +269,12 @@ pub enum Event {
     Item(ItemEvent),
 }
 
+impl From<ItemEvent> for Event {
+    fn from(event: ItemEvent) -> Self {
+        Event::Item(event)
+    }
+}
+
 impl Event {
     /// The item event, if it is one.
     pub fn as_item(&self) -> Option<&ItemEvent> {
