@@ -104,14 +104,13 @@ impl Store {
             .loose_reader(1)
             .and_then(|loose| loose.read(&id, gix::object::Kind::Commit))
         {
-            let tokens = gix::objs::CommitRefIter::from_bytes(&bytes, self.repo.object_hash());
-            return super::fresh::shape_of(tokens, name, id);
+            return super::fresh::shape_of_bytes(&bytes, self.repo.object_hash(), name, id);
         }
         let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
             name: name.to_owned(),
             id: Some(id.to_string()),
         })?;
-        super::fresh::shape_of(commit.iter(), name, id)
+        super::fresh::shape_of_bytes(&commit.data, self.repo.object_hash(), name, id)
     }
     /// Makes each commit (id, parents, tree) a link holding the blob `file` of its tree, in
     /// order.
