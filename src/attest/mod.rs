@@ -15,6 +15,7 @@
 pub mod create;
 pub mod export;
 pub mod import;
+pub mod reference;
 pub mod verify;
 
 use crate::events;

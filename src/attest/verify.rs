@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
-use super::{Error, import};
+use super::{Error, reference};
 use crate::evidence::{self, ArtifactCheck};
 use crate::sign::{self, AllowedSigners, SignatureReport, SignatureStatus};
 use hpp_core::attestation::{
@@ -329,12 +329,12 @@ fn judge(
     let reference = rec.get("schema").and_then(Value::as_str) == Some(record::REFERENCE_SCHEMA);
     // A reference record carries its signature inside itself, over its other fields.
     let sig = if reference {
-        import::embedded_signature(&rec)
+        reference::embedded_signature(&rec)
     } else {
         sig
     };
     let signature = if reference {
-        import::check_embedded(&rec, options.allowed)
+        reference::check_embedded(&rec, options.allowed)
     } else {
         sign::check(
             &bytes,
@@ -418,7 +418,7 @@ fn judge(
             && store.entry_id(name, SNAPSHOT_ENTRY)?.as_deref() == Some(tree.as_str())
             && record::reference_snapshot_problem(
                 &rec,
-                &import::attested_files(store, name, tree, &bytes)?,
+                &reference::attested_files(store, name, tree, &bytes)?,
             )
             .is_none(),
     };

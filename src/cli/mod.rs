@@ -34,6 +34,7 @@ pub mod input;
 pub mod install;
 pub mod lane;
 pub mod loops;
+pub mod man_page;
 pub mod manual;
 pub mod map;
 pub mod module;
@@ -352,9 +353,9 @@ where
     manual::keep_current();
     // `--help` at a terminal is the manual page, as `git commit --help` is (piped, or with no
     // page or no man, it is clap's text, which ends with the same examples).
-    if let Some(page) = manual::page_asked(&argv, command, "git-hpp")
+    if let Some(page) = man_page::page_asked(&argv, command, "git-hpp")
         && output::stdout_is_terminal()
-        && let Some(code) = manual::open(&page)
+        && let Some(code) = man_page::open(&page)
     {
         return ExitCode::from(u8::try_from(code).unwrap_or(Exit::Fault.code()));
     }

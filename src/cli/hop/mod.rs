@@ -157,9 +157,9 @@ where
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     // `hop <command> --help` at a terminal is its manual page, as for git hpp.
-    if let Some(page) = super::manual::page_asked(&argv, command, "hop")
+    if let Some(page) = super::man_page::page_asked(&argv, command, "hop")
         && super::output::stdout_is_terminal()
-        && let Some(code) = super::manual::open(&page)
+        && let Some(code) = super::man_page::open(&page)
     {
         return ExitCode::from(u8::try_from(code).unwrap_or(HopExit::Usage.code()));
     }
