@@ -342,8 +342,8 @@ impl clap::ValueEnum for HostArg {
 
 /// Runs `git hpp` with `argv` (the program name first) and returns the exit code. An argv that is
 /// exactly `[prog, "--self-test"]` runs the packaged benchmark instead ([`benchmark::self_test`]).
-/// The process's entry, called once: what the command opened is left for the process's exit
-/// to return, not freed.
+/// The process's entry, called once: what the store's reads kept is left for the process's
+/// exit to return, not freed ([`hpp_store::Store::leave_caches_to_exit`]).
 pub fn run<I, T>(argv: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -385,11 +385,12 @@ where
             },
             (done, _) => done,
         };
-        // The process ends next, and returns the store's caches at once; freeing them one
-        // by one first (the objects a fetch decoded, the commits its checks read: 2-3 ms
-        // after a board fetch) is what git's own commands skip at exit too. Nothing is
-        // pending in them: every write finished, or failed, before the command returned.
-        std::mem::forget(ctx);
+        // The process ends next and returns the store's caches at once (2-3 ms to free one
+        // by one after a board fetch); the store itself still drops, its temporary
+        // directories with it.
+        if let Some(store) = ctx.opened() {
+            store.leave_caches_to_exit();
+        }
         result
     });
     ExitCode::from(output::emit_quietly(result, quiet).code())

@@ -534,6 +534,18 @@ static WRITES: AtomicU64 = AtomicU64::new(0);
 pub const LOOSE_LIMIT: i64 = 1024;
 
 impl Store {
+    /// Leaves what this store's reads decoded and kept (the objects a fetch decoded, the
+    /// commits its checks walked, the loose objects read plainly) to the process's exit:
+    /// dropping the store, or any view of it, then frees none of it. For a process about to
+    /// end, as git's own commands leave theirs: freeing them one by one cost 2 to 3 ms after a
+    /// board fetch, memory the exit returns at once. Nothing else is left: the store still
+    /// removes a push's quarantine alternates and closes its handles when dropped.
+    pub fn leave_caches_to_exit(&self) {
+        std::mem::forget(std::sync::Arc::clone(&self.set_commits));
+        std::mem::forget(std::sync::Arc::clone(&self.fresh));
+        std::mem::forget(std::sync::Arc::clone(&self.loose));
+    }
+
     /// Opens the repository that git would use from `cwd`: `GIT_DIR` (and `GIT_WORK_TREE`) when
     /// set, else the first repository found upwards, linked worktrees included.
     pub fn discover(cwd: &Path) -> Result<Self, Error> {
@@ -647,6 +659,51 @@ fn ref_backend(repo: &gix::Repository) -> Option<String> {
     repo.config_snapshot()
         .string("extensions.refStorage")
         .map(|v| v.to_string().to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod exit_tests {
+    use super::Store;
+
+    #[test]
+    fn caches_left_to_the_exit_outlive_the_store_and_its_quarantine_does_not() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        Store::init(dir.path()).expect("a repository");
+        let quarantine = dir.path().join(".git").join("objects");
+        let store = Store::discover(dir.path())
+            .expect("the repository")
+            .receiving(Some(&quarantine), &[], &[])
+            .expect("a receiving store");
+        let alternates = store
+            ._quarantine
+            .as_ref()
+            .expect("alternates")
+            .path()
+            .to_owned();
+        assert!(alternates.exists());
+        let caches = (
+            std::sync::Arc::downgrade(&store.set_commits),
+            std::sync::Arc::downgrade(&store.fresh),
+            std::sync::Arc::downgrade(&store.loose),
+        );
+        store.leave_caches_to_exit();
+        drop(store);
+        assert!(caches.0.upgrade().is_some() && caches.1.upgrade().is_some());
+        assert!(caches.2.upgrade().is_some(), "every cache is left");
+        assert!(
+            !alternates.exists(),
+            "the quarantine's alternates are removed"
+        );
+    }
+
+    #[test]
+    fn control_a_store_dropped_as_usual_frees_its_caches() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::init(dir.path()).expect("a repository");
+        let fresh = std::sync::Arc::downgrade(&store.fresh);
+        drop(store);
+        assert!(fresh.upgrade().is_none());
+    }
 }
 
 #[cfg(test)]
