@@ -33,9 +33,8 @@ use hpp_core::attestation::{RECORD_FILE, SNAPSHOT_ENTRY, SPEC_ENTRY};
 use hpp_core::record::{canonical_json, sha256_hex};
 use hpp_store::{Content, Store, TreeId, refs};
 
-pub use super::reference::{
-    IMPORT_FILE, LEFT_OUT, attested_files, check_embedded, embedded_signature, tree_files,
-};
+pub use super::reference::IMPORT_FILE;
+use super::reference::{LEFT_OUT, check_embedded, tree_files};
 
 /// The schema of [`IMPORT_FILE`].
 pub const IMPORT_SCHEMA: &str = "hpp.attestation-import/v1";

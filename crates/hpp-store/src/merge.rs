@@ -35,7 +35,6 @@ pub enum Relation {
 }
 
 /// One set-log commit as the set reads it.
-#[derive(Clone)]
 pub(crate) struct Node {
     parents: Vec<ObjectId>,
     tree: ObjectId,
