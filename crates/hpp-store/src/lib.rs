@@ -45,6 +45,7 @@ mod receive;
 mod records;
 pub mod refs;
 pub mod retry;
+mod shape;
 mod snapshot;
 mod status;
 mod sync;
@@ -279,6 +280,31 @@ pub enum Error {
 /// What the store's unit tests share.
 #[cfg(test)]
 pub(crate) mod testing {
+    /// A new repository in `dir` whose log `name` holds `n` entries (`e.json`: `{"n":i}`),
+    /// appended one by one; the store and the log's tip.
+    pub(crate) fn appended_log(
+        dir: &std::path::Path,
+        name: &str,
+        n: usize,
+    ) -> (super::Store, super::CommitId) {
+        let store = super::Store::init(dir).expect("a new repository");
+        let mut tip = None;
+        for i in 0..n {
+            let bytes = format!("{{\"n\":{i}}}");
+            let record = super::NewRecord {
+                file: "e.json",
+                bytes: bytes.as_bytes(),
+                message: "test",
+            };
+            tip = Some(
+                store
+                    .append(name, tip.as_ref(), &record)
+                    .expect("an append"),
+            );
+        }
+        (store, tip.expect("at least one entry"))
+    }
+
     /// Runs git in `dir`, cut off from the user's config, with a fixed identity; its stdout,
     /// trimmed. Panics with git's output when it fails.
     pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {

@@ -104,13 +104,13 @@ impl Store {
             .loose_reader(1)
             .and_then(|loose| loose.read(&id, gix::object::Kind::Commit))
         {
-            return super::fresh::shape_of_bytes(&bytes, self.repo.object_hash(), name, id);
+            return super::shape::shape_of_bytes(&bytes, self.repo.object_hash(), name, id);
         }
         let commit = self.repo.find_commit(id).map_err(|_| Error::NotACommit {
             name: name.to_owned(),
             id: Some(id.to_string()),
         })?;
-        super::fresh::shape_of_bytes(&commit.data, self.repo.object_hash(), name, id)
+        super::shape::shape_of_bytes(&commit.data, self.repo.object_hash(), name, id)
     }
     /// Makes each commit (id, parents, tree) a link holding the blob `file` of its tree, in
     /// order.
