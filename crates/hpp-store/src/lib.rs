@@ -550,7 +550,12 @@ pub struct Store {
     fresh: std::sync::Arc<fresh::Fresh>,
     /// Loose objects read plainly once a read goes on long enough (`loose`).
     loose: std::sync::Arc<loose::Loose>,
+    /// What commands handed over to be freed with the caches ([`Store::drop_with_caches`]).
+    handed: std::sync::Arc<std::sync::Mutex<Vec<Handed>>>,
 }
+
+/// A value handed to a store to be freed with its caches.
+type Handed = Box<dyn std::any::Any + Send>;
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
 
@@ -570,6 +575,19 @@ impl Store {
         std::mem::forget(std::sync::Arc::clone(&self.set_commits));
         std::mem::forget(std::sync::Arc::clone(&self.fresh));
         std::mem::forget(std::sync::Arc::clone(&self.loose));
+        std::mem::forget(std::sync::Arc::clone(&self.handed));
+    }
+
+    /// Hands `value`, which a command read and no longer needs, to the store: it is freed with
+    /// the store's caches, when the last view of the store drops, or left to the process's exit
+    /// with them ([`Store::leave_caches_to_exit`]). A fetch's 10,000 parsed board writes took
+    /// 9 million instructions to free one by one, beside a ref transaction that waits on the
+    /// disk.
+    pub fn drop_with_caches<T: Send + 'static>(&self, value: T) {
+        self.handed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(value));
     }
 
     /// Opens the repository that git would use from `cwd`: `GIT_DIR` (and `GIT_WORK_TREE`) when
@@ -647,6 +665,7 @@ impl Store {
             set_commits: std::sync::Arc::default(),
             fresh: std::sync::Arc::default(),
             loose: std::sync::Arc::default(),
+            handed: std::sync::Arc::default(),
         }
     }
 
@@ -712,10 +731,17 @@ mod exit_tests {
             std::sync::Arc::downgrade(&store.fresh),
             std::sync::Arc::downgrade(&store.loose),
         );
+        let handed = std::sync::Arc::new(());
+        store.drop_with_caches(std::sync::Arc::clone(&handed));
         store.leave_caches_to_exit();
         drop(store);
         assert!(caches.0.upgrade().is_some() && caches.1.upgrade().is_some());
         assert!(caches.2.upgrade().is_some(), "every cache is left");
+        assert_eq!(
+            std::sync::Arc::strong_count(&handed),
+            2,
+            "what was handed is left too"
+        );
         assert!(
             !alternates.exists(),
             "the quarantine's alternates are removed"
@@ -727,8 +753,22 @@ mod exit_tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = Store::init(dir.path()).expect("a repository");
         let fresh = std::sync::Arc::downgrade(&store.fresh);
+        let handed = std::sync::Arc::new(());
+        let view = store.view();
+        view.drop_with_caches(std::sync::Arc::clone(&handed));
+        drop(view);
+        assert_eq!(
+            std::sync::Arc::strong_count(&handed),
+            2,
+            "a view's handed value lives as long as the store"
+        );
         drop(store);
         assert!(fresh.upgrade().is_none());
+        assert_eq!(
+            std::sync::Arc::strong_count(&handed),
+            1,
+            "freed with the store"
+        );
     }
 }
 

@@ -37,6 +37,7 @@ impl Store {
             set_commits: std::sync::Arc::clone(&self.set_commits),
             fresh: std::sync::Arc::clone(&self.fresh),
             loose: std::sync::Arc::clone(&self.loose),
+            handed: std::sync::Arc::clone(&self.handed),
         }
     }
 
