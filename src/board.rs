@@ -55,9 +55,12 @@ pub struct Board {
 }
 
 /// One write of the log, as stored.
+/// The schema is borrowed from the bytes read when it can be (it always is, unescaped): one
+/// allocation fewer for each of a fetch's 10,000 writes.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
-struct Write {
-    schema: String,
+struct Write<'a> {
+    #[serde(borrow)]
+    schema: std::borrow::Cow<'a, str>,
     #[serde(deserialize_with = "events_as_written")]
     events: Vec<Event>,
 }
@@ -67,10 +70,11 @@ struct Write {
 /// serde reads by buffering each event and trying a competition first; an event can only be
 /// a competition's if its kind is the string `competition`, so bytes without that word hold
 /// item events only, which the full read would give too, only after buffering each.
-fn items_only(text: &str) -> Option<Write> {
+fn items_only(text: &str) -> Option<Write<'_>> {
     #[derive(serde::Deserialize)]
-    struct Items {
-        schema: String,
+    struct Items<'a> {
+        #[serde(borrow)]
+        schema: std::borrow::Cow<'a, str>,
         #[serde(deserialize_with = "items_as_events")]
         events: Vec<Event>,
     }
@@ -80,7 +84,7 @@ fn items_only(text: &str) -> Option<Write> {
     if COMPETITION.find(text.as_bytes()).is_some() {
         return None;
     }
-    let items: Items = serde_json::from_str(text).ok()?;
+    let items: Items<'_> = serde_json::from_str(text).ok()?;
     Some(Write {
         schema: items.schema,
         events: items.events,
@@ -224,7 +228,7 @@ pub fn write(store: &Store, request: &Request, ts: &str) -> Result<Written, Erro
         let board = read(store)?;
         let events = decide(&board.events, request, ts)?;
         let value = serde_json::to_value(Write {
-            schema: SCHEMA.to_owned(),
+            schema: SCHEMA.into(),
             events: events.clone(),
         })
         .expect("board events serialise");
