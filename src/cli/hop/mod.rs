@@ -163,10 +163,14 @@ where
     {
         return ExitCode::from(u8::try_from(code).unwrap_or(HopExit::Usage.code()));
     }
-    let parsed = command()
-        .try_get_matches_from(argv)
-        .and_then(|matches| <HopCli as clap::FromArgMatches>::from_arg_matches(&matches));
-    let cli = match parsed {
+    // The bare command first, as `git hpp` parses (`cli::run`): help is built only to be shown.
+    use clap::CommandFactory;
+    let parse = |command: clap::Command| {
+        command
+            .try_get_matches_from(&argv)
+            .and_then(|matches| <HopCli as clap::FromArgMatches>::from_arg_matches(&matches))
+    };
+    let cli = match parse(HopCli::command()).or_else(|_| parse(command())) {
         Ok(cli) => cli,
         Err(error) => {
             out::emit_clap(&error);
