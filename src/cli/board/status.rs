@@ -23,7 +23,7 @@ pub fn cmd_board_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliErro
         .iter()
         .filter(|e| match (&args.id, e) {
             (None, _) => true,
-            (Some(id), Event::Item(e)) => &e.item_id == id,
+            (Some(id), Event::Item(e)) => e.item_id == id,
             (Some(id), Event::Competition(e)) => &e.task_id == id,
         })
         .collect();

@@ -1,5 +1,6 @@
 //! The board's events: what is written to the log, one item or one competition at a time.
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use super::{CompetitionState, DeliberationRef, State};
@@ -64,17 +65,17 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemEvent {
     /// When, UTC ISO-8601 (`2026-01-31T12:00:00Z`).
-    pub ts: String,
+    pub ts: CompactString,
     /// The item.
-    pub item_id: String,
+    pub item_id: CompactString,
     /// Its new state.
     pub state: State,
     /// The writer's lane.
-    pub lane_id: String,
+    pub lane_id: CompactString,
     /// The writer's role.
-    pub role: String,
+    pub role: CompactString,
     /// The writer's model.
-    pub model: String,
+    pub model: CompactString,
     /// Free-text evidence note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
@@ -123,12 +124,12 @@ impl ItemEvent {
     /// A bare event: `item` moves to `state`, written by `actor` at `ts`.
     pub fn new(ts: &str, item: &str, state: State, actor: &Actor) -> Self {
         Self {
-            ts: ts.to_owned(),
-            item_id: item.to_owned(),
+            ts: ts.into(),
+            item_id: item.into(),
             state,
-            lane_id: actor.lane.clone(),
-            role: actor.role.clone(),
-            model: actor.model.clone(),
+            lane_id: actor.lane.as_str().into(),
+            role: actor.role.as_str().into(),
+            model: actor.model.as_str().into(),
             evidence: None,
             evidence_record: None,
             verdict_by: None,

@@ -324,7 +324,7 @@ impl<'a> Board<'a> {
                 match model_family(&builder.model) {
                     None => {
                         return Err(Error::BuilderNoFamily {
-                            model: builder.model.clone(),
+                            model: builder.model.to_string(),
                             item: (*item).to_owned(),
                         });
                     }
@@ -431,7 +431,7 @@ impl<'a> Board<'a> {
                     }
                     let owner = self
                         .last(item)
-                        .map(|e| e.lane_id.clone())
+                        .map(|e| e.lane_id.to_string())
                         .unwrap_or_default();
                     if owner != lane {
                         return Err(Error::NotOwner {
@@ -553,7 +553,7 @@ impl<'a> Board<'a> {
                     .find(|e| self.built_by(second, &e.lane_id))
                 {
                     return Err(Error::SharedBuilder {
-                        lane: shared.lane_id.clone(),
+                        lane: shared.lane_id.to_string(),
                         first: first.clone(),
                         second: second.clone(),
                     });
