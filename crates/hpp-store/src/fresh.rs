@@ -30,6 +30,7 @@ use gix::ObjectId;
 use gix::hashtable::HashMap;
 
 use super::Store;
+use super::git_cli::Tick;
 
 /// Commits read one by one before the fetch's packs are decoded whole, when the fetch did not
 /// start decoding them while git ran: a short log (a lane's, a loop of a few events) costs no
@@ -177,7 +178,7 @@ impl Objects {
         let (part, &(start, count, tree, time)) =
             self.find(&self.last_commit, |part| part.commits.get(id))?;
         let parents = part.parents.get(start as usize..(start + count) as usize)?;
-        Some((parents.to_vec(), tree, time))
+        Some((super::shape::Parents::from_slice(parents), tree, time))
     }
 
     /// The bytes of `id` if the fetch brought it as a `kind` (a tree or a small blob).
@@ -218,10 +219,14 @@ impl Objects {
 }
 
 impl Store {
+    /// The directory of the object database's packs, `objects/pack/`.
+    pub(crate) fn pack_dir(&self) -> PathBuf {
+        self.repo.objects.store_ref().path().join("pack")
+    }
+
     /// The index files under `objects/pack/` now.
     pub(crate) fn pack_indices(&self) -> Vec<PathBuf> {
-        let dir = self.repo.objects.store_ref().path().join("pack");
-        let Ok(entries) = std::fs::read_dir(dir) else {
+        let Ok(entries) = std::fs::read_dir(self.pack_dir()) else {
             return Vec::new();
         };
         let mut found: Vec<PathBuf> = entries
@@ -241,42 +246,51 @@ impl Store {
         lock(&self.fresh.packs).extend(fresh);
     }
 
-    /// Returns what a fetch calls while git runs ([`super::git_cli::output_watching`]): the
+    /// Returns what a fetch calls while git runs ([`super::git_cli::output_watching`]) when the
+    /// pack directory changed, or every few milliseconds where the kernel cannot say: the
     /// first time a pack not in `before` is in place (git links its index last), its decoding
-    /// starts in the background, beside git's check of connectivity.
+    /// starts in the background, beside git's check of connectivity, and it returns `false`:
+    /// nothing more to watch for.
     ///
-    /// The directory is listed only when its modification time moved (git creates, then
+    /// Told that the directory changed ([`Tick::Changed`]), it lists it. Only told that time
+    /// passed, it lists the directory when its modification time moved (git creates, then
     /// renames, the pack's files in it), and every [`RELIST`] calls whatever it says, for a
     /// file system whose times are too coarse to show two changes a second apart: listing it
     /// every call was a third of what the fetch's own thread did while git ran.
-    pub(crate) fn watch_for_fresh_pack<'a>(&'a self, before: &'a [PathBuf]) -> impl FnMut() + 'a {
-        let dir = self.repo.objects.store_ref().path().join("pack");
+    pub(crate) fn watch_for_fresh_pack<'a>(
+        &'a self,
+        before: &'a [PathBuf],
+    ) -> impl FnMut(Tick) -> bool + 'a {
+        let dir = self.pack_dir();
         let mut started = false;
         let mut seen = None;
         let mut calls = 0usize;
-        move || {
+        move |tick| {
             if started {
-                return;
+                return false;
             }
             calls += 1;
-            let modified = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
-            if modified.is_some() && modified == seen && !calls.is_multiple_of(RELIST) {
-                return;
+            if tick == Tick::Elapsed {
+                let modified = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+                if modified.is_some() && modified == seen && !calls.is_multiple_of(RELIST) {
+                    return true;
+                }
+                seen = modified;
             }
-            seen = modified;
             let new: Vec<PathBuf> = self
                 .pack_indices()
                 .into_iter()
                 .filter(|p| !before.contains(p))
                 .collect();
             if new.is_empty() {
-                return;
+                return true;
             }
             started = true;
             let hash = self.repo.object_hash();
             let packs = new.clone();
             let handle = std::thread::spawn(move || decode(&packs, hash, parallelism()));
             *lock(&self.fresh.background) = Some((new, handle));
+            false
         }
     }
 
@@ -752,7 +766,11 @@ mod tests {
             }
             for id in order {
                 let (parents, tree, _) = objects.commit(id).expect("every commit decoded");
-                assert_eq!((parents, tree), expected(id), "{id} with {threads} threads");
+                assert_eq!(
+                    (parents.to_vec(), tree),
+                    expected(id),
+                    "{id} with {threads} threads"
+                );
                 assert_eq!(objects.get(id, gix::object::Kind::Commit), None);
             }
         }
@@ -890,8 +908,8 @@ mod tests {
             let store = Store::discover(dir.path()).unwrap();
             let before: Vec<PathBuf> = Vec::new();
             let mut tick = store.watch_for_fresh_pack(&before);
-            tick();
-            tick();
+            tick(Tick::Changed);
+            tick(Tick::Changed);
             drop(tick);
             let started = store
                 .fresh
@@ -926,7 +944,7 @@ mod tests {
         let before: Vec<PathBuf> = Vec::new();
         let mut tick = store.watch_for_fresh_pack(&before);
         // First call: listed, no index yet; the directory's time is noted.
-        tick();
+        tick(Tick::Elapsed);
         let seen = std::fs::metadata(&pack_dir).unwrap().modified().unwrap();
         // The index lands, on a file system whose time does not show it.
         std::fs::rename(&aside, &index).unwrap();
@@ -936,13 +954,13 @@ mod tests {
             .unwrap();
         let started = |store: &Store| store.fresh.background.lock().unwrap().is_some();
         for _ in 2..RELIST {
-            tick();
+            tick(Tick::Elapsed);
         }
         assert!(
             !started(&store),
             "an unmoved directory is not listed between the periodic listings"
         );
-        tick();
+        tick(Tick::Elapsed);
         drop(tick);
         assert!(started(&store), "the periodic listing finds the pack");
     }

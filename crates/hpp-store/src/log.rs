@@ -54,7 +54,7 @@ impl Store {
     ) -> Result<Option<Vec<Link>>, Error> {
         // First the commits, one after the other (each names the next); then each one's file,
         // which does not depend on the others, on every core.
-        let mut commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)> = Vec::new();
+        let mut commits: Vec<(ObjectId, super::shape::Parents, ObjectId)> = Vec::new();
         let mut next = Some(tip);
         let mut met = stop.is_none();
         while let Some(id) = next {
@@ -96,7 +96,7 @@ impl Store {
         &self,
         name: &str,
         id: ObjectId,
-    ) -> Result<(Vec<ObjectId>, ObjectId, i64), Error> {
+    ) -> Result<super::shape::Shape, Error> {
         if let Some(shape) = self.fresh_objects(true).and_then(|o| o.commit(&id)) {
             return Ok(shape);
         }
@@ -116,7 +116,7 @@ impl Store {
     /// order.
     pub(crate) fn read_links(
         &self,
-        commits: Vec<(ObjectId, Vec<ObjectId>, ObjectId)>,
+        commits: Vec<(ObjectId, super::shape::Parents, ObjectId)>,
         file: &str,
     ) -> Result<Vec<Link>, Error> {
         let trees: Vec<(ObjectId, ObjectId)> =
@@ -923,7 +923,7 @@ mod tests {
             "@1700000000 +0200",
         );
         let (parents, got_tree, time) = store.commit_shape("refs/hpp/a", merged).unwrap();
-        assert_eq!(parents, [two.oid(), one.oid()]);
+        assert_eq!(parents.as_slice(), [two.oid(), one.oid()]);
         assert_eq!(got_tree.to_string(), tree.as_str());
         assert_eq!(
             time, 1_700_000_000,

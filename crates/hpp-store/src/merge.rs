@@ -35,10 +35,13 @@ pub enum Relation {
 }
 
 /// One set-log commit as the set reads it.
-pub(crate) struct Node {
-    parents: Vec<ObjectId>,
+struct Node {
+    parents: super::shape::Parents,
     tree: ObjectId,
     time: i64,
+    /// Its depth (see the module), once a set's order asked for it; 0 before. A commit's depth
+    /// is a function of its own history, so it holds for every set that reaches it.
+    depth: u64,
 }
 
 /// One entry of a set log as [`Store::read_set_with`] reads it.
@@ -50,21 +53,118 @@ pub struct SetEntry<T> {
     pub read: Option<T>,
 }
 
-/// What this command learnt of set logs: their commits decoded, by id, and the set each tip
-/// it read reaches ([`Store::read_set_at`]).
+/// What this command learnt of set logs: their commits decoded, each once and numbered in the
+/// order decoded, and the set each tip it read reaches ([`Store::read_set_at`]). A walk, a
+/// depth and a set name commits by number: one lookup by id per commit decoded, where a map
+/// per question (reached, depth, node) made four of them, each growing as it went.
 #[derive(Default)]
 pub(crate) struct SetCommits {
-    nodes: HashMap<ObjectId, Node>,
+    /// Each decoded commit's number.
+    numbers: HashMap<ObjectId, u32>,
+    /// The decoded commits, by number.
+    nodes: Vec<Node>,
     sets: HashMap<ObjectId, std::sync::Arc<Set>>,
 }
 
-/// The set a tip reaches: its entries in the set's order, and every commit it reaches (merges
-/// included). What a tip reaches never changes, so a merge of two tips read before is the
-/// union of theirs: an entry's place in the order (its depth, commit time and id) is a
-/// function of its own history alone.
+impl SetCommits {
+    /// The number of the commit `id` if it was decoded.
+    fn number(&self, id: &ObjectId) -> Option<u32> {
+        self.numbers.get(id).copied()
+    }
+
+    /// The number of the commit `id` of the set log `name`, decoding it if this command has not.
+    fn decoded(&mut self, store: &Store, name: &str, id: ObjectId) -> Result<u32, Error> {
+        if let Some(number) = self.number(&id) {
+            return Ok(number);
+        }
+        let (parents, tree, time) = store.commit_shape(name, id)?;
+        let number = u32::try_from(self.nodes.len()).map_err(|_| Error::NotACommit {
+            name: name.to_owned(),
+            id: Some(id.to_string()),
+        })?;
+        self.nodes.push(Node {
+            parents,
+            tree,
+            time,
+            depth: 0,
+        });
+        self.numbers.insert(id, number);
+        Ok(number)
+    }
+
+    /// The depth of the decoded commit `at`, every commit it reaches decoded (a set's walk
+    /// decoded them), without recursion: a long log is deeper than any stack. Depths found
+    /// are kept in the nodes, so a second set sharing the history computes only its own.
+    fn depth(&mut self, at: u32) -> u64 {
+        let mut stack = vec![(at, false)];
+        while let Some((at, expanded)) = stack.pop() {
+            let node = &self.nodes[at as usize];
+            if node.depth != 0 {
+                continue;
+            }
+            let parents: smallvec::SmallVec<[u32; 2]> =
+                node.parents.iter().map(|p| self.numbers[p]).collect();
+            if expanded {
+                let deepest = parents
+                    .iter()
+                    .map(|&p| self.nodes[p as usize].depth)
+                    .max()
+                    .unwrap_or(0);
+                self.nodes[at as usize].depth = deepest + 1;
+            } else {
+                stack.push((at, true));
+                stack.extend(
+                    parents
+                        .iter()
+                        .filter(|&&p| self.nodes[p as usize].depth == 0)
+                        .map(|&p| (p, false)),
+                );
+            }
+        }
+        self.nodes[at as usize].depth
+    }
+}
+
+/// The set a tip reaches: its entries in the set's order (each with its commit's number), and
+/// every commit it reaches (merges included), by number. What a tip reaches never changes, so
+/// a merge of two tips read before is the union of theirs: an entry's place in the order (its
+/// depth, commit time and id) is a function of its own history alone.
 struct Set {
-    entries: Vec<(Key, ObjectId)>,
-    reachable: gix::hashtable::HashSet<ObjectId>,
+    entries: Vec<(Key, u32)>,
+    reachable: Reached,
+}
+
+/// Decoded commits by number, one bit each.
+#[derive(Default, Clone)]
+struct Reached(Vec<u64>);
+
+impl Reached {
+    /// Marks `at`; whether it was not marked before.
+    fn insert(&mut self, at: u32) -> bool {
+        let (word, bit) = (at as usize / 64, 1u64 << (at % 64));
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let new = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        new
+    }
+
+    fn contains(&self, at: u32) -> bool {
+        self.0
+            .get(at as usize / 64)
+            .is_some_and(|word| word & (1u64 << (at % 64)) != 0)
+    }
+
+    /// Marks every commit `other` marks.
+    fn extend(&mut self, other: &Reached) {
+        if other.0.len() > self.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (word, theirs) in self.0.iter_mut().zip(&other.0) {
+            *word |= theirs;
+        }
+    }
 }
 
 /// An entry's place in a set's order: its depth (its Lamport time), commit time, and id.
@@ -127,7 +227,7 @@ impl Store {
             links: entries
                 .into_iter()
                 .map(|entry| Link {
-                    parents: known.nodes[&entry.commit.oid()]
+                    parents: known.nodes[known.numbers[&entry.commit.oid()] as usize]
                         .parents
                         .iter()
                         .map(|p| (*p).into())
@@ -162,10 +262,10 @@ impl Store {
         let mut pending_at: Vec<usize> = Vec::new();
         {
             let known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
-            for (_, id) in &set.entries {
+            for ((_, _, id), at) in &set.entries {
                 let commit = CommitId::from(*id);
                 if !held(&commit) {
-                    pending.push((*id, known.nodes[id].tree));
+                    pending.push((*id, known.nodes[*at as usize].tree));
                     pending_at.push(entries.len());
                 }
                 entries.push(SetEntry { commit, read: None });
@@ -186,11 +286,8 @@ impl Store {
             if let Some(set) = known.sets.get(&tip) {
                 return Ok(std::sync::Arc::clone(set));
             }
-            if !known.nodes.contains_key(&tip) {
-                let node = self.node(name, tip)?;
-                known.nodes.insert(tip, node);
-            }
-            let parents = known.nodes[&tip].parents.clone();
+            let at = known.decoded(self, name, tip)?;
+            let parents = known.nodes[at as usize].parents.clone();
             let any_known = parents.iter().any(|p| known.sets.contains_key(p));
             (parents.len() >= 2 && any_known).then_some(parents)
         };
@@ -200,7 +297,8 @@ impl Store {
                     .iter()
                     .map(|p| self.set_of(name, *p))
                     .collect::<Result<Vec<_>, Error>>()?;
-                union(tip, &sets)
+                let known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+                union(known.number(&tip), &sets)
             }
             None => self.walked_set(name, tip)?,
         };
@@ -216,17 +314,20 @@ impl Store {
     /// The set `tip` reaches, from a walk of its history.
     fn walked_set(&self, name: &str, tip: ObjectId) -> Result<Set, Error> {
         let (visited, reachable) = self.walk(name, tip)?;
-        let known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
-        let depth = depths(&known.nodes, tip);
+        let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
+        // The walk decoded every commit the tip reaches; the first it visited is the tip.
+        if let Some(&(_, tip)) = visited.first() {
+            known.depth(tip);
+        }
         // Each key computed once (a comparison that looked the depth up hashed twice), in the
         // reverse of the walk's order: a linear log is then in order already, which the sort
         // finds in one pass, where the order of a hash map cost it 1,200 instructions an entry.
-        let mut entries: Vec<(Key, ObjectId)> = visited
+        let mut entries: Vec<(Key, u32)> = visited
             .iter()
             .rev()
-            .map(|id| (id, &known.nodes[id]))
-            .filter(|(_, node)| node.parents.len() < 2)
-            .map(|(id, node)| ((depth[id], node.time, *id), *id))
+            .map(|&(id, at)| (id, at, &known.nodes[at as usize]))
+            .filter(|(_, _, node)| node.parents.len() < 2)
+            .map(|(id, at, node)| ((node.depth, node.time, id), at))
             .collect();
         entries.sort_unstable_by_key(|(key, _)| *key);
         Ok(Set { entries, reachable })
@@ -283,37 +384,27 @@ impl Store {
         Ok(id.into())
     }
 
-    /// The commit `id` of the set log `name`, decoded.
-    fn node(&self, name: &str, id: ObjectId) -> Result<Node, Error> {
-        let (parents, tree, time) = self.commit_shape(name, id)?;
-        Ok(Node {
-            parents,
-            tree,
-            time,
-        })
-    }
-
     /// Whether the set log's commit `from` reaches `target`, walked through the commits this
     /// command decoded (decoding the rest), with no copy of the graph made.
     fn reaches(&self, name: &str, from: ObjectId, target: ObjectId) -> Result<bool, Error> {
         let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(set) = known.sets.get(&from) {
-            return Ok(from == target || set.reachable.contains(&target));
+            return Ok(from == target
+                || known
+                    .number(&target)
+                    .is_some_and(|at| set.reachable.contains(at)));
         }
-        let mut seen = gix::hashtable::HashSet::default();
+        let mut seen = Reached::default();
         let mut stack = vec![from];
         while let Some(id) = stack.pop() {
             if id == target {
                 return Ok(true);
             }
-            if !seen.insert(id) {
+            let at = known.decoded(self, name, id)?;
+            if !seen.insert(at) {
                 continue;
             }
-            if !known.nodes.contains_key(&id) {
-                let node = self.node(name, id)?;
-                known.nodes.insert(id, node);
-            }
-            stack.extend(known.nodes[&id].parents.iter().copied());
+            stack.extend(known.nodes[at as usize].parents.iter().copied());
         }
         Ok(false)
     }
@@ -321,25 +412,18 @@ impl Store {
     /// Every commit `tip` reaches, in the order the walk visited them (from the tip, each
     /// commit before its parents' histories) and as a set. Each commit is decoded once and
     /// kept for the command, in [`SetCommits::nodes`] only.
-    fn walk(
-        &self,
-        name: &str,
-        tip: ObjectId,
-    ) -> Result<(Vec<ObjectId>, gix::hashtable::HashSet<ObjectId>), Error> {
-        let mut reachable = gix::hashtable::HashSet::default();
+    fn walk(&self, name: &str, tip: ObjectId) -> Result<(Vec<(ObjectId, u32)>, Reached), Error> {
+        let mut reachable = Reached::default();
         let mut visited = Vec::new();
         let mut stack = vec![tip];
         let mut known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(id) = stack.pop() {
-            if !reachable.insert(id) {
+            let at = known.decoded(self, name, id)?;
+            if !reachable.insert(at) {
                 continue;
             }
-            if !known.nodes.contains_key(&id) {
-                let node = self.node(name, id)?;
-                known.nodes.insert(id, node);
-            }
-            stack.extend(known.nodes[&id].parents.iter().copied());
-            visited.push(id);
+            stack.extend(known.nodes[at as usize].parents.iter().copied());
+            visited.push((id, at));
         }
         Ok((visited, reachable))
     }
@@ -347,8 +431,8 @@ impl Store {
 
 /// The set of the merge `tip` of `sets` (its parents' sets): their entries merged in order,
 /// each once (an entry both reach has the same key in both), and every commit they reach.
-fn union(tip: ObjectId, sets: &[std::sync::Arc<Set>]) -> Set {
-    let mut entries: Vec<(Key, ObjectId)> = Vec::new();
+fn union(tip: Option<u32>, sets: &[std::sync::Arc<Set>]) -> Set {
+    let mut entries: Vec<(Key, u32)> = Vec::new();
     for set in sets {
         let mut merged = Vec::with_capacity(entries.len() + set.entries.len());
         let (mut a, mut b) = (entries.iter().peekable(), set.entries.iter().peekable());
@@ -367,39 +451,14 @@ fn union(tip: ObjectId, sets: &[std::sync::Arc<Set>]) -> Set {
         }
         entries = merged;
     }
-    let mut reachable = gix::hashtable::HashSet::default();
-    reachable.insert(tip);
+    let mut reachable = Reached::default();
     for set in sets {
-        reachable.extend(set.reachable.iter().copied());
+        reachable.extend(&set.reachable);
+    }
+    if let Some(tip) = tip {
+        reachable.insert(tip);
     }
     Set { entries, reachable }
-}
-
-/// The depth of every node (1 for a root, else one more than its deepest parent), without
-/// recursion: a long log is deeper than any stack.
-fn depths(nodes: &HashMap<ObjectId, Node>, tip: ObjectId) -> HashMap<ObjectId, u64> {
-    let mut depth: HashMap<ObjectId, u64> =
-        HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
-    let mut stack = vec![(tip, false)];
-    while let Some((id, expanded)) = stack.pop() {
-        if depth.contains_key(&id) {
-            continue;
-        }
-        let parents = &nodes[&id].parents;
-        if expanded {
-            let deepest = parents.iter().map(|p| depth[p]).max().unwrap_or(0);
-            depth.insert(id, deepest + 1);
-        } else {
-            stack.push((id, true));
-            stack.extend(
-                parents
-                    .iter()
-                    .filter(|p| !depth.contains_key(*p))
-                    .map(|p| (*p, false)),
-            );
-        }
-    }
-    depth
 }
 
 #[cfg(test)]

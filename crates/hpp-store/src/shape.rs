@@ -5,7 +5,10 @@
 use gix::ObjectId;
 
 /// A commit as a log's read asks for it: its parents, its tree and its committer time.
-pub(crate) type Shape = (Vec<ObjectId>, ObjectId, i64);
+pub(crate) type Shape = (Parents, ObjectId, i64);
+
+/// A commit's parents, held inline up to two (a log's commits have one, its merges two).
+pub(crate) type Parents = smallvec::SmallVec<[ObjectId; 2]>;
 
 /// A commit's parents, tree and committer time, in one pass over its headers (tree, parents,
 /// author, committer), where asking for each parses from the start again: this runs once per
@@ -15,7 +18,7 @@ pub(crate) fn shape_of(
     name: &str,
     id: ObjectId,
 ) -> Result<Shape, super::Error> {
-    let (mut tree, mut parents, mut time) = (None, Vec::new(), 0);
+    let (mut tree, mut parents, mut time) = (None, Parents::new(), 0);
     for token in tokens {
         match token {
             Ok(gix::objs::commit::ref_iter::Token::Tree { id }) => tree = Some(id),
@@ -65,7 +68,7 @@ fn plain_shape(bytes: &[u8], hash: gix::hash::Kind) -> Option<Shape> {
     let id = |hex: &[u8]| ObjectId::from_hex(hex).ok().filter(|id| id.kind() == hash);
     let mut rest = bytes;
     let tree = id(header(&mut rest, b"tree ")?)?;
-    let mut parents = Vec::new();
+    let mut parents = Parents::new();
     while let Some(parent) = header(&mut rest, b"parent ") {
         parents.push(id(parent)?);
     }

@@ -175,6 +175,7 @@ impl Store {
             super::git_cli::output_watching(
                 self.git_cli().args(&args),
                 &what,
+                &self.pack_dir(),
                 self.watch_for_fresh_pack(&packs),
             )
         };
