@@ -1,10 +1,16 @@
 //! Logs: a chain of record commits reached from one ref, read oldest first, and moved forward
 //! only by compare-and-swap against the tip the writer read.
 
+use std::borrow::Cow;
+
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 use super::{Chain, CommitId, Error, Link, Log, NewRecord, Store, git, refs, retry};
+
+/// What a long read hands each commit's blob to, in the reading thread: the commit, and the
+/// blob (`None`: the tree has no such file), borrowed when it can be.
+pub(crate) type Reader<'r, T> = dyn Fn(&CommitId, Option<Cow<'_, [u8]>>) -> T + Sync + 'r;
 
 impl Store {
     /// Reads the log at `name`: the tip and the first-parent chain from the root, with the
@@ -140,17 +146,18 @@ impl Store {
         commits: &[(ObjectId, ObjectId)],
         file: &str,
     ) -> Result<Vec<Option<Vec<u8>>>, Error> {
-        self.read_files_with(commits, file, &|_, bytes| bytes)
+        self.read_files_with(commits, file, &|_, bytes| bytes.map(Cow::into_owned))
     }
 
-    /// As [`Store::read_files`], handing each commit's blob to `read` in the reading thread.
-    /// Past a few hundred commits they are read in contiguous runs, one per thread: each
-    /// thread's delta-base cache then sees one stretch of the pack's delta chains.
+    /// As [`Store::read_files`], handing each commit's blob to `read` in the reading thread
+    /// (borrowed where the fetch's decoded objects hold it: a reader that parses it copies
+    /// nothing). Past a few hundred commits they are read in contiguous runs, one per thread:
+    /// each thread's delta-base cache then sees one stretch of the pack's delta chains.
     pub(crate) fn read_files_with<T: Send>(
         &self,
         commits: &[(ObjectId, ObjectId)],
         file: &str,
-        read: &(dyn Fn(&CommitId, Option<Vec<u8>>) -> T + Sync),
+        read: &Reader<'_, T>,
     ) -> Result<Vec<T>, Error> {
         let fresh = self.fresh_objects(false);
         let loose = self.loose_reader(commits.len());
@@ -522,16 +529,15 @@ fn plain_component(file: &str) -> bool {
 /// The blob `file` of the tree `tree` of commit `id` (`None`: no such blob).
 /// What a fetch wrote (`fresh`, when decoded) is read from memory, loose objects through the
 /// plain reader (`loose`, when started).
-pub(crate) fn read_file(
+pub(crate) fn read_file<'a>(
     repo: &gix::Repository,
-    fresh: Option<&super::fresh::Objects>,
+    fresh: Option<&'a super::fresh::Objects>,
     loose: Option<&super::loose::Reader>,
     id: ObjectId,
     tree: ObjectId,
     file: &str,
-) -> Result<Option<Vec<u8>>, Error> {
+) -> Result<Option<Cow<'a, [u8]>>, Error> {
     use gix::object::Kind;
-    use std::borrow::Cow;
     let held = |id: &ObjectId, kind: Kind| match fresh.and_then(|objects| objects.get(id, kind)) {
         Some(bytes) => Some(Cow::Borrowed(bytes)),
         None => loose
@@ -544,12 +550,12 @@ pub(crate) fn read_file(
             .find(|e| e.filename == file.as_bytes());
         return match entry {
             Some(entry) if entry.mode.is_blob() => match held(&entry.oid.to_owned(), Kind::Blob) {
-                Some(blob) => Ok(Some(blob.into_owned())),
+                Some(blob) => Ok(Some(blob)),
                 None => {
                     let mut blob = repo
                         .find_blob(entry.oid)
                         .map_err(|e| git(format!("reading {file} of {id}"))(e))?;
-                    Ok(Some(std::mem::take(&mut blob.data)))
+                    Ok(Some(Cow::Owned(std::mem::take(&mut blob.data))))
                 }
             },
             _ => Ok(None),
@@ -564,7 +570,7 @@ pub(crate) fn read_file(
             let mut blob = repo
                 .find_blob(entry.object_id())
                 .map_err(|e| git(format!("reading {file} of {id}"))(e))?;
-            Ok(Some(std::mem::take(&mut blob.data)))
+            Ok(Some(Cow::Owned(std::mem::take(&mut blob.data))))
         }
         _ => Ok(None),
     }

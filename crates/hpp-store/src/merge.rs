@@ -220,7 +220,13 @@ impl Store {
 
     /// As [`Store::read_set`], from `tip` (a merge not yet on the log, say); `name` is for errors.
     pub fn read_set_at(&self, name: &str, tip: &CommitId, file: &str) -> Result<Chain, Error> {
-        let entries = self.read_set_with(name, tip, file, |_| false, |_, bytes| bytes)?;
+        let entries = self.read_set_with(
+            name,
+            tip,
+            file,
+            |_| false,
+            |_, bytes| bytes.map(std::borrow::Cow::into_owned),
+        )?;
         let known = self.set_commits.lock().unwrap_or_else(|e| e.into_inner());
         Ok(Chain {
             tip: Some(tip.clone()),
@@ -240,7 +246,7 @@ impl Store {
     }
 
     /// As [`Store::read_set_at`], handing each entry's blob to `read` (on every core when the
-    /// log is long), except an entry `held` holds: its [`SetEntry::read`] is `None`. A caller
+    /// log is long; borrowed when a fetch's decoded objects hold it), except an entry `held` holds: its [`SetEntry::read`] is `None`. A caller
     /// that checks a log and then a join of it (a fetch admits the remote's board, then the
     /// merge of both) reads and parses each entry once, and the join's order is the union of
     /// the two it read, not a second walk.
@@ -250,7 +256,7 @@ impl Store {
         tip: &CommitId,
         file: &str,
         held: impl Fn(&CommitId) -> bool,
-        read: impl Fn(&CommitId, Option<Vec<u8>>) -> T + Sync,
+        read: impl Fn(&CommitId, Option<std::borrow::Cow<'_, [u8]>>) -> T + Sync,
     ) -> Result<Vec<SetEntry<T>>, Error> {
         let set = self.set_of(name, tip.oid())?;
         // Each entry in order, and the ones to read with their trees, oldest first: the order
@@ -602,7 +608,7 @@ mod tests {
                 |c| held.contains(c),
                 |c, bytes| {
                     handed.lock().unwrap().push(c.clone());
-                    String::from_utf8(bytes.unwrap()).unwrap()
+                    String::from_utf8(bytes.unwrap().into_owned()).unwrap()
                 },
             )
             .unwrap();
@@ -687,7 +693,7 @@ mod tests {
                 &tip,
                 "e.json",
                 |c| *c == skipped,
-                |_, bytes| bytes.map(|b| String::from_utf8(b).unwrap()),
+                |_, bytes| bytes.map(|b| String::from_utf8(b.into_owned()).unwrap()),
             )
             .unwrap();
         let read: Vec<Option<String>> = entries.into_iter().map(|e| e.read.flatten()).collect();
