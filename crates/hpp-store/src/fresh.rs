@@ -73,12 +73,16 @@ type Background = (Vec<PathBuf>, std::thread::JoinHandle<Option<Objects>>);
 #[derive(Default)]
 pub(crate) struct Objects {
     parts: Vec<Part>,
-    /// The part that last had the commit asked for, and the part that last had the tree or
-    /// blob: git writes a pack's commits together, then its trees, then its blobs, so a
-    /// lookup that asks that part first mostly finds the object there (asking every part in
-    /// turn was a cache miss in each map that did not hold it, 3 ms of a board fetch).
-    last_commit: AtomicUsize,
-    last_other: AtomicUsize,
+}
+
+thread_local! {
+    /// The part where this thread last found the commit, the tree and the blob it asked for
+    /// ([`Objects::find`]). Each reading thread walks its own run of a log, whose objects a
+    /// part or two hold, so a lookup that asks that part first mostly finds them there: asking
+    /// every part in turn was a cache miss in each map that did not hold it (3 ms of a board
+    /// fetch), and one hint shared by the reading threads was wrong for all but one of them
+    /// and moved between their caches at each miss (5 ms).
+    static LAST: std::cell::Cell<[usize; 3]> = const { std::cell::Cell::new([0; 3]) };
 }
 
 /// What one decoding thread found, in two arenas: 30,000 objects are two allocations, not
@@ -175,26 +179,30 @@ impl gix_pack::cache::DecodeEntry for Arena {
 impl Objects {
     /// The shape of the commit `id`, if the fetch brought it.
     pub(crate) fn commit(&self, id: &ObjectId) -> Option<super::shape::Shape> {
-        let (part, &(start, count, tree, time)) =
-            self.find(&self.last_commit, |part| part.commits.get(id))?;
+        let (part, &(start, count, tree, time)) = self.find(0, |part| part.commits.get(id))?;
         let parents = part.parents.get(start as usize..(start + count) as usize)?;
         Some((super::shape::Parents::from_slice(parents), tree, time))
     }
 
     /// The bytes of `id` if the fetch brought it as a `kind` (a tree or a small blob).
     pub(crate) fn get(&self, id: &ObjectId, kind: gix::object::Kind) -> Option<&[u8]> {
-        let (part, &(k, slot)) = self.find(&self.last_other, |part| part.others.get(id))?;
+        let hint = if kind == gix::object::Kind::Tree {
+            1
+        } else {
+            2
+        };
+        let (part, &(k, slot)) = self.find(hint, |part| part.others.get(id))?;
         (k == kind).then(|| part.arena.bytes(slot))?
     }
 
-    /// What `lookup` finds in the first part that has it, asking first the part `last` names,
-    /// and noting where it was found there.
+    /// What `lookup` finds in the first part that has it, asking first the part this thread's
+    /// hint `hint` names ([`LAST`]), and noting where it was found there.
     fn find<'a, T>(
         &'a self,
-        last: &AtomicUsize,
+        hint: usize,
         lookup: impl Fn(&'a Part) -> Option<&'a T>,
     ) -> Option<(&'a Part, &'a T)> {
-        let first = last.load(Ordering::Relaxed);
+        let first = LAST.with(|last| last.get()[hint]);
         if let Some(found) = self.parts.get(first).and_then(&lookup) {
             return Some((&self.parts[first], found));
         }
@@ -204,7 +212,11 @@ impl Objects {
             .enumerate()
             .filter(|(at, _)| *at != first)
             .find_map(|(at, part)| Some((at, part, lookup(part)?)))?;
-        last.store(at, Ordering::Relaxed);
+        LAST.with(|last| {
+            let mut hints = last.get();
+            hints[hint] = at;
+            last.set(hints);
+        });
         Some((part, found))
     }
 
