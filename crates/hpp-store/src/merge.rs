@@ -88,6 +88,14 @@ impl SetCommits {
             time,
             depth: 0,
         });
+        if number == 0 {
+            // The first commit read joined the fetch's decoding, if there is one: how many
+            // commits it holds sizes the tables once (growing them rehashed and copied a
+            // 10,000-commit log's nodes at each doubling), up to a bound.
+            let fetched = store.fresh_commits().min(1 << 17);
+            self.numbers.reserve(fetched);
+            self.nodes.reserve(fetched);
+        }
         self.numbers.insert(id, number);
         Ok(number)
     }
