@@ -834,6 +834,48 @@ mod tests {
         assert_eq!(objects.get(&ids[1], gix::object::Kind::Tree), None);
     }
 
+    #[test]
+    fn control_a_hint_left_by_another_packs_decoding_never_answers_for_this_one() {
+        // Two logs, each packed and decoded on its own. A walk of the first leaves this
+        // thread's hints (the part and place of the next commit, the part of the last tree
+        // and blob) pointing into the first's parts; every answer about the second is still
+        // the second's, found by id.
+        let objects_of = |store: &Store| {
+            decode(&store.pack_indices(), store.repo.object_hash(), 2).expect("the pack decodes")
+        };
+        let (_one, first, first_tip) = packed_log(40);
+        let (_two, second, second_tip) = packed_log(40);
+        let (a, b) = (objects_of(&first), objects_of(&second));
+        let chain = |store: &Store, objects: &Objects, tip: &crate::CommitId| {
+            let mut at = Some(tip.oid());
+            let mut shapes = Vec::new();
+            while let Some(id) = at {
+                let (parents, tree, time) = objects.commit(&id).expect("decoded");
+                let (want, want_tree, want_time) = store.commit_shape("log", id).unwrap();
+                assert_eq!(
+                    (parents.as_slice(), tree, time),
+                    (want.as_slice(), want_tree, want_time)
+                );
+                at = parents.first().copied();
+                shapes.push(id);
+            }
+            shapes
+        };
+        let first_ids = chain(&first, &a, &first_tip);
+        let second_ids = chain(&second, &b, &second_tip);
+        assert_eq!((first_ids.len(), second_ids.len()), (40, 40));
+        // Alternating between the two: each hint the other left is wrong, and is not taken.
+        for (x, y) in first_ids.iter().zip(&second_ids) {
+            assert!(a.commit(x).is_some() && b.commit(y).is_some());
+            assert_eq!(
+                a.commit(y),
+                None,
+                "the first pack does not hold the second's commits"
+            );
+            assert_eq!(b.commit(x), None, "nor the second the first's");
+        }
+    }
+
     /// The first whole (not deltified) entry of the pack at `index`, with its object's bytes.
     fn whole_entry(dir: &std::path::Path, index: &std::path::Path) -> (u64, Vec<u8>) {
         let bundle = gix_pack::Bundle::at(index, gix::hash::Kind::Sha1).unwrap();

@@ -78,6 +78,8 @@ impl SetCommits {
             return Ok(number);
         }
         let (parents, tree, time) = store.commit_shape(name, id)?;
+        // Past 2^32 commits a log is not one this store can number (nor hold in memory); it is
+        // refused as unreadable rather than numbered wrong.
         let number = u32::try_from(self.nodes.len()).map_err(|_| Error::NotACommit {
             name: name.to_owned(),
             id: Some(id.to_string()),
