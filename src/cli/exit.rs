@@ -70,8 +70,13 @@ impl CliError {
         }
     }
 
-    /// An internal error (exit 3), with the cause chain in the message.
+    /// An internal error (exit 3), with the cause chain in the message; or, when the cause is
+    /// that the process ran out of file descriptors, a refusal that names the limit (exit 2):
+    /// the user's `ulimit -n`, not a fault of ours.
     pub fn internal(context: &str, error: &dyn std::error::Error) -> Self {
+        if out_of_descriptors(error) {
+            return Self::out_of_descriptors(context);
+        }
         let mut message = format!("internal error: {context}: {error}");
         let mut source = error.source();
         while let Some(cause) = source {
@@ -83,6 +88,19 @@ impl CliError {
             message,
             hints: Vec::new(),
         }
+    }
+
+    /// The refusal for a command that ran out of file descriptors while `what`.
+    pub fn out_of_descriptors(what: &str) -> Self {
+        let limit = store::descriptors::limit();
+        let named = limit.map_or_else(String::new, |l| {
+            format!(" (the limit is {l}, see `ulimit -n`)")
+        });
+        let advice = match limit {
+            Some(l) if l >= 256 => "close what holds descriptors, or raise the limit (`ulimit -n` higher) and run it again".to_owned(),
+            _ => "raise the limit (`ulimit -n 256` or more) and run it again".to_owned(),
+        };
+        Self::refused(format!("{what}: too many open files{named}")).hint(advice)
     }
 
     /// Adds a hint line.
@@ -98,6 +116,26 @@ impl CliError {
             Kind::Usage | Kind::Internal => Exit::Fault,
         }
     }
+}
+
+/// Whether `error`, or any error it was caused by, is the operating system saying that no file
+/// descriptor is left (EMFILE: this process's `ulimit -n`; ENFILE: the system's table). The
+/// errors arrive through gix and the standard library, borrowed and not always with the I/O
+/// error as a source, so their text is read: `(os error N)` is how the standard library shows
+/// every such error, and the system's own sentence is what other layers keep.
+fn out_of_descriptors(error: &dyn std::error::Error) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        let text = e.to_string();
+        if ["(os error 24)", "(os error 23)", "Too many open files"]
+            .iter()
+            .any(|sign| text.contains(sign))
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 // The store: what the repository holds, or does not, is the user's input (exit 2); a git that
@@ -148,6 +186,7 @@ impl From<store::Error> for CliError {
                 let context = context.clone();
                 CliError::internal(&context, &e)
             }
+            E::TooManyOpenFiles { ref what, .. } => CliError::out_of_descriptors(what),
             E::Flush { .. } | E::Io { .. } | E::NothingToWrite { .. } => {
                 CliError::internal("writing to the repository", &e)
             }

@@ -349,6 +349,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    // Before any thread starts: the descriptor table the kernel then never grows under threads.
+    hpp_store::descriptors::size_table();
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     manual::keep_current();
     // `--help` at a terminal is the manual page, as `git commit --help` is (piped, or with no

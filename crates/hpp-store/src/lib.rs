@@ -29,9 +29,11 @@
 //! - `loose`: loose objects read with one open and one read, once a command reads many;
 //! - `clones`: shallow and partial clones: the boundary never taken for a root, promised
 //!   objects fetched when read;
-//! - `git_cli`: the one place that spawns `git`, for what gix has no API for.
+//! - `git_cli`: the one place that spawns `git`, for what gix has no API for;
+//! - [`descriptors`]: `ulimit -n`, the descriptor table sized once, a walk's share of both.
 
 mod clones;
+pub mod descriptors;
 mod diff;
 mod fresh;
 mod git_cli;
@@ -224,6 +226,14 @@ pub enum Error {
         /// The operating system's reason.
         #[source]
         source: std::io::Error,
+    },
+    /// The process ran out of file descriptors (`ulimit -n`, or the system's table).
+    #[error("{what}: too many open files{}", limit.map_or(String::new(), |l| format!(" (the limit is {l}, see `ulimit -n`)")))]
+    TooManyOpenFiles {
+        /// What was being read.
+        what: String,
+        /// The soft limit in force, when there is one.
+        limit: Option<u64>,
     },
     /// A write was asked for with nothing to write (a caller's bug).
     #[error("{name}: no records to write")]

@@ -155,6 +155,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    // Before any thread starts: the descriptor table the kernel then never grows under threads.
+    hpp_store::descriptors::size_table();
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     // `hop <command> --help` at a terminal is its manual page, as for git hpp.
     if let Some(page) = super::man_page::page_asked(&argv, command, "hop")

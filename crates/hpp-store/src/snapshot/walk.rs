@@ -29,7 +29,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, SFlag, fstatat};
 
-use super::super::{Error, git};
+use super::super::{Error, descriptors, git};
 
 /// Tracked entries one thread `lstat`s, and the most threads a walk starts: git's own numbers
 /// for the same work (`preload-index`). Threads wait on the kernel more than they compute, so
@@ -115,7 +115,11 @@ impl Walk {
         .map_err(|errno| io(format!("opening the worktree {}", root.display()), errno))?;
 
         let entries = index.entries().len();
-        let chunks = (entries / PER_THREAD).clamp(1, MAX_THREADS);
+        let budget = descriptors::Budget::for_walk(
+            (entries / PER_THREAD).clamp(1, MAX_THREADS),
+            descriptors::limit(),
+        );
+        let chunks = budget.threads;
         let per_chunk = entries.div_ceil(chunks).max(1);
         let ranges: Vec<Range<usize>> = (0..entries)
             .step_by(per_chunk)
@@ -126,9 +130,11 @@ impl Walk {
             let root_fd = root_fd.as_fd();
             let handles: Vec<_> = ranges
                 .into_iter()
-                .map(|range| scope.spawn(move || tracked(root_fd, index, range, compare)))
+                .map(|range| {
+                    scope.spawn(move || tracked(root_fd, budget.keep, index, range, compare))
+                })
                 .collect();
-            let untracked = untracked(repo, root, root_fd, index);
+            let untracked = untracked(repo, root, root_fd, budget.keep, index);
             let tracked: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("a stat worker does not panic"))
@@ -148,7 +154,14 @@ impl Walk {
     }
 }
 
+/// The error for `errno` met while `what`: running out of descriptors says so, with the limit.
 fn io(what: String, errno: Errno) -> Error {
+    if descriptors::exhausted(errno) {
+        return Error::TooManyOpenFiles {
+            what,
+            limit: descriptors::limit(),
+        };
+    }
     Error::Io {
         what,
         source: std::io::Error::from(errno),
@@ -164,43 +177,66 @@ fn split(path: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// Open handles on the directories from the worktree's root down to the last one asked for,
-/// so that consecutive entries of one directory (the index is sorted) share its handle.
+/// so that consecutive entries of one directory (the index is sorted) share its handle and a
+/// sibling directory costs one open. Only the first `keep` components and the last stay open:
+/// the handles a chain holds are bounded by `keep`, whatever the tree's width or depth, and a
+/// directory below the kept ones is reached again from the deepest one kept.
 struct Dirs<'root> {
     root: BorrowedFd<'root>,
-    /// The open components, each with its name's end in `path`.
-    open: Vec<(usize, OwnedFd)>,
+    /// How each component is opened.
+    flags: OFlag,
+    /// How many leading components keep their handle.
+    keep: usize,
+    /// The components of `path`, each with its name's end in `path` and its handle, if kept.
+    open: Vec<(usize, Option<OwnedFd>)>,
     /// The directory the handles reach, without a trailing slash.
     path: Vec<u8>,
 }
 
 impl<'root> Dirs<'root> {
-    fn new(root: BorrowedFd<'root>) -> Self {
+    fn new(root: BorrowedFd<'root>, flags: OFlag, keep: usize) -> Self {
         Dirs {
             root,
+            flags,
+            keep: keep.max(1),
             open: Vec::new(),
             path: Vec::new(),
         }
     }
 
+    /// The handle of the deepest component that has one (the root when none has).
+    fn deepest(&self) -> BorrowedFd<'_> {
+        self.open
+            .iter()
+            .rev()
+            .find_map(|(_, fd)| fd.as_ref())
+            .map_or(self.root, |fd| fd.as_fd())
+    }
+
     /// A handle on the directory `dir` (a relative path, empty for the root). Each component
     /// is opened without following a symbolic link: a file behind one is not the tracked file
-    /// (git's `has_symlink_leading_path`), and the error says so (`ELOOP` or `ENOTDIR`).
+    /// (git's `has_symlink_leading_path`), and the error says so (`ELOOP` or `ENOTDIR`). On an
+    /// error, `path` is the deepest directory reached.
     fn at(&mut self, dir: &[u8]) -> Result<BorrowedFd<'_>, Errno> {
         if dir != self.path.as_slice() {
-            // Keep the components both paths share; open the rest.
-            let mut keep = 0;
+            // Keep the components both paths share, back to the deepest with a handle; open
+            // the rest.
+            let mut share = 0;
             for (end, _) in &self.open {
                 let end = *end;
                 if dir.len() >= end
                     && dir[..end] == self.path[..end]
                     && (dir.len() == end || dir[end] == b'/')
                 {
-                    keep += 1;
+                    share += 1;
                 } else {
                     break;
                 }
             }
-            self.open.truncate(keep);
+            self.open.truncate(share);
+            while self.open.last().is_some_and(|(_, fd)| fd.is_none()) {
+                self.open.pop();
+            }
             let mut start = self.open.last().map_or(0, |(end, _)| *end + 1);
             self.path.clear();
             self.path.extend_from_slice(&dir[..start.saturating_sub(1)]);
@@ -208,22 +244,34 @@ impl<'root> Dirs<'root> {
                 let end = dir[start..]
                     .find_byte(b'/')
                     .map_or(dir.len(), |i| start + i);
-                let parent = self.open.last().map_or(self.root, |(_, fd)| fd.as_fd());
                 let fd = openat(
-                    parent,
+                    self.deepest(),
                     &dir[start..end],
-                    DIR_FOR_STAT,
+                    self.flags,
                     nix::sys::stat::Mode::empty(),
                 )?;
+                // The parent stays open only if it is one of the first `keep` components.
+                let depth = self.open.len();
+                if depth > self.keep
+                    && let Some((_, handle)) = self.open.last_mut()
+                {
+                    *handle = None;
+                }
                 if !self.path.is_empty() {
                     self.path.push(b'/');
                 }
                 self.path.extend_from_slice(&dir[start..end]);
-                self.open.push((end, fd));
+                self.open.push((end, Some(fd)));
                 start = end + 1;
             }
         }
-        Ok(self.open.last().map_or(self.root, |(_, fd)| fd.as_fd()))
+        Ok(self.deepest())
+    }
+
+    /// How many handles the chain holds.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.open.iter().filter(|(_, fd)| fd.is_some()).count()
     }
 }
 
@@ -235,7 +283,11 @@ const DIR_FOR_STAT: OFlag = OFlag::O_PATH
     .union(OFlag::O_NOFOLLOW)
     .union(OFlag::O_CLOEXEC);
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-const DIR_FOR_STAT: OFlag = OFlag::O_RDONLY
+const DIR_FOR_STAT: OFlag = DIR_FOR_LISTING;
+
+/// How a directory is opened to read its names (and those of its subdirectories): never
+/// through a symbolic link.
+const DIR_FOR_LISTING: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_DIRECTORY)
     .union(OFlag::O_NOFOLLOW)
     .union(OFlag::O_CLOEXEC);
@@ -313,13 +365,14 @@ fn compare(entry: &gix::index::Entry, st: &FileStat, how: Compare) -> Tracked {
 /// The tracked entries in `range` of `index` that are gone or changed.
 fn tracked(
     root: BorrowedFd<'_>,
+    keep: usize,
     index: &gix::index::State,
     range: Range<usize>,
     how: Compare,
 ) -> Result<(Vec<BString>, Vec<BString>), Error> {
     let mut removed = Vec::new();
     let mut changed = Vec::new();
-    let mut dirs = Dirs::new(root);
+    let mut dirs = Dirs::new(root, DIR_FOR_STAT, keep);
     // A directory that could not be opened: every entry below it is gone too.
     let mut missing: Option<Vec<u8>> = None;
     for entry in &index.entries()[range] {
@@ -412,8 +465,8 @@ impl<'a> Children<'a> {
 /// A directory's entries in the index (`None`: it holds none).
 type InIndex = Option<Range<usize>>;
 
-/// A directory to read next: its path, its name in its parent, its entries in the index.
-type Subdir = (Vec<u8>, Vec<u8>, InIndex);
+/// A directory to read next: its path and its entries in the index.
+type Subdir = (Vec<u8>, InIndex);
 
 /// The untracked, not ignored files under `root` (and nested repositories, which `git add -A`
 /// records as gitlinks), read directory by directory as git reads them. Each directory's names
@@ -423,6 +476,7 @@ fn untracked(
     repo: &gix::Repository,
     root: &Path,
     root_fd: BorrowedFd<'_>,
+    keep: usize,
     index: &gix::index::State,
 ) -> Result<Vec<(BString, bool)>, Error> {
     let mut excludes = repo
@@ -445,20 +499,33 @@ fn untracked(
     let own_git_dir = std::fs::canonicalize(repo.git_dir()).ok();
 
     let mut found = Vec::new();
-    // Directories still to read: their path (empty for the root) and a handle to read them by.
-    let first = openat(
-        root_fd,
-        ".",
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(|errno| io(format!("reading the worktree {}", root.display()), errno))?;
-    let mut pending: Vec<(Vec<u8>, OwnedFd, InIndex)> =
-        vec![(Vec::new(), first, Some(0..index.entries().len()))];
+    // Directories still to read, by name only: a directory is opened when it is read, through
+    // the handles of its ancestors, so the handles held grow with the depth, not the width.
+    let mut dirs = Dirs::new(root_fd, DIR_FOR_LISTING, keep);
+    let mut pending: Vec<Subdir> = vec![(Vec::new(), Some(0..index.entries().len()))];
     let mut path = Vec::new();
     let mut children = Children::default();
-    while let Some((dir, fd, range)) = pending.pop() {
-        let mut listing = nix::dir::Dir::from_fd(fd)
+    while let Some((dir, range)) = pending.pop() {
+        let handle = match dirs.at(&dir) {
+            Ok(handle) => handle,
+            // Gone since it was listed, or unreadable: git warns and goes on without it.
+            Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP | Errno::EACCES)
+                if !dir.is_empty() =>
+            {
+                continue;
+            }
+            Err(errno) => {
+                return Err(io(
+                    format!("reading the directory {}", dir.as_bstr()),
+                    errno,
+                ));
+            }
+        };
+        // The listing reads through a handle of its own, closed when it is read.
+        let mut listing = handle
+            .try_clone_to_owned()
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(0)))
+            .and_then(nix::dir::Dir::from_fd)
             .map_err(|errno| io(format!("reading the directory {}", dir.as_bstr()), errno))?;
         match &range {
             Some(range) => children.read(
@@ -495,7 +562,7 @@ fn untracked(
                         return Ok(());
                     }
                 }
-                subdirs.push((path.clone(), name.to_vec(), tracked));
+                subdirs.push((path.clone(), tracked));
             } else if (kind == SFlag::S_IFREG || kind == SFlag::S_IFLNK)
                 && !children.files.contains_key(name)
                 && !is_excluded(&path, false)?
@@ -524,24 +591,8 @@ fn untracked(
                 visit(&name, kind_of(&st), &mut subdirs)?;
             }
         }
-        for (sub, name, tracked) in subdirs.into_iter().rev() {
-            match openat(
-                &listing,
-                name.as_slice(),
-                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-                nix::sys::stat::Mode::empty(),
-            ) {
-                Ok(fd) => pending.push((sub, fd, tracked)),
-                // Gone since it was listed, or unreadable: git warns and goes on without it.
-                Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP | Errno::EACCES) => {}
-                Err(errno) => {
-                    return Err(io(
-                        format!("reading the directory {}", sub.as_bstr()),
-                        errno,
-                    ));
-                }
-            }
-        }
+        drop(listing);
+        pending.extend(subdirs.into_iter().rev());
     }
     Ok(found)
 }
@@ -602,7 +653,7 @@ mod tests {
         std::fs::create_dir_all(root.join("a/d")).expect("writable");
         std::os::unix::fs::symlink("b", root.join("a/link")).expect("symlinks can be made");
         let root_fd = std::fs::File::open(root).expect("the root opens");
-        let mut dirs = Dirs::new(root_fd.as_fd());
+        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_STAT, descriptors::KEEP);
         for path in ["a/b/c", "a/b", "a/d", "", "a/b/c", "a"] {
             dirs.at(path.as_bytes())
                 .expect("an existing directory opens");
@@ -623,6 +674,105 @@ mod tests {
         dirs.at(b"a/b")
             .expect("the handles recover after a refusal");
         assert_eq!(dirs.path, b"a/b");
+    }
+
+    /// A chain of `depth` nested directories `d0/d1/...` under a new temporary directory, each
+    /// with a sibling `s<i>` beside it.
+    fn deep(depth: usize) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut paths = Vec::new();
+        let mut path = String::new();
+        for i in 0..depth {
+            let sibling = if path.is_empty() {
+                format!("s{i}")
+            } else {
+                format!("{path}/s{i}")
+            };
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(&format!("d{i}"));
+            std::fs::create_dir_all(dir.path().join(&path)).expect("writable");
+            std::fs::create_dir_all(dir.path().join(&sibling)).expect("writable");
+            paths.push(path.clone());
+            paths.push(sibling);
+        }
+        (dir, paths)
+    }
+
+    #[test]
+    fn a_deep_chain_holds_its_first_components_and_its_last_only() {
+        let (dir, paths) = deep(40);
+        let root_fd = std::fs::File::open(dir.path()).expect("the root opens");
+        for keep in [1, 3, descriptors::KEEP] {
+            let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_LISTING, keep);
+            // Down the chain, each level's sibling, then back up: every move lands where asked.
+            let mut order: Vec<&String> = paths.iter().collect();
+            order.extend(paths.iter().rev());
+            for path in order {
+                dirs.at(path.as_bytes())
+                    .expect("an existing directory opens");
+                assert_eq!(dirs.path, path.as_bytes());
+                let depth = path.split('/').count();
+                assert!(
+                    dirs.held() <= keep + 1,
+                    "{} handles at depth {depth} with keep {keep}",
+                    dirs.held()
+                );
+                assert_eq!(dirs.held(), depth.min(keep + 1), "at {path}");
+            }
+            // The handle reached is the directory asked for: its sibling is there by name.
+            let last = paths
+                .iter()
+                .rev()
+                .find(|p| p.contains("d39"))
+                .expect("the deepest");
+            let fd = dirs.at(last.as_bytes()).expect("it opens");
+            assert!(fstatat(fd, "s39", AtFlags::AT_SYMLINK_NOFOLLOW).is_err());
+            let parent = &last[..last.rfind('/').expect("nested")];
+            let fd = dirs.at(parent.as_bytes()).expect("it opens");
+            assert!(fstatat(fd, "s39", AtFlags::AT_SYMLINK_NOFOLLOW).is_ok());
+        }
+    }
+
+    #[test]
+    fn control_a_chain_that_kept_every_component_would_hold_the_whole_depth() {
+        let (dir, paths) = deep(40);
+        let root_fd = std::fs::File::open(dir.path()).expect("the root opens");
+        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_LISTING, 64);
+        let deepest = paths
+            .iter()
+            .rev()
+            .find(|p| p.contains("d39"))
+            .expect("the deepest");
+        dirs.at(deepest.as_bytes()).expect("it opens");
+        assert_eq!(dirs.held(), 40, "a keep of 64 keeps all 40");
+    }
+
+    #[test]
+    fn a_component_that_became_a_link_is_refused_when_reached_again_from_a_kept_one() {
+        let (dir, paths) = deep(6);
+        let root_fd = std::fs::File::open(dir.path()).expect("the root opens");
+        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_STAT, 1);
+        let deepest = paths
+            .iter()
+            .rev()
+            .find(|p| p.contains("d5"))
+            .expect("the deepest");
+        dirs.at(deepest.as_bytes()).expect("it opens");
+        // d0/d1/d2 is not kept (keep 1): replace it with a link to its sibling directory.
+        let d2 = dir.path().join("d0/d1/d2");
+        std::fs::rename(&d2, dir.path().join("moved")).expect("writable");
+        std::os::unix::fs::symlink(dir.path().join("moved"), &d2).expect("a symlink");
+        let sibling = format!("{}/s5", &deepest[..deepest.rfind('/').expect("nested")]);
+        let refused = dirs
+            .at(sibling.as_bytes())
+            .expect_err("a link on the way is refused");
+        assert!(
+            matches!(refused, Errno::ELOOP | Errno::ENOTDIR),
+            "{refused}"
+        );
+        assert_eq!(dirs.path, b"d0/d1", "the deepest directory reached");
     }
 
     /// An index of `paths` (each file holding its own name), as git writes it.

@@ -1,0 +1,189 @@
+//! Open file descriptors: how many this process may hold (`ulimit -n`), the table the kernel
+//! keeps of them, sized once before any thread shares it, and how many a walk of the worktree
+//! may hold at once.
+//!
+//! Laptops run with low limits (256 is macOS's default soft limit, 1,024 Linux desktops'), and
+//! `git status` works at 64: a walk holds handles for the directories from the root down to
+//! the one it reads (bounded by the tree's depth and capped by [`KEEP`]), never one per entry.
+//!
+//! The table matters for speed as much as the limit does. The kernel grows a process's table by
+//! doubling it, and while other threads share the table each doubling waits for an RCU grace
+//! period (milliseconds). A process starts with the table its parent had: bash holds fd 255, so
+//! its children start with 256 slots; Python's `subprocess` (`close_fds=True`) and Node start
+//! theirs with 64. [`size_table`] grows it to [`TABLE`] slots once, while the process is still
+//! one thread, so a command costs the same whoever spawned it.
+
+use std::os::fd::AsFd;
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+use nix::sys::resource::{Resource, getrlimit};
+use nix::sys::stat::Mode;
+
+/// The slots [`size_table`] gives the descriptor table: bash's children start with as many,
+/// and everything a command opens at once fits in them.
+pub const TABLE: u64 = 256;
+
+/// Descriptors left for everything but a walk's directory handles: the standard streams, the
+/// repository's files gix opens, the ignore files read, files a parent left open to us.
+const RESERVED: u64 = 24;
+
+/// The most ancestors of the directory it reads that a walk keeps open (besides that directory
+/// itself). A deeper directory is reached again from the deepest ancestor kept, one component
+/// at a time: at depth `d`, moving to a sibling directory costs `d - KEEP` opens, as `lstat` of
+/// a full path costs the kernel `d` lookups.
+pub const KEEP: usize = 8;
+
+/// The soft limit on open files (`ulimit -n`), `None` when there is none or it cannot be read.
+pub fn limit() -> Option<u64> {
+    let (soft, _hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    (soft != nix::sys::resource::RLIM_INFINITY).then_some(soft)
+}
+
+/// Grows this process's descriptor table to [`TABLE`] slots (fewer under a lower limit), by
+/// duplicating a descriptor onto the last slot and closing it again. Call it first thing, while
+/// the process is one thread: the kernel never shrinks a table, and growing one no other thread
+/// shares costs no grace period.
+pub fn size_table() {
+    let slots = limit().map_or(TABLE, |soft| soft.min(TABLE));
+    let Some(last) = slots.checked_sub(1).and_then(|l| i32::try_from(l).ok()) else {
+        return;
+    };
+    if last < 3 {
+        return;
+    }
+    // Any descriptor will do; "/" is always there, and a path handle reads nothing.
+    let Ok(root) = open(
+        "/",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    // Nothing to do when it fails: the table then grows as it would have.
+    if let Ok(high) = fcntl(root.as_fd(), FcntlArg::F_DUPFD_CLOEXEC(last)) {
+        let _ = nix::unistd::close(high);
+    }
+}
+
+/// How a walk shares out the descriptors it may hold: how many threads `lstat` tracked entries
+/// (each keeping its own handles), and how many ancestors each keeps open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budget {
+    /// Threads that `lstat` tracked entries, besides the one that reads directories.
+    pub threads: usize,
+    /// Ancestors each keeps open, at least one ([`KEEP`] at most).
+    pub keep: usize,
+}
+
+impl Budget {
+    /// The budget for a walk that would like `wanted` stat threads, under the soft limit
+    /// `limit` (`None`: no limit). A chain of handles holds `keep` ancestors, the directory it
+    /// reads and, for a moment, the next one it opens; every thread and the reading one have
+    /// one chain, all within the table [`size_table`] made (or the limit, when lower), less
+    /// what else the process holds.
+    pub fn for_walk(wanted: usize, limit: Option<u64>) -> Budget {
+        let slots = limit.map_or(TABLE, |soft| soft.min(TABLE));
+        let spare = usize::try_from(slots.saturating_sub(RESERVED)).unwrap_or(usize::MAX);
+        // Every chain needs three handles at least: an ancestor, its child, the next one.
+        let chains = (spare / 3).max(2);
+        let threads = wanted.clamp(1, chains - 1);
+        let keep = (spare / (threads + 1)).saturating_sub(2).clamp(1, KEEP);
+        Budget { threads, keep }
+    }
+}
+
+/// Whether `errno` says this process (or the system) has no descriptor left to open.
+pub(crate) fn exhausted(errno: nix::errno::Errno) -> bool {
+    matches!(errno, nix::errno::Errno::EMFILE | nix::errno::Errno::ENFILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peak(budget: Budget) -> usize {
+        (budget.threads + 1) * (budget.keep + 2)
+    }
+
+    #[test]
+    fn a_walk_stays_within_the_table_and_the_limit() {
+        for limit in [
+            None,
+            Some(64),
+            Some(100),
+            Some(256),
+            Some(1024),
+            Some(1 << 20),
+        ] {
+            for wanted in [1, 7, 20] {
+                let budget = Budget::for_walk(wanted, limit);
+                let room = limit.map_or(TABLE, |l| l.min(TABLE)) - RESERVED;
+                assert!(
+                    peak(budget) as u64 <= room,
+                    "{budget:?} under {limit:?} holds {} of {room}",
+                    peak(budget)
+                );
+                assert!(budget.threads >= 1 && budget.threads <= wanted);
+                assert!((1..=KEEP).contains(&budget.keep));
+            }
+        }
+    }
+
+    #[test]
+    fn at_the_usual_limits_every_stat_thread_runs_and_keeps_its_ancestors() {
+        assert_eq!(
+            Budget::for_walk(20, Some(1024)),
+            Budget {
+                threads: 20,
+                keep: KEEP
+            }
+        );
+        assert_eq!(Budget::for_walk(20, Some(256)).threads, 20);
+        // At 64, fewer threads, each with its directory and one ancestor.
+        let low = Budget::for_walk(20, Some(64));
+        assert!(low.threads < 20 && low.keep >= 1, "{low:?}");
+    }
+
+    #[test]
+    fn control_a_limit_too_low_for_any_walk_still_plans_one_thread_that_will_be_refused() {
+        let budget = Budget::for_walk(20, Some(8));
+        assert_eq!(
+            budget,
+            Budget {
+                threads: 1,
+                keep: 1
+            }
+        );
+        // Not within the room a limit of 8 leaves: the walk will meet EMFILE and say so.
+        assert!(peak(budget) as u64 > 8u64.saturating_sub(RESERVED));
+    }
+
+    /// The descriptor table's size, as Linux reports it (`FDSize` in `/proc/self/status`).
+    fn table_size() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("FDSize:"))?;
+        line["FDSize:".len()..].trim().parse().ok()
+    }
+
+    #[test]
+    fn the_table_is_sized_without_holding_a_descriptor() {
+        size_table();
+        let Some(size) = table_size() else {
+            return; // not Linux: nothing reports the table's size
+        };
+        let wanted = limit().map_or(TABLE, |l| l.min(TABLE));
+        assert!(size >= wanted, "the table has {size} slots, not {wanted}");
+        let last = wanted - 1;
+        assert!(
+            !std::path::Path::new(&format!("/proc/self/fd/{last}")).exists(),
+            "the duplicate on slot {last} was closed again"
+        );
+    }
+
+    #[test]
+    fn exhaustion_is_told_from_other_failures() {
+        assert!(exhausted(nix::errno::Errno::EMFILE));
+        assert!(exhausted(nix::errno::Errno::ENFILE));
+        assert!(!exhausted(nix::errno::Errno::ENOENT));
+    }
+}
