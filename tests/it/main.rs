@@ -65,6 +65,7 @@ mod review_guard;
 mod route;
 mod secrets;
 mod server_gate;
+mod shapes;
 mod sign;
 mod skills;
 mod snapshot;

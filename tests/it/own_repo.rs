@@ -8,7 +8,7 @@ use assert_fs::prelude::*;
 use crate::harness::Sandbox;
 
 /// The first `sh` block of the README's "In your own repository" section.
-fn block() -> String {
+pub(crate) fn block() -> String {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
         .expect("the README is there");
     let section = readme
@@ -21,7 +21,7 @@ fn block() -> String {
 }
 
 /// A repository as a user brings it: a spec, a test command that writes a report, a remote.
-fn own_repository() -> Sandbox {
+pub(crate) fn own_repository() -> Sandbox {
     let sandbox = Sandbox::repo();
     let remote = sandbox.path("remote.git");
     sandbox.git_in(
@@ -57,7 +57,7 @@ fn own_repository() -> Sandbox {
 }
 
 /// Runs `script` with bash, stopping at the first failing line, each line traced on stderr.
-fn run(sandbox: &Sandbox, script: &str) -> crate::harness::Run {
+pub(crate) fn run(sandbox: &Sandbox, script: &str) -> crate::harness::Run {
     let out = sandbox
         .command("bash", &sandbox.root)
         .args(["--noprofile", "--norc", "-eux", "-c", script])

@@ -17,6 +17,7 @@
 //! history already). [`Store::snapshot_report`] names what was left out.
 
 mod cache;
+mod streamed;
 mod walk;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -539,6 +540,13 @@ impl Store {
             .map_or(1, usize::from)
             .min(8);
         let chunk = paths.len().div_ceil(threads).max(1);
+        // git's default when the setting is absent or unreadable is 512 MiB; up to 8 threads
+        // each holding a file that size would be 4 GiB, so anything above the cap is streamed.
+        let threshold = self
+            .repo
+            .big_file_threshold()
+            .unwrap_or(streamed::CAP)
+            .min(streamed::CAP);
         let sync = self.repo.clone().into_sync();
         std::thread::scope(|scope| {
             let handles: Vec<_> = paths
@@ -553,17 +561,27 @@ impl Store {
                         part.iter()
                             .map(|path| {
                                 let disk = on_disk(root, path.as_bstr());
-                                let added = match pipeline
-                                    .worktree_file_to_object(path.as_bstr(), &index)
-                                {
-                                    Ok(Some((id, kind, _))) => Some((id, kind)),
+                                let streamed = streamed::add(
+                                    &repo,
+                                    &mut pipeline,
+                                    &index,
+                                    root,
+                                    path.as_bstr(),
+                                    threshold,
+                                )?;
+                                let added = match streamed
+                                    .map(|added| Ok(Some(added)))
+                                    .unwrap_or_else(|| {
+                                        pipeline
+                                            .worktree_file_to_object(path.as_bstr(), &index)
+                                            .map(|added| added.map(|(id, kind, _)| (id, kind)))
+                                    }) {
+                                    Ok(Some((id, kind))) => Some((id, kind)),
                                     // gix reads a nested repository's HEAD itself, and cannot
                                     // when its refs are in reftable: git says where it is.
                                     found => match nested_head(root, path.as_bstr()) {
                                         Some(head) => Some((head, EntryKind::Commit)),
-                                        None => found
-                                            .map_err(git(format!("adding {path}")))?
-                                            .map(|(id, kind, _)| (id, kind)),
+                                        None => found.map_err(git(format!("adding {path}")))?,
                                     },
                                 };
                                 Ok((
