@@ -55,9 +55,7 @@ pub fn secret_file_added(
         if store.tree_entry_id(base, &path)?.is_some() {
             continue;
         }
-        if let Some(bytes) = store.tree_blob(tree, &path)?
-            && let Some(shape) = secrets::shape_in_file(&bytes)
-        {
+        if let Some(shape) = in_pieces(store, tree, &path, secrets::shape_in_text)? {
             return Ok(Some((path, shape)));
         }
     }
@@ -74,15 +72,90 @@ pub fn secrets_brought(
 ) -> Result<Vec<(String, &'static str)>, store::Error> {
     let mut found = Vec::new();
     for path in store.changed_paths(base, tree)? {
-        let Some(bytes) = store.tree_blob(tree, &path)? else {
+        // Most files hold no secret: one match of each piece decides them.
+        if in_pieces(store, tree, &path, secrets::shape_in_text)?.is_none() {
             continue;
-        };
-        let old = store.tree_blob(base, &path)?;
-        if let Some(shape) = secrets::shape_added(old.as_deref(), &bytes) {
+        }
+        let mut held = std::collections::HashSet::new();
+        in_pieces(store, base, &path, |piece| {
+            held.extend(
+                secrets::shaped_units(piece)
+                    .into_iter()
+                    .map(|(unit, _)| unit),
+            );
+            None::<()>
+        })?;
+        let brought = in_pieces(store, tree, &path, |piece| {
+            secrets::shaped_units(piece)
+                .into_iter()
+                .find(|(unit, _)| !held.contains(unit))
+                .map(|(_, shape)| shape)
+        })?;
+        if let Some(shape) = brought {
             found.push((path, shape));
         }
     }
     Ok(found)
+}
+
+/// Bytes of a blob read at a time for its secret check: most files are one piece.
+const PIECE: usize = 4 << 20;
+
+/// Bytes a forced cut (a line longer than a piece) keeps from the piece before it, so a secret
+/// that spans the cut is still seen whole in the next: longer than any shape's match.
+const OVERLAP: usize = 4096;
+
+/// Hands `each` the text of the blob at `path` in `tree` in pieces that end where a line ends
+/// ([`secrets::piece_end`]), until it answers. `None` when `tree` holds no blob there, when
+/// the blob is binary (judged by its first bytes, [`secrets::is_binary`]) or when `each` never
+/// answers. A piece at a time is held, whatever the blob's size.
+fn in_pieces<R>(
+    store: &Store,
+    tree: &TreeId,
+    path: &str,
+    mut each: impl FnMut(&[u8]) -> Option<R>,
+) -> Result<Option<R>, store::Error> {
+    use std::io::Read as _;
+    let Some(mut reader) = store.tree_blob_reader(tree, path)? else {
+        return Ok(None);
+    };
+    let failed = |source| store::Error::Io {
+        what: format!("reading {path}"),
+        source,
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    let mut first = true;
+    let mut eof = false;
+    loop {
+        while !eof && buf.len() < PIECE {
+            let start = buf.len();
+            buf.resize(PIECE.max(start + 1), 0);
+            let n = reader.read(&mut buf[start..]).map_err(failed)?;
+            buf.truncate(start + n);
+            eof = n == 0;
+        }
+        if first {
+            if secrets::is_binary(&buf) {
+                return Ok(None);
+            }
+            first = false;
+        }
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        let (end, keep_from) = match secrets::piece_end(&buf) {
+            _ if eof => (buf.len(), buf.len()),
+            0 => (buf.len(), buf.len().saturating_sub(OVERLAP)),
+            end => (end, end),
+        };
+        if let Some(answer) = each(&buf[..end]) {
+            return Ok(Some(answer));
+        }
+        if eof {
+            return Ok(None);
+        }
+        buf.drain(..keep_from);
+    }
 }
 
 /// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/` and

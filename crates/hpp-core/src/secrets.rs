@@ -202,6 +202,15 @@ fn file_shapes() -> impl Iterator<Item = &'static (Shape, Regex)> {
     COMPILED.iter().filter(|(s, _)| s.in_files)
 }
 
+/// How many leading bytes decide whether contents are binary: a NUL among them, as git decides.
+pub const BINARY_PROBE: usize = 8192;
+
+/// Tells whether contents that start with `head` are binary (a NUL byte in the first
+/// [`BINARY_PROBE`] bytes), and so are not read for secrets.
+pub fn is_binary(head: &[u8]) -> bool {
+    head.iter().take(BINARY_PROBE).any(|b| *b == 0)
+}
+
 /// Names the secret shape a file's contents have, if any: the shape, never the value. Binary
 /// contents (a NUL byte in the first 8 KiB) are not read.
 ///
@@ -211,9 +220,16 @@ fn file_shapes() -> impl Iterator<Item = &'static (Shape, Regex)> {
 /// assert_eq!(shape_in_file(b"let password = prompt();"), None);
 /// ```
 pub fn shape_in_file(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.iter().take(8192).any(|b| *b == 0) {
+    if is_binary(bytes) {
         return None;
     }
+    shape_in_text(bytes)
+}
+
+/// Names the secret shape a piece of a text file has, if any, whatever bytes it holds: a file
+/// read in pieces ([`piece_end`]) was judged text or binary by its first piece
+/// ([`is_binary`]).
+pub fn shape_in_text(bytes: &[u8]) -> Option<&'static str> {
     let text = String::from_utf8_lossy(bytes);
     file_shapes()
         .find(|(_, re)| re.is_match(&text))
@@ -234,21 +250,76 @@ pub fn shape_in_file(bytes: &[u8]) -> Option<&'static str> {
 /// assert_eq!(shape_added(Some(key), b"x = 1\naws = AKIAIOSFODNN7EXAMPLE\n"), None);
 /// ```
 pub fn shape_added(old: Option<&[u8]>, new: &[u8]) -> Option<&'static str> {
+    if is_binary(new) {
+        return None;
+    }
     // Most files hold no secret: one whole-file match decides them without splitting lines.
-    shape_in_file(new)?;
-    let old_text = old
-        .filter(|bytes| !bytes.iter().take(8192).any(|b| *b == 0))
-        .map(String::from_utf8_lossy)
-        .unwrap_or_default();
-    let held: std::collections::HashSet<String> = units(&old_text).collect();
-    let new_text = String::from_utf8_lossy(new);
-    units(&new_text)
-        .filter(|unit| !held.contains(unit))
-        .find_map(|unit| {
-            file_shapes()
+    shape_in_text(new)?;
+    let held: std::collections::HashSet<String> = old
+        .filter(|bytes| !is_binary(bytes))
+        .map(shaped_units)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(unit, _)| unit)
+        .collect();
+    shaped_units(new)
+        .into_iter()
+        .find(|(unit, _)| !held.contains(unit))
+        .map(|(_, shape)| shape)
+}
+
+/// The secret-shaped units of a text (or of a piece of one, [`piece_end`]): its lines, and its
+/// private key blocks whole, each with the shape it has, in order. Two files hold the same
+/// secret where they hold the same unit; a unit without a shape is never a secret, so comparing
+/// these alone is comparing every unit.
+pub fn shaped_units(bytes: &[u8]) -> Vec<(String, &'static str)> {
+    let text = String::from_utf8_lossy(bytes);
+    units(&text)
+        .filter_map(|unit| {
+            let shape = file_shapes()
                 .find(|(_, re)| re.is_match(&unit))
-                .map(|(s, _)| s.name)
+                .map(|(s, _)| s.name)?;
+            Some((unit, shape))
         })
+        .collect()
+}
+
+/// Where the first piece of `bytes` may end when a file is read in pieces: just after its last
+/// line end that no private key block spans (a block whose header is in the piece and its end
+/// line not), so every unit ([`shaped_units`]) of the piece is whole. 0 when there is no such
+/// line end: the caller reads on, or cuts where it must.
+///
+/// ```
+/// use hpp_core::secrets::piece_end;
+/// assert_eq!(piece_end(b"a\nb\nc"), 4);
+/// assert_eq!(piece_end(b"a\n-----BEGIN RSA PRIVATE KEY-----\nMII"), 2);
+/// assert_eq!(piece_end(b"no line end"), 0);
+/// ```
+pub fn piece_end(bytes: &[u8]) -> usize {
+    let Some(last) = bytes.iter().rposition(|b| *b == b'\n') else {
+        return 0;
+    };
+    let end = last + 1;
+    // The last key block header in the piece, if its end line is not after it.
+    let text = String::from_utf8_lossy(&bytes[..end]);
+    let mut open: Option<usize> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        if KEY_BLOCK.is_match(trimmed) {
+            open = Some(at);
+        } else if trimmed.trim_start().starts_with("-----END") {
+            open = None;
+        }
+        at += line.len();
+    }
+    match open {
+        // The piece ends before the block's header; the text is the bytes up to there, as
+        // from_utf8_lossy kept them byte for byte on valid UTF-8. On bytes it replaced, the
+        // offsets differ: cut at the last line end then.
+        Some(header) if text.len() == end => header,
+        _ => end,
+    }
 }
 
 /// The units a text is compared by: its lines (without a trailing `\r`), except that a private

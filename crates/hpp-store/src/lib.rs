@@ -59,7 +59,7 @@ mod write;
 pub use diff::{ChangeStatus, PathChange, TreeDiff};
 pub use merge::{Relation, SetEntry};
 pub use receive::PendingUpdate;
-pub use records::{Content, NOTES_REF};
+pub use records::{BlobReader, Content, NOTES_REF};
 pub use snapshot::{LEFT_OUT, SnapshotReport, is_left_out};
 pub use status::StatusEntry;
 pub use sync::{

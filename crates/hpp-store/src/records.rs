@@ -245,7 +245,52 @@ impl Store {
         let blob = self
             .object(entry.id)
             .map_err(git(format!("reading {path}")))?;
-        Ok(Some(blob.data.clone()))
+        // Taken, not copied: a big file's blob is held once.
+        Ok(Some(blob.detach().data))
+    }
+
+    /// Returns a reader of the blob at `path` inside the tree `tree`, if there is one: the
+    /// blob held whole when it is small, else streamed out of the object database by `git
+    /// cat-file` (gix 0.91 reads an object whole, compressed and inflated at once: a 1 GiB
+    /// file cost 2 GiB), so a reader that reads in pieces holds a piece at a time.
+    pub fn tree_blob_reader(&self, tree: &TreeId, path: &str) -> Result<Option<BlobReader>, Error> {
+        let Some(entry) = self.tree_entry(tree, path)?.filter(|e| e.mode.is_blob()) else {
+            return Ok(None);
+        };
+        if !self.repo.has_object(entry.id) {
+            self.fetch_promised([entry.id]);
+        }
+        let size = self
+            .repo
+            .find_header(entry.id)
+            .map_err(git(format!("reading {path}")))?
+            .size();
+        if size <= BlobReader::WHOLE {
+            let blob = self
+                .object(entry.id)
+                .map_err(git(format!("reading {path}")))?;
+            return Ok(Some(BlobReader::Whole(std::io::Cursor::new(
+                blob.detach().data,
+            ))));
+        }
+        let what = format!("reading {path}");
+        let mut child = super::git_cli::in_repo(self.repo.git_dir(), self.workdir())
+            .args(["cat-file", "blob", &entry.id.to_hex().to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|source| Error::GitUnavailable {
+                what: what.clone(),
+                source,
+            })?;
+        let stdout = child.stdout.take().expect("stdout was piped");
+        Ok(Some(BlobReader::Streamed {
+            child,
+            stdout,
+            left: size,
+            what,
+        }))
     }
 
     /// Tells whether an object with this hex id exists in the repository.
@@ -656,5 +701,68 @@ mod tests {
         let err = create(&store, "e").unwrap_err();
         assert!(matches!(err, Error::Contended { .. }), "{err}");
         assert!(store.tip("refs/hpp/evidence/e-101").unwrap().is_none());
+    }
+}
+
+/// A blob's bytes, read in pieces ([`Store::tree_blob_reader`]).
+#[derive(Debug)]
+pub enum BlobReader {
+    /// A small blob, held whole.
+    Whole(std::io::Cursor<Vec<u8>>),
+    /// A big blob, as `git cat-file` writes it.
+    Streamed {
+        /// The `git cat-file` process, waited for at the end and ended if dropped early.
+        child: std::process::Child,
+        /// Its output.
+        stdout: std::process::ChildStdout,
+        /// The bytes still to come.
+        left: u64,
+        /// What is being read, for an error.
+        what: String,
+    },
+}
+
+impl BlobReader {
+    /// The largest blob held whole: 32 MiB, the snapshot's own cap on a file read whole.
+    pub const WHOLE: u64 = 32 << 20;
+}
+
+impl std::io::Read for BlobReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            BlobReader::Whole(bytes) => bytes.read(buf),
+            BlobReader::Streamed {
+                child,
+                stdout,
+                left,
+                what,
+            } => {
+                let n = stdout.read(buf)?;
+                if n > 0 {
+                    *left = left.saturating_sub(n as u64);
+                    return Ok(n);
+                }
+                // The end: whole only if git wrote every byte and exited 0.
+                let status = child.wait()?;
+                if *left != 0 || !status.success() {
+                    return Err(std::io::Error::other(format!(
+                        "{what}: git cat-file ended early ({status})"
+                    )));
+                }
+                Ok(0)
+            }
+        }
+    }
+}
+
+impl Drop for BlobReader {
+    fn drop(&mut self) {
+        if let BlobReader::Streamed { child, .. } = self
+            && child.try_wait().ok().flatten().is_none()
+        {
+            // A reader that stopped early (a secret found in the first piece) ends git too.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
