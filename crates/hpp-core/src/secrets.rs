@@ -416,6 +416,73 @@ mod tests {
         alphabet.chars().cycle().take(n).collect()
     }
 
+    /// A fake private key block, as a file holds it.
+    fn key_block(body: &str) -> String {
+        format!(
+            "-----BEGIN {} PRIVATE KEY-----\n{body}\n{body}\n-----END {} PRIVATE KEY-----\n",
+            "OPENSSH", "OPENSSH"
+        )
+    }
+
+    #[test]
+    fn a_piece_never_ends_inside_a_key_block_and_its_units_are_those_of_the_whole() {
+        let text = format!("a = 1\n{}b = 2\nc = 3", key_block(&fill(ALNUM, 40)));
+        let bytes = text.as_bytes();
+        let header = text.find("-----BEGIN").expect("the block is there");
+        let inside = text.find("-----END").expect("the block ends");
+        // A piece cut anywhere inside the block ends before its header.
+        for cut in header + 1..=inside {
+            assert_eq!(piece_end(&bytes[..cut]), header, "cut at {cut}");
+        }
+        // Read in pieces as a reader does, every unit comes out whole and in order.
+        let mut units = Vec::new();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let window = &rest[..rest.len().min(header + 8)];
+            let end = match piece_end(window) {
+                0 if window.len() == rest.len() => rest.len(),
+                0 => piece_end(rest).max(rest.len().min(1)),
+                end => end,
+            };
+            units.extend(shaped_units(&rest[..end]));
+            rest = &rest[end..];
+        }
+        assert_eq!(units, shaped_units(bytes));
+        assert_eq!(units.len(), 1, "the key block, whole: {units:?}");
+    }
+
+    #[test]
+    fn control_a_piece_cut_at_any_line_end_would_split_the_block() {
+        let text = format!("a = 1\n{}", key_block(&fill(ALNUM, 40)));
+        let first_line_in_block = text.find("-----BEGIN").expect("there") + 1;
+        let cut =
+            text[first_line_in_block..].find('\n').expect("a line end") + first_line_in_block + 1;
+        // Cut after the header line, the header alone is still a secret shape, but not the
+        // unit the whole file holds: comparing such units would miss a changed key.
+        let split = shaped_units(&text.as_bytes()[..cut]);
+        assert_ne!(split, shaped_units(text.as_bytes()));
+    }
+
+    #[test]
+    fn shaped_units_compare_as_every_unit_does() {
+        let token = format!("GITHUB_TOKEN=ghp_{}", fill(ALNUM, 36));
+        let old = format!("x = 1\n{token}\n");
+        let new = format!("x = 2\n{token}\ny = 3\n");
+        assert_eq!(shape_added(Some(old.as_bytes()), new.as_bytes()), None);
+        let other = format!("GITHUB_TOKEN=ghp_{}", fill(HEX, 36));
+        let brought = format!("{new}{other}\n");
+        assert_eq!(
+            shape_added(Some(old.as_bytes()), brought.as_bytes()),
+            Some("a GitHub token")
+        );
+        assert!(is_binary(b"abc\0def"));
+        assert!(!is_binary(text_of(BINARY_PROBE + 10).as_bytes()));
+    }
+
+    fn text_of(n: usize) -> String {
+        "x".repeat(n)
+    }
+
     const ALNUM: &str = "aB3dE5gH7jK9mN1pQ";
     const HEX: &str = "0a1b2c3d4e5f6789";
     const B64URL: &str = "aB3_dE5-gH7jK9mN1pQ";

@@ -28,9 +28,10 @@ pub const TABLE: u64 = 256;
 const RESERVED: u64 = 24;
 
 /// The most ancestors of the directory it reads that a walk keeps open (besides that directory
-/// itself). A deeper directory is reached again from the deepest ancestor kept, one component
-/// at a time: at depth `d`, moving to a sibling directory costs `d - KEEP` opens, as `lstat` of
-/// a full path costs the kernel `d` lookups.
+/// itself): half at the top of the path, half just above the directory. Going down costs one
+/// open a level at any depth; going back up to a directory whose handle was let go reopens it
+/// from the deepest ancestor kept, one component at a time, as `lstat` of a full path costs the
+/// kernel a lookup a component.
 pub const KEEP: usize = 8;
 
 /// The soft limit on open files (`ulimit -n`), `None` when there is none or it cannot be read.
@@ -65,31 +66,15 @@ pub fn size_table() {
     }
 }
 
-/// How a walk shares out the descriptors it may hold: how many threads `lstat` tracked entries
-/// (each keeping its own handles), and how many ancestors each keeps open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Budget {
-    /// Threads that `lstat` tracked entries, besides the one that reads directories.
-    pub threads: usize,
-    /// Ancestors each keeps open, at least one ([`KEEP`] at most).
-    pub keep: usize,
-}
-
-impl Budget {
-    /// The budget for a walk that would like `wanted` stat threads, under the soft limit
-    /// `limit` (`None`: no limit). A chain of handles holds `keep` ancestors, the directory it
-    /// reads and, for a moment, the next one it opens; every thread and the reading one have
-    /// one chain, all within the table [`size_table`] made (or the limit, when lower), less
-    /// what else the process holds.
-    pub fn for_walk(wanted: usize, limit: Option<u64>) -> Budget {
-        let slots = limit.map_or(TABLE, |soft| soft.min(TABLE));
-        let spare = usize::try_from(slots.saturating_sub(RESERVED)).unwrap_or(usize::MAX);
-        // Every chain needs three handles at least: an ancestor, its child, the next one.
-        let chains = (spare / 3).max(2);
-        let threads = wanted.clamp(1, chains - 1);
-        let keep = (spare / (threads + 1)).saturating_sub(2).clamp(1, KEEP);
-        Budget { threads, keep }
-    }
+/// How many ancestors of the directory it reads the worktree walk keeps open ([`KEEP`] at most,
+/// one at least) under the soft limit `limit` (`None`: no limit). Its chain of handles then
+/// holds `keep` ancestors, the directory it reads and, for a moment, the next one it opens,
+/// within the table [`size_table`] made (or the limit, when lower) less what else the process
+/// holds. The threads that `lstat` tracked files hold none.
+pub(crate) fn walk_keep(limit: Option<u64>) -> usize {
+    let slots = limit.map_or(TABLE, |soft| soft.min(TABLE));
+    let spare = usize::try_from(slots.saturating_sub(RESERVED)).unwrap_or(usize::MAX);
+    spare.saturating_sub(2).clamp(1, KEEP)
 }
 
 /// Whether `errno` says this process (or the system) has no descriptor left to open.
@@ -101,61 +86,34 @@ pub(crate) fn exhausted(errno: nix::errno::Errno) -> bool {
 mod tests {
     use super::*;
 
-    fn peak(budget: Budget) -> usize {
-        (budget.threads + 1) * (budget.keep + 2)
-    }
-
     #[test]
     fn a_walk_stays_within_the_table_and_the_limit() {
         for limit in [
             None,
+            Some(32),
             Some(64),
-            Some(100),
             Some(256),
             Some(1024),
             Some(1 << 20),
         ] {
-            for wanted in [1, 7, 20] {
-                let budget = Budget::for_walk(wanted, limit);
-                let room = limit.map_or(TABLE, |l| l.min(TABLE)) - RESERVED;
-                assert!(
-                    peak(budget) as u64 <= room,
-                    "{budget:?} under {limit:?} holds {} of {room}",
-                    peak(budget)
-                );
-                assert!(budget.threads >= 1 && budget.threads <= wanted);
-                assert!((1..=KEEP).contains(&budget.keep));
-            }
+            let keep = walk_keep(limit);
+            let room = limit.map_or(TABLE, |l| l.min(TABLE)) - RESERVED;
+            assert!((keep + 2) as u64 <= room, "{keep} under {limit:?}");
+            assert!((1..=KEEP).contains(&keep));
         }
+        assert_eq!(
+            walk_keep(Some(64)),
+            KEEP,
+            "64 is room enough for the whole window"
+        );
     }
 
     #[test]
-    fn at_the_usual_limits_every_stat_thread_runs_and_keeps_its_ancestors() {
-        assert_eq!(
-            Budget::for_walk(20, Some(1024)),
-            Budget {
-                threads: 20,
-                keep: KEEP
-            }
-        );
-        assert_eq!(Budget::for_walk(20, Some(256)).threads, 20);
-        // At 64, fewer threads, each with its directory and one ancestor.
-        let low = Budget::for_walk(20, Some(64));
-        assert!(low.threads < 20 && low.keep >= 1, "{low:?}");
-    }
-
-    #[test]
-    fn control_a_limit_too_low_for_any_walk_still_plans_one_thread_that_will_be_refused() {
-        let budget = Budget::for_walk(20, Some(8));
-        assert_eq!(
-            budget,
-            Budget {
-                threads: 1,
-                keep: 1
-            }
-        );
-        // Not within the room a limit of 8 leaves: the walk will meet EMFILE and say so.
-        assert!(peak(budget) as u64 > 8u64.saturating_sub(RESERVED));
+    fn control_a_limit_too_low_for_any_walk_still_keeps_one_ancestor_and_will_be_refused() {
+        assert_eq!(walk_keep(Some(8)), 1);
+        assert_eq!(walk_keep(Some(26)), 1);
+        assert_eq!(walk_keep(Some(27)), 1);
+        assert_eq!(walk_keep(Some(28)), 2);
     }
 
     /// The descriptor table's size, as Linux reports it (`FDSize` in `/proc/self/status`).

@@ -115,11 +115,7 @@ impl Walk {
         .map_err(|errno| io(format!("opening the worktree {}", root.display()), errno))?;
 
         let entries = index.entries().len();
-        let budget = descriptors::Budget::for_walk(
-            (entries / PER_THREAD).clamp(1, MAX_THREADS),
-            descriptors::limit(),
-        );
-        let chunks = budget.threads;
+        let chunks = (entries / PER_THREAD).clamp(1, MAX_THREADS);
         let per_chunk = entries.div_ceil(chunks).max(1);
         let ranges: Vec<Range<usize>> = (0..entries)
             .step_by(per_chunk)
@@ -130,11 +126,10 @@ impl Walk {
             let root_fd = root_fd.as_fd();
             let handles: Vec<_> = ranges
                 .into_iter()
-                .map(|range| {
-                    scope.spawn(move || tracked(root_fd, budget.keep, index, range, compare))
-                })
+                .map(|range| scope.spawn(move || tracked(root_fd, index, range, compare)))
                 .collect();
-            let untracked = untracked(repo, root, root_fd, budget.keep, index);
+            let keep = descriptors::walk_keep(descriptors::limit());
+            let untracked = untracked(repo, root, root_fd, keep, index);
             let tracked: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("a stat worker does not panic"))
@@ -177,16 +172,23 @@ fn split(path: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// Open handles on the directories from the worktree's root down to the last one asked for,
-/// so that consecutive entries of one directory (the index is sorted) share its handle and a
-/// sibling directory costs one open. Only the first `keep` components and the last stay open:
-/// the handles a chain holds are bounded by `keep`, whatever the tree's width or depth, and a
-/// directory below the kept ones is reached again from the deepest one kept.
+/// so that consecutive entries of one directory (the index is sorted) share its handle, and a
+/// sibling or a child directory costs one open. Not every component keeps its handle: the
+/// first `top` do, and the `bottom` above the last, and the last. So the handles a chain holds
+/// are bounded whatever the tree's width or depth; going down a deep chain still costs one
+/// open a level, and a directory whose ancestors let theirs go is reached again from the
+/// deepest one that kept it.
+///
+/// The untracked walk lists each directory through the chain's own handle, so a directory is
+/// opened once whether it is listed or only passed through.
 struct Dirs<'root> {
     root: BorrowedFd<'root>,
-    /// How each component is opened.
+    /// How a component is opened in its parent.
     flags: OFlag,
     /// How many leading components keep their handle.
-    keep: usize,
+    top: usize,
+    /// How many components above the last keep theirs.
+    bottom: usize,
     /// The components of `path`, each with its name's end in `path` and its handle, if kept.
     open: Vec<(usize, Option<OwnedFd>)>,
     /// The directory the handles reach, without a trailing slash.
@@ -194,11 +196,16 @@ struct Dirs<'root> {
 }
 
 impl<'root> Dirs<'root> {
+    /// A chain under `root` that keeps `keep` ancestors of its last component open (at least
+    /// one), the first half of them at the top and the rest just above the last.
     fn new(root: BorrowedFd<'root>, flags: OFlag, keep: usize) -> Self {
+        let keep = keep.max(1);
+        let top = keep.div_ceil(2);
         Dirs {
             root,
             flags,
-            keep: keep.max(1),
+            top,
+            bottom: keep - top,
             open: Vec::new(),
             path: Vec::new(),
         }
@@ -209,14 +216,14 @@ impl<'root> Dirs<'root> {
         self.open
             .iter()
             .rev()
-            .find_map(|(_, fd)| fd.as_ref())
-            .map_or(self.root, |fd| fd.as_fd())
+            .find_map(|(_, handle)| handle.as_ref())
+            .map_or(self.root, |handle| handle.as_fd())
     }
 
-    /// A handle on the directory `dir` (a relative path, empty for the root). Each component
-    /// is opened without following a symbolic link: a file behind one is not the tracked file
-    /// (git's `has_symlink_leading_path`), and the error says so (`ELOOP` or `ENOTDIR`). On an
-    /// error, `path` is the deepest directory reached.
+    /// Moves the chain to the directory `dir` (a relative path, empty for the root) and
+    /// returns its handle. Each component is opened without following a symbolic link: a file
+    /// behind one is not the tracked file (git's `has_symlink_leading_path`), and the error says
+    /// so (`ELOOP` or `ENOTDIR`). On an error, `path` is the deepest directory reached.
     fn at(&mut self, dir: &[u8]) -> Result<BorrowedFd<'_>, Errno> {
         if dir != self.path.as_slice() {
             // Keep the components both paths share, back to the deepest with a handle; open
@@ -234,7 +241,7 @@ impl<'root> Dirs<'root> {
                 }
             }
             self.open.truncate(share);
-            while self.open.last().is_some_and(|(_, fd)| fd.is_none()) {
+            while self.open.last().is_some_and(|(_, handle)| handle.is_none()) {
                 self.open.pop();
             }
             let mut start = self.open.last().map_or(0, |(end, _)| *end + 1);
@@ -244,24 +251,24 @@ impl<'root> Dirs<'root> {
                 let end = dir[start..]
                     .find_byte(b'/')
                     .map_or(dir.len(), |i| start + i);
-                let fd = openat(
+                let handle = openat(
                     self.deepest(),
                     &dir[start..end],
                     self.flags,
                     nix::sys::stat::Mode::empty(),
                 )?;
-                // The parent stays open only if it is one of the first `keep` components.
-                let depth = self.open.len();
-                if depth > self.keep
-                    && let Some((_, handle)) = self.open.last_mut()
+                // The component that leaves the window above the last lets its handle go,
+                // unless it is one of the first `top`.
+                if let Some(leaving) = self.open.len().checked_sub(self.bottom + 1)
+                    && leaving >= self.top
                 {
-                    *handle = None;
+                    self.open[leaving].1 = None;
                 }
                 if !self.path.is_empty() {
                     self.path.push(b'/');
                 }
                 self.path.extend_from_slice(&dir[start..end]);
-                self.open.push((end, Some(fd)));
+                self.open.push((end, Some(handle)));
                 start = end + 1;
             }
         }
@@ -271,19 +278,70 @@ impl<'root> Dirs<'root> {
     /// How many handles the chain holds.
     #[cfg(test)]
     fn held(&self) -> usize {
-        self.open.iter().filter(|(_, fd)| fd.is_some()).count()
+        self.open
+            .iter()
+            .filter(|(_, handle)| handle.is_some())
+            .count()
     }
 }
 
-/// How a directory is opened for `fstatat` of what it holds: a path handle where there is one
-/// (it needs only search permission, as git's `lstat` does), never through a symbolic link.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const DIR_FOR_STAT: OFlag = OFlag::O_PATH
-    .union(OFlag::O_DIRECTORY)
-    .union(OFlag::O_NOFOLLOW)
-    .union(OFlag::O_CLOEXEC);
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-const DIR_FOR_STAT: OFlag = DIR_FOR_LISTING;
+/// The leading directories of the tracked entries a stat thread reads, checked as git checks
+/// them (`has_symlink_leading_path`): each component `lstat`ed once, when the thread's entries
+/// (sorted) first reach it, and found to be a directory, not a symbolic link to one. An entry
+/// is then `lstat`ed by its path from the worktree's root: no handle held, so a stat thread
+/// costs no descriptor, and a directory costs one `lstat`, where opening it cost two calls.
+struct Leading<'root> {
+    root: BorrowedFd<'root>,
+    /// The deepest directory found real, without a trailing slash (empty: the root).
+    verified: Vec<u8>,
+}
+
+impl<'root> Leading<'root> {
+    fn new(root: BorrowedFd<'root>) -> Self {
+        Leading {
+            root,
+            verified: Vec::new(),
+        }
+    }
+
+    /// Checks that every component of `dir` is a directory: `ENOENT` when one is missing,
+    /// `ELOOP` when one is a symbolic link, `ENOTDIR` when one is something else. On an error,
+    /// `verified` is the deepest directory reached.
+    fn check(&mut self, dir: &[u8]) -> Result<(), Errno> {
+        if dir == self.verified.as_slice() {
+            return Ok(());
+        }
+        // The components both paths share stay checked.
+        let common = dir
+            .iter()
+            .zip(&self.verified)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let boundary = |path: &[u8]| path.len() == common || path[common] == b'/';
+        let shared = if boundary(dir) && boundary(&self.verified) {
+            common
+        } else {
+            dir[..common].rfind_byte(b'/').unwrap_or(0)
+        };
+        self.verified.truncate(shared);
+        let mut start = if shared == 0 { 0 } else { shared + 1 };
+        while start < dir.len() {
+            let end = dir[start..]
+                .find_byte(b'/')
+                .map_or(dir.len(), |i| start + i);
+            let st = fstatat(self.root, &dir[..end], AtFlags::AT_SYMLINK_NOFOLLOW)?;
+            match kind_of(&st) {
+                SFlag::S_IFDIR => {}
+                SFlag::S_IFLNK => return Err(Errno::ELOOP),
+                _ => return Err(Errno::ENOTDIR),
+            }
+            self.verified.truncate(0);
+            self.verified.extend_from_slice(&dir[..end]);
+            start = end + 1;
+        }
+        Ok(())
+    }
+}
 
 /// How a directory is opened to read its names (and those of its subdirectories): never
 /// through a symbolic link.
@@ -365,15 +423,14 @@ fn compare(entry: &gix::index::Entry, st: &FileStat, how: Compare) -> Tracked {
 /// The tracked entries in `range` of `index` that are gone or changed.
 fn tracked(
     root: BorrowedFd<'_>,
-    keep: usize,
     index: &gix::index::State,
     range: Range<usize>,
     how: Compare,
 ) -> Result<(Vec<BString>, Vec<BString>), Error> {
     let mut removed = Vec::new();
     let mut changed = Vec::new();
-    let mut dirs = Dirs::new(root, DIR_FOR_STAT, keep);
-    // A directory that could not be opened: every entry below it is gone too.
+    let mut leading = Leading::new(root);
+    // A directory that is not there (or not a directory): every entry below it is gone too.
     let mut missing: Option<Vec<u8>> = None;
     for entry in &index.entries()[range] {
         if entry.flags.intersects(
@@ -382,18 +439,18 @@ fn tracked(
             continue;
         }
         let path = entry.path(index);
-        let (dir, name) = split(path);
+        let (dir, _) = split(path);
         let below = |m: &[u8]| dir.starts_with(m) && (dir.len() == m.len() || dir[m.len()] == b'/');
         if missing.as_deref().is_some_and(below) {
             removed.push(path.to_owned());
             continue;
         }
-        let fd = match dirs.at(dir) {
-            Ok(fd) => fd,
+        match leading.check(dir) {
+            Ok(()) => {}
             Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => {
-                // The first component that could not be opened, and all below it, are gone.
-                let opened = dirs.path.len();
-                let from = if opened == 0 { 0 } else { opened + 1 };
+                // The first component that is not a directory, and all below it, are gone.
+                let reached = leading.verified.len();
+                let from = if reached == 0 { 0 } else { reached + 1 };
                 let end = dir[from..].find_byte(b'/').map_or(dir.len(), |i| from + i);
                 missing = Some(dir[..end].to_vec());
                 removed.push(path.to_owned());
@@ -406,7 +463,7 @@ fn tracked(
                 ));
             }
         };
-        let state = match fstatat(fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        let state = match fstatat(root, path.as_bytes(), AtFlags::AT_SYMLINK_NOFOLLOW) {
             Ok(st) => compare(entry, &st, how),
             Err(Errno::ENOENT | Errno::ENOTDIR) => Tracked::Removed,
             Err(errno) => {
@@ -502,6 +559,7 @@ fn untracked(
     // Directories still to read, by name only: a directory is opened when it is read, through
     // the handles of its ancestors, so the handles held grow with the depth, not the width.
     let mut dirs = Dirs::new(root_fd, DIR_FOR_LISTING, keep);
+    let mut buffer = Listing::buffer();
     let mut pending: Vec<Subdir> = vec![(Vec::new(), Some(0..index.entries().len()))];
     let mut path = Vec::new();
     let mut children = Children::default();
@@ -521,12 +579,6 @@ fn untracked(
                 ));
             }
         };
-        // The listing reads through a handle of its own, closed when it is read.
-        let mut listing = handle
-            .try_clone_to_owned()
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(0)))
-            .and_then(nix::dir::Dir::from_fd)
-            .map_err(|errno| io(format!("reading the directory {}", dir.as_bstr()), errno))?;
         match &range {
             Some(range) => children.read(
                 index,
@@ -571,30 +623,108 @@ fn untracked(
             }
             Ok::<_, Error>(())
         };
-        for item in listing.iter() {
-            let item = item
-                .map_err(|errno| io(format!("reading the directory {}", dir.as_bstr()), errno))?;
-            let name = item.file_name().to_bytes();
+        Listing::read(handle, &mut buffer, |name, kind| {
             if matches!(name, b"." | b".." | b".git") {
-                continue;
+                return Ok(());
             }
-            match item.file_type() {
-                Some(nix::dir::Type::Directory) => visit(name, SFlag::S_IFDIR, &mut subdirs)?,
-                Some(nix::dir::Type::File) => visit(name, SFlag::S_IFREG, &mut subdirs)?,
-                Some(nix::dir::Type::Symlink) => visit(name, SFlag::S_IFLNK, &mut subdirs)?,
-                Some(_) => {} // fifos, sockets, devices: git stores none of them
-                None => unknown.push(name.to_vec()),
+            match kind {
+                Some(kind @ (SFlag::S_IFDIR | SFlag::S_IFREG | SFlag::S_IFLNK)) => {
+                    visit(name, kind, &mut subdirs)
+                }
+                Some(_) => Ok(()), // fifos, sockets, devices: git stores none of them
+                None => {
+                    unknown.push(name.to_vec());
+                    Ok(())
+                }
             }
-        }
+        })
+        .map_err(|failed| match failed {
+            Listed::Os(errno) => io(format!("reading the directory {}", dir.as_bstr()), errno),
+            Listed::Visit(error) => error,
+        })?;
         for name in unknown {
-            if let Ok(st) = fstatat(&listing, name.as_slice(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            if let Ok(st) = fstatat(handle, name.as_slice(), AtFlags::AT_SYMLINK_NOFOLLOW) {
                 visit(&name, kind_of(&st), &mut subdirs)?;
             }
         }
-        drop(listing);
         pending.extend(subdirs.into_iter().rev());
     }
     Ok(found)
+}
+
+/// Why a directory's listing stopped: the system failed, or what was done with a name did.
+enum Listed {
+    Os(Errno),
+    Visit(Error),
+}
+
+impl From<Error> for Listed {
+    fn from(error: Error) -> Self {
+        Listed::Visit(error)
+    }
+}
+
+/// A directory's names read through a handle the caller keeps (it opens the subdirectories
+/// through it next), with the kind the listing gives each (`None`: unknown, `lstat` it).
+struct Listing;
+
+impl Listing {
+    /// The buffer a walk reads every directory's entries into.
+    fn buffer() -> Vec<std::mem::MaybeUninit<u8>> {
+        vec![std::mem::MaybeUninit::uninit(); 32 * 1024]
+    }
+
+    /// Reads the names of the directory open as `dir` (from its start: the handle was just
+    /// opened, or is the worktree's root, read once) into `each`. On Linux by `getdents64`
+    /// straight into `buffer`: no directory stream to set up, nothing allocated per name, no
+    /// system call beyond the reads.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn read(
+        dir: BorrowedFd<'_>,
+        buffer: &mut [std::mem::MaybeUninit<u8>],
+        mut each: impl FnMut(&[u8], Option<SFlag>) -> Result<(), Error>,
+    ) -> Result<(), Listed> {
+        use rustix::fs::FileType;
+        let mut raw = rustix::fs::RawDir::new(dir, buffer);
+        while let Some(entry) = raw.next() {
+            let entry = entry.map_err(|e| Listed::Os(Errno::from_raw(e.raw_os_error())))?;
+            let kind = match entry.file_type() {
+                FileType::Directory => Some(SFlag::S_IFDIR),
+                FileType::RegularFile => Some(SFlag::S_IFREG),
+                FileType::Symlink => Some(SFlag::S_IFLNK),
+                FileType::Unknown => None,
+                _ => Some(SFlag::S_IFIFO),
+            };
+            each(entry.file_name().to_bytes(), kind)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the names of the directory open as `dir` into `each`: elsewhere through a
+    /// directory stream on a duplicate of the handle.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn read(
+        dir: BorrowedFd<'_>,
+        _buffer: &mut [std::mem::MaybeUninit<u8>],
+        mut each: impl FnMut(&[u8], Option<SFlag>) -> Result<(), Error>,
+    ) -> Result<(), Listed> {
+        let own = dir
+            .try_clone_to_owned()
+            .map_err(|e| Listed::Os(Errno::from_raw(e.raw_os_error().unwrap_or(0))))?;
+        let mut stream = nix::dir::Dir::from_fd(own).map_err(Listed::Os)?;
+        for entry in stream.iter() {
+            let entry = entry.map_err(Listed::Os)?;
+            let kind = match entry.file_type() {
+                Some(nix::dir::Type::Directory) => Some(SFlag::S_IFDIR),
+                Some(nix::dir::Type::File) => Some(SFlag::S_IFREG),
+                Some(nix::dir::Type::Symlink) => Some(SFlag::S_IFLNK),
+                Some(_) => Some(SFlag::S_IFIFO),
+                None => None,
+            };
+            each(entry.file_name().to_bytes(), kind)?;
+        }
+        Ok(())
+    }
 }
 
 /// Whether the untracked directory `path` is the worktree of another repository (its `.git`
@@ -653,7 +783,7 @@ mod tests {
         std::fs::create_dir_all(root.join("a/d")).expect("writable");
         std::os::unix::fs::symlink("b", root.join("a/link")).expect("symlinks can be made");
         let root_fd = std::fs::File::open(root).expect("the root opens");
-        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_STAT, descriptors::KEEP);
+        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_LISTING, descriptors::KEEP);
         for path in ["a/b/c", "a/b", "a/d", "", "a/b/c", "a"] {
             dirs.at(path.as_bytes())
                 .expect("an existing directory opens");
@@ -674,6 +804,45 @@ mod tests {
         dirs.at(b"a/b")
             .expect("the handles recover after a refusal");
         assert_eq!(dirs.path, b"a/b");
+    }
+
+    #[test]
+    fn leading_directories_are_checked_once_each_and_a_linked_one_is_refused() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b/c")).expect("writable");
+        std::fs::create_dir_all(root.join("a/d")).expect("writable");
+        std::fs::write(root.join("a/file"), "f").expect("writable");
+        std::os::unix::fs::symlink("b", root.join("a/link")).expect("symlinks can be made");
+        let root_fd = std::fs::File::open(root).expect("the root opens");
+        let mut leading = Leading::new(root_fd.as_fd());
+        for path in ["a/b/c", "a/b", "a/d", "", "a/b/c", "a"] {
+            leading
+                .check(path.as_bytes())
+                .expect("real directories pass");
+            assert_eq!(leading.verified, path.as_bytes());
+        }
+        assert_eq!(leading.check(b"a/link/c"), Err(Errno::ELOOP));
+        assert_eq!(leading.verified, b"a", "the deepest directory reached");
+        assert_eq!(leading.check(b"a/file/x"), Err(Errno::ENOTDIR));
+        assert_eq!(leading.check(b"a/none/x"), Err(Errno::ENOENT));
+        leading.check(b"a/b").expect("it recovers after a refusal");
+        assert_eq!(leading.verified, b"a/b");
+    }
+
+    #[test]
+    fn control_a_path_through_a_link_resolves_for_lstat_which_is_why_leading_dirs_are_checked() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::create_dir_all(dir.path().join("real")).expect("writable");
+        std::fs::write(dir.path().join("real/f"), "f").expect("writable");
+        std::os::unix::fs::symlink("real", dir.path().join("link")).expect("a symlink");
+        let root_fd = std::fs::File::open(dir.path()).expect("the root opens");
+        // lstat alone follows the leading link and finds the file behind it.
+        assert!(fstatat(root_fd.as_fd(), "link/f", AtFlags::AT_SYMLINK_NOFOLLOW).is_ok());
+        assert_eq!(
+            Leading::new(root_fd.as_fd()).check(b"link"),
+            Err(Errno::ELOOP)
+        );
     }
 
     /// A chain of `depth` nested directories `d0/d1/...` under a new temporary directory, each
@@ -701,15 +870,14 @@ mod tests {
     }
 
     #[test]
-    fn a_deep_chain_holds_its_first_components_and_its_last_only() {
+    fn a_deep_chain_holds_a_window_of_its_components_whatever_the_depth() {
         let (dir, paths) = deep(40);
         let root_fd = std::fs::File::open(dir.path()).expect("the root opens");
         for keep in [1, 3, descriptors::KEEP] {
             let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_LISTING, keep);
-            // Down the chain, each level's sibling, then back up: every move lands where asked.
-            let mut order: Vec<&String> = paths.iter().collect();
-            order.extend(paths.iter().rev());
-            for path in order {
+            // Down the chain, each level's sibling, then back up: every move lands where asked,
+            // and going straight down fills the window (each level one open).
+            for (i, path) in paths.iter().chain(paths.iter().rev()).enumerate() {
                 dirs.at(path.as_bytes())
                     .expect("an existing directory opens");
                 assert_eq!(dirs.path, path.as_bytes());
@@ -719,7 +887,9 @@ mod tests {
                     "{} handles at depth {depth} with keep {keep}",
                     dirs.held()
                 );
-                assert_eq!(dirs.held(), depth.min(keep + 1), "at {path}");
+                if i < paths.len() && !path.contains('s') {
+                    assert_eq!(dirs.held(), depth.min(keep + 1), "at {path}");
+                }
             }
             // The handle reached is the directory asked for: its sibling is there by name.
             let last = paths
@@ -753,7 +923,7 @@ mod tests {
     fn a_component_that_became_a_link_is_refused_when_reached_again_from_a_kept_one() {
         let (dir, paths) = deep(6);
         let root_fd = std::fs::File::open(dir.path()).expect("the root opens");
-        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_STAT, 1);
+        let mut dirs = Dirs::new(root_fd.as_fd(), DIR_FOR_LISTING, 1);
         let deepest = paths
             .iter()
             .rev()
