@@ -231,18 +231,32 @@ fn collect_artifacts(
                 unchanged.push(path);
                 continue;
             }
-            let Ok(bytes) = std::fs::read(root.join(&path)) else {
+            if request.keep_artifacts {
+                // Kept: its bytes go into the record's tree.
+                let Ok(bytes) = std::fs::read(root.join(&path)) else {
+                    continue;
+                };
+                files.push(ArtifactFile {
+                    path: path.clone(),
+                    size: bytes.len() as u64,
+                    sha256: sha256_hex(&bytes),
+                    blob: store.blob_id(&bytes),
+                });
+                if !kept.iter().any(|(p, _)| *p == path) {
+                    kept.push((path, bytes));
+                }
+                continue;
+            }
+            // Named only: its size and hashes, read in pieces (a build's output can be big).
+            let Ok((size, sha256, blob)) = digest(store, &root.join(&path)) else {
                 continue;
             };
             files.push(ArtifactFile {
                 path: path.clone(),
-                size: bytes.len() as u64,
-                sha256: sha256_hex(&bytes),
-                blob: store.blob_id(&bytes),
+                size,
+                sha256,
+                blob,
             });
-            if request.keep_artifacts && !kept.iter().any(|(p, _)| *p == path) {
-                kept.push((path, bytes));
-            }
         }
         groups.push(ArtifactGroup {
             pattern: pattern.given.clone(),
@@ -251,6 +265,48 @@ fn collect_artifacts(
         });
     }
     (groups, kept)
+}
+
+/// A reader that hashes with sha256 what passes through it.
+struct Sha256Reader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: std::io::Read> std::io::Read for Sha256Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hasher, &buf[..n]);
+        Ok(n)
+    }
+}
+
+/// The size, sha256 and git blob id of the file at `path`, read once, in pieces: memory stays
+/// bounded whatever the file's size.
+fn digest(store: &Store, path: &Path) -> std::io::Result<(u64, String, String)> {
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut reader = Sha256Reader {
+        inner: file,
+        hasher: <sha2::Sha256 as sha2::Digest>::new(),
+    };
+    let blob = store.blob_id_of_reader(&mut reader, size)?;
+    let sha = sha2::Digest::finalize(reader.hasher);
+    Ok((size, hex(&sha), blob))
+}
+
+/// The sha256 of the file at `path`, read in pieces.
+fn sha256_of(path: &Path) -> std::io::Result<String> {
+    let mut reader = Sha256Reader {
+        inner: std::fs::File::open(path)?,
+        hasher: <sha2::Sha256 as sha2::Digest>::new(),
+    };
+    std::io::copy(&mut reader, &mut std::io::sink())?;
+    Ok(hex(&sha2::Digest::finalize(reader.hasher)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A criterion run made elsewhere than the workspace: `hop check` and `hop land -- CMD` run
@@ -485,8 +541,8 @@ fn artifacts_hold(root: &Path, record: &Map<String, Value>) -> bool {
         .all(|file| {
             let path = file["path"].as_str().unwrap_or_default();
             bundle::is_inside(path)
-                && std::fs::read(root.join(path))
-                    .is_ok_and(|now| Some(sha256_hex(&now).as_str()) == file["sha256"].as_str())
+                && sha256_of(&root.join(path))
+                    .is_ok_and(|now| Some(now.as_str()) == file["sha256"].as_str())
         })
 }
 
@@ -604,8 +660,8 @@ pub fn verify(
             }
             match check {
                 ArtifactCheck::Workspace(root) if bundle::is_inside(path) => {
-                    match std::fs::read(root.join(path)) {
-                        Ok(now) if sha256_hex(&now) != sha => report.changed.push(path.to_owned()),
+                    match sha256_of(&root.join(path)) {
+                        Ok(now) if now != sha => report.changed.push(path.to_owned()),
                         Ok(_) => {}
                         Err(_) if kept.is_some() => {}
                         Err(_) => report.missing.push(path.to_owned()),

@@ -281,3 +281,120 @@ fn control_a_file_a_filter_converts_is_read_whole_and_does_not_fit_the_same_heap
     assert_ne!(failed.code, 0, "{failed}");
     assert!(failed.stdout.is_empty(), "{failed}");
 }
+
+/// A token of a GitHub token's shape, built from filler so no test holds a real one.
+fn github_token() -> String {
+    let fill: String = "aB3dE5gH7jK9mN1pQ".chars().cycle().take(36).collect();
+    format!("GITHUB_TOKEN=ghp_{fill}")
+}
+
+/// Writes a text log of about `mib` MiB to `path`, one numbered line after another, then
+/// `last` as its last line.
+fn big_log(path: &Path, mib: usize, last: &str) {
+    use std::io::Write as _;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("writable"));
+    let mut written = 0;
+    let mut n = 0u64;
+    while written < mib << 20 {
+        let line = format!(
+            "{n:>12} step finished in {} ms, nothing to report\n",
+            n % 997
+        );
+        file.write_all(line.as_bytes()).expect("writable");
+        written += line.len();
+        n += 1;
+    }
+    writeln!(file, "{last}").expect("writable");
+    file.flush().expect("writable");
+}
+
+/// `git hpp attest create` of the workspace, its heap limited to `mib` MiB.
+fn attest_within(sandbox: &Sandbox, mib: usize, session: &str) -> Run {
+    at_limit(
+        sandbox,
+        1024,
+        &format!(
+            "ulimit -d {} && exec git hpp {}",
+            mib * 1024,
+            crate::harness::attest_args(session, "approved").join(" ")
+        ),
+    )
+}
+
+fn with_spec() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nThe tool logs.\n").expect("writable");
+    sandbox.git(["add", "SPEC.md"]);
+    sandbox.git(["commit", "-q", "-m", "The spec"]);
+    sandbox
+}
+
+#[test]
+fn control_a_secret_on_the_last_line_of_a_40_mib_untracked_log_is_found_within_a_48_mib_heap() {
+    // Read whole, the log would cost its compressed and its inflated bytes at once, past the
+    // heap: read in pieces, the secret at its very end is still found, and refused.
+    let sandbox = with_spec();
+    big_log(&sandbox.root.join("build.log"), 40, &github_token());
+    let before = sandbox.hpp_refs();
+    let reason = attest_within(&sandbox, 48, "review:1").refused();
+    assert!(
+        reason.contains("build.log looks like it holds a GitHub token"),
+        "{reason}"
+    );
+    assert_eq!(sandbox.hpp_refs(), before, "nothing was written");
+}
+
+#[test]
+fn a_secret_the_branch_already_holds_in_a_40_mib_log_is_not_refused_when_the_log_grows() {
+    let sandbox = with_spec();
+    let log = sandbox.root.join("build.log");
+    big_log(&log, 40, &github_token());
+    sandbox.git(["add", "build.log"]);
+    sandbox.git([
+        "commit",
+        "-q",
+        "-m",
+        "The log, secret and all, is history already",
+    ]);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"one more line\n"))
+        .expect("appendable");
+    // Both the branch's log and the workspace's are read in pieces, compared unit by unit.
+    let run = attest_within(&sandbox, 48, "review:2");
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        sandbox.hpp_refs().contains("refs/hpp/attestations/"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_96_mib_artifact_is_named_by_its_size_and_hashes_within_a_48_mib_heap() {
+    let sandbox = Sandbox::repo();
+    let make = "mkdir -p out && head -c 100663296 /dev/zero | tr '\\0' a > out/model.bin";
+    let run = at_limit(
+        &sandbox,
+        1024,
+        &format!(
+            "ulimit -d 49152 && exec git hpp evidence run --id big --artifact 'out/*.bin' --json -- sh -c \"{make}\""
+        ),
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let file = &printed["artifacts"][0]["files"][0];
+    assert_eq!(file["path"], "out/model.bin");
+    assert_eq!(file["size"], 100_663_296);
+    assert_eq!(file["blob"], sandbox.git(["hash-object", "out/model.bin"]));
+    let record = printed["record_ref"]
+        .as_str()
+        .expect("the bundle's ref")
+        .to_owned();
+    let verified = at_limit(
+        &sandbox,
+        1024,
+        &format!("ulimit -d 49152 && exec git hpp evidence verify {record}"),
+    );
+    assert_eq!(verified.code, 0, "{verified}");
+}

@@ -298,6 +298,40 @@ impl Store {
         ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.repo.has_object(id))
     }
 
+    /// Returns the git blob id of the `size` bytes `reader` gives, read in pieces, without
+    /// writing anything: an error when it gives more or fewer (the file changed while read).
+    pub fn blob_id_of_reader(
+        &self,
+        reader: &mut dyn std::io::Read,
+        size: u64,
+    ) -> std::io::Result<String> {
+        let mut hasher = gix::hash::hasher(self.repo.object_hash());
+        hasher.update(&gix::objs::encode::loose_header(
+            gix::objs::Kind::Blob,
+            size,
+        ));
+        let mut piece = vec![0u8; 256 * 1024];
+        let mut read = 0u64;
+        loop {
+            let n = reader.read(&mut piece)?;
+            if n == 0 {
+                break;
+            }
+            read += n as u64;
+            if read > size {
+                break;
+            }
+            hasher.update(&piece[..n]);
+        }
+        if read != size {
+            return Err(std::io::Error::other("the file changed while it was read"));
+        }
+        hasher
+            .try_finalize()
+            .map(|id| id.to_hex().to_string())
+            .map_err(std::io::Error::other)
+    }
+
     /// Returns the git blob id of `bytes` without writing anything.
     pub fn blob_id(&self, bytes: &[u8]) -> String {
         gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
