@@ -66,7 +66,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{HPP, Rounds, Sandbox, Stats, check, describe, run, write};
+use common::{HPP, Rng, Rounds, Sandbox, Stats, check, describe, run, write};
 
 /// Tracked files modified, and untracked files added, in every fixture.
 const MODIFIED: usize = 10;
@@ -208,25 +208,6 @@ fn user_command(sandbox: &Sandbox, program: &str, dir: &Path) -> Command {
     let mut cmd = sandbox.command(program, dir);
     cmd.env("PATH", path);
     cmd
-}
-
-/// A small, fast, deterministic generator (SplitMix64): varied file contents and shapes without
-/// a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        // The modulo bias is irrelevant for filler and shapes.
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// A few hundred bytes of text that differ from file to file.

@@ -72,8 +72,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    HPP, Rounds, Sandbox, Series, Stats, print_header, print_row, rev_parse, run, run_interleaved,
-    run_with_input, timed, write,
+    HPP, Rng, Rounds, Sandbox, Series, Stats, print_header, print_row, rev_parse, run,
+    run_interleaved, run_with_input, timed, write,
 };
 use sha2::{Digest, Sha256};
 
@@ -175,25 +175,6 @@ fn append(path: &Path, line: &str) {
         .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
     file.write_all(line.as_bytes())
         .unwrap_or_else(|e| panic!("cannot append to {}: {e}", path.display()));
-}
-
-/// A small, fast, deterministic generator (SplitMix64): varied file contents without a
-/// dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        // The modulo bias is irrelevant for filler text.
-        (self.next() % n as u64) as usize
-    }
 }
 
 const WORDS: &[&str] = &[

@@ -306,3 +306,22 @@ pub fn nproc() -> String {
         })
         .unwrap_or_else(|| "unknown".to_owned())
 }
+
+/// A small, fast, deterministic generator (SplitMix64): varied file contents and shapes without
+/// a dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n`; the modulo bias is irrelevant for filler and shapes.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}

@@ -75,28 +75,6 @@ fn commit_and_work(sandbox: &Sandbox, changed: &str, deleted: &str, old_dir: &st
     std::fs::write(sandbox.root.join(old_dir).join("untracked.txt"), "u\n").expect("writable");
 }
 
-/// The tree `git add -A && git write-tree` writes into a copy of the index.
-fn git_add_tree(sandbox: &Sandbox) -> String {
-    let index = sandbox.beside("index-copy");
-    std::fs::copy(sandbox.root.join(".git/index"), index.path()).expect("the index copies");
-    let index = index.path().to_str().expect("UTF-8").to_owned();
-    let run = |args: &[&str]| {
-        let out = sandbox
-            .command("git", &sandbox.root)
-            .args(args)
-            .env("GIT_INDEX_FILE", &index)
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout)
-            .expect("UTF-8")
-            .trim()
-            .to_owned()
-    };
-    run(&["add", "-A"]);
-    run(&["write-tree"])
-}
-
 /// Runs `script` with bash in the worktree, its descriptor limit (soft and hard) set first.
 fn at_limit(sandbox: &Sandbox, limit: u32, script: &str) -> Run {
     let out = sandbox
@@ -118,7 +96,7 @@ fn snapshots_at_64_as_git_adds(sandbox: &Sandbox) {
     let git_status = at_limit(sandbox, 64, "git status --porcelain >/dev/null");
     assert_eq!(git_status.code, 0, "git itself works at 64: {git_status}");
     let ours = at_limit(sandbox, 64, "git hpp snapshot").ok();
-    assert_eq!(ours.trim(), git_add_tree(sandbox));
+    assert_eq!(ours.trim(), crate::snapshot::git_tree(sandbox));
 }
 
 #[test]
@@ -261,7 +239,7 @@ fn an_untracked_file_bigger_than_the_heap_allowed_is_snapshotted_as_git_adds_it(
     big_file(&sandbox.root.join("model.bin"), 96);
     // 96 MiB of file through a 48 MiB heap: only streamed can it fit.
     let tree = snapshot_within(&sandbox, 48).ok();
-    assert_eq!(tree.trim(), git_add_tree(&sandbox));
+    assert_eq!(tree.trim(), crate::snapshot::git_tree(&sandbox));
     // Again, with the blob already stored: hashed in pieces, not written twice.
     std::fs::remove_dir_all(sandbox.root.join(".git/hpp-cache")).expect("the cache is there");
     let again = snapshot_within(&sandbox, 48).ok();

@@ -10,7 +10,7 @@ use crate::harness::Sandbox;
 
 /// Returns the tree git writes for the workspace with a throwaway copy of the index:
 /// `cp .git/index $T; GIT_INDEX_FILE=$T git add -A; GIT_INDEX_FILE=$T git write-tree`.
-fn git_tree(sandbox: &Sandbox) -> String {
+pub(crate) fn git_tree(sandbox: &Sandbox) -> String {
     git_tree_at(sandbox, &sandbox.root)
 }
 
