@@ -570,7 +570,14 @@ mod tests {
             &["verify", "HEAD", "--json"],
             &["verify", "main~3..main"],
             &["policy", "hook", "--host", "claude-code"],
-            &["policy", "check", "--mode", "enforce", "--command", "rm -rf /"],
+            &[
+                "policy",
+                "check",
+                "--mode",
+                "enforce",
+                "--command",
+                "rm -rf /",
+            ],
             &["hook", "pre-push", "origin", "url"],
             &["hook", "pre-receive"],
         ];
