@@ -803,6 +803,21 @@ fn is_decision_step(store: &Store, staged: &str, ours: &CommitId) -> Result<bool
 /// does not verify stays staged, reported with the reason.
 fn trusted(store: &Store, staged: &str, pin: Option<&str>) -> Result<Result<(), Outcome>, Error> {
     match crate::trust::verify_log(store, staged, pin) {
+        // A clone that trusts its own signers adopts no policy on first use.
+        Ok(Some((_, crate::trust::Pinning::FirstUse { fingerprint })))
+            if let Some(trusted) = crate::trust::trusts_already(store) =>
+        {
+            Ok(Err(Outcome::Diverged {
+                reason: crate::trust::Error::NotPinned {
+                    fingerprint: fingerprint.clone(),
+                    trusted,
+                }
+                .to_string(),
+                next: format!(
+                    "the policy stays staged; check its root with the repository's owner, then `git hpp trust pin {fingerprint} --apply` and fetch again"
+                ),
+            }))
+        }
         Ok(_) => Ok(Ok(())),
         Err(crate::trust::Error::Store(e)) => Err(e.into()),
         Err(refused) => Ok(Err(Outcome::Diverged {

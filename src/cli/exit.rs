@@ -373,6 +373,15 @@ impl From<crate::trust::Error> for CliError {
             E::Sign(inner) => inner.into(),
             refused @ E::Refused { .. } => CliError::refused(refused)
                 .hint("check who changed refs/hpp/trust (`git log refs/hpp/trust`); a fetch leaves such a policy staged, never takes it in"),
+            missing @ E::PinnedButMissing { .. } => CliError::refused(missing).hint(
+                "fetch the policy from the remote that has it (`git hpp fetch`); if the remote's was deleted, ask the repository's owner; unset hpp.trustRoot only on purpose",
+            ),
+            E::NotPinned { ref fingerprint, .. } => {
+                let hint = format!(
+                    "check that root with the repository's owner, then `git hpp trust pin {fingerprint} --apply`"
+                );
+                CliError::refused(e).hint(hint)
+            }
             other => CliError::refused(other),
         }
     }

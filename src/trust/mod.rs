@@ -48,6 +48,26 @@ pub enum Error {
     /// A change to a repository without a policy.
     #[error("this repository has no trust policy: start one with `git hpp trust init`")]
     NoPolicy,
+    /// A root is pinned (`hpp.trustRoot`) and the repository holds no policy: the clone trusts
+    /// that root, so its records are never read as if nobody signed them.
+    #[error(
+        "the trust policy's root is pinned ({PIN_KEY} = {fingerprint}) but refs/hpp/trust holds no policy: nothing can be checked against it"
+    )]
+    PinnedButMissing {
+        /// The pinned fingerprint.
+        fingerprint: String,
+    },
+    /// The clone trusts its own signers (an allowed-signers file or `hpp.requireSigned`) and no
+    /// root is pinned: a policy found in the repository is not adopted on first use.
+    #[error(
+        "refs/hpp/trust holds a policy rooted at {fingerprint}, and this clone trusts {trusted} with no root pinned: a policy is not adopted on first use"
+    )]
+    NotPinned {
+        /// The policy's first root.
+        fingerprint: String,
+        /// What the clone trusts already (the setting's name).
+        trusted: String,
+    },
     /// The key to sign with is not the one the policy names for that root.
     #[error("{signer} is not a root of the policy in force, or that is not their key: {detail}")]
     NotARoot {
@@ -337,6 +357,21 @@ fn root_fingerprints(policy: &Policy) -> Result<Vec<String>, Error> {
         .collect()
 }
 
+/// The setting by which this clone already trusts signers of its own, when one is set: an
+/// allowed-signers file (`hpp.allowedSignersFile`, `gpg.ssh.allowedSignersFile`) or
+/// `hpp.requireSigned=true`. Such a clone adopts no policy on first use: its owner pins the
+/// policy's root (`git hpp trust pin`) once they have checked it.
+pub fn trusts_already(store: &Store) -> Option<String> {
+    ["hpp.allowedSignersFile", "gpg.ssh.allowedSignersFile"]
+        .into_iter()
+        .find(|key| store.config_string(key).is_some())
+        .map(|key| format!("its allowed-signers file ({key})"))
+        .or_else(|| {
+            (store.config_bool("hpp.requireSigned") == Some(true))
+                .then(|| "signatures it requires (hpp.requireSigned)".to_owned())
+        })
+}
+
 /// Reads the repository's policy (`refs/hpp/trust`) and verifies it from the pinned root, or,
 /// with none pinned, from its first root, which is then pinned (`hpp.trustRoot`) and reported
 /// as [`Pinning::FirstUse`]. `None` when the repository has no policy.
@@ -544,6 +579,16 @@ pub struct Trust {
 ///
 /// As [`in_force`]: a policy that does not verify is refused, never skipped.
 pub fn decide(store: &Store, file: Option<AllowedSigners>, required: bool) -> Result<Trust, Error> {
+    let pin = store.config_string(PIN_KEY);
+    if pin.is_none()
+        && let Some(trusted) = trusts_already(store)
+        && let Some((_, Pinning::FirstUse { fingerprint })) = verify_log(store, refs::TRUST, None)?
+    {
+        return Err(Error::NotPinned {
+            fingerprint,
+            trusted,
+        });
+    }
     match in_force(store)? {
         Some((verified, pinning)) => {
             let mut notes = Vec::new();
@@ -569,6 +614,9 @@ pub fn decide(store: &Store, file: Option<AllowedSigners>, required: bool) -> Re
                 notes,
             })
         }
+        None if pin.is_some() => Err(Error::PinnedButMissing {
+            fingerprint: pin.unwrap_or_default(),
+        }),
         None => Ok(Trust {
             source: match (&file, required) {
                 (Some(_), _) => "allowed-signers file".to_owned(),

@@ -832,3 +832,130 @@ fn a_join_is_taken_only_when_a_person_signed_the_choice() {
         .hpp_in(&a, &["event", "verify", "--loop", "feature"])
         .ok();
 }
+
+/// `p`'s repository pushed (main and its records) to a new bare remote, and a plain clone of
+/// it at `name`: the remote's path and the clone's.
+fn published(p: &Policy, name: &str) -> (PathBuf, PathBuf) {
+    let remote = p.sandbox.path(&format!("{name}-remote.git"));
+    p.sandbox
+        .git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+    p.sandbox
+        .git(["push", "-q", text(&remote), "main", "refs/hpp/*:refs/hpp/*"]);
+    let clone = p.sandbox.path(name);
+    p.sandbox.git(["clone", "-q", text(&remote), text(&clone)]);
+    (remote, clone)
+}
+
+/// The root `p`'s repository pinned when its policy was made.
+fn pinned_root(p: &Policy) -> String {
+    p.sandbox.git(["config", "hpp.trustRoot"]).trim().to_owned()
+}
+
+#[test]
+fn a_pinned_ci_clone_refuses_to_verify_when_the_remotes_policy_was_deleted() {
+    // Issue 52: `trust pin FPR --apply` before the first fetch, as examples/ci advises; the
+    // remote's refs/hpp/trust was deleted. Verifying must not fall back to "not checked".
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let (remote, ci) = published(&p, "ci");
+    p.sandbox
+        .git_in(&remote, &["update-ref", "-d", "refs/hpp/trust"]);
+    let root = pinned_root(&p);
+    p.sandbox
+        .hpp_in(&ci, &["trust", "pin", &root, "--apply"])
+        .ok();
+    p.sandbox.hpp_in(&ci, &["fetch"]);
+    let reason = p.sandbox.hpp_in(&ci, &["verify", "HEAD"]).refused();
+    assert!(
+        reason.contains(&format!("pinned (hpp.trustRoot = {root})"))
+            && reason.contains("holds no policy"),
+        "{reason}"
+    );
+    let reason = p.sandbox.hpp_in(&ci, &["attest", "verify"]).refused();
+    assert!(reason.contains("holds no policy"), "{reason}");
+}
+
+#[test]
+fn control_a_pinned_ci_clone_whose_remote_keeps_its_policy_verifies_the_signature() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let (_remote, ci) = published(&p, "ci");
+    let root = pinned_root(&p);
+    p.sandbox
+        .hpp_in(&ci, &["trust", "pin", &root, "--apply"])
+        .ok();
+    p.sandbox.hpp_in(&ci, &["fetch"]).ok();
+    let verified = p.sandbox.hpp_in(&ci, &["verify", "HEAD"]).ok();
+    assert!(
+        verified.contains("signature verified (checker-b)"),
+        "{verified}"
+    );
+}
+
+#[test]
+fn a_clone_that_trusts_its_own_signers_file_adopts_no_policy_on_first_use() {
+    // Issue 52: a reviewer configured hpp.allowedSignersFile before any policy existed; the
+    // remote then gains a policy. Fetch leaves it staged, every reader refuses, until the
+    // reviewer pins its root.
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let (_remote, reviewer) = published(&p, "reviewer");
+    let signers = p.sandbox.path("reviewer-signers");
+    std::fs::write(
+        &signers,
+        format!(
+            "checker-b {}",
+            std::fs::read_to_string(public(&p.checker)).expect("the key")
+        ),
+    )
+    .expect("writable");
+    p.sandbox.git_in(
+        &reviewer,
+        &["config", "hpp.allowedSignersFile", text(&signers)],
+    );
+    let fetched = p.sandbox.hpp_in(&reviewer, &["fetch"]).exit(1);
+    assert!(
+        fetched.stdout.contains("diverged: refs/hpp/trust"),
+        "{fetched}"
+    );
+    assert!(
+        fetched.stdout.contains("not adopted on first use"),
+        "{fetched}"
+    );
+    let pins = p
+        .sandbox
+        .command("git", &reviewer)
+        .args(["config", "hpp.trustRoot"])
+        .output()
+        .expect("git runs");
+    assert!(!pins.status.success(), "nothing was pinned");
+    // Taken once the reviewer pins the root they checked.
+    let root = pinned_root(&p);
+    p.sandbox
+        .hpp_in(&reviewer, &["trust", "pin", &root, "--apply"])
+        .ok();
+    p.sandbox.hpp_in(&reviewer, &["fetch"]).ok();
+    let verified = p.sandbox.hpp_in(&reviewer, &["verify", "HEAD"]).ok();
+    assert!(
+        verified.contains("signature verified (checker-b)"),
+        "{verified}"
+    );
+}
+
+#[test]
+fn control_a_clone_that_trusts_nothing_yet_still_pins_on_first_use_and_says_so() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let (_remote, fresh) = published(&p, "fresh");
+    let fetched = p.sandbox.hpp_in(&fresh, &["fetch"]).ok();
+    assert!(
+        fetched.contains("trusting the trust policy's first root"),
+        "{fetched}"
+    );
+    assert_eq!(
+        p.sandbox
+            .git_in(&fresh, &["config", "hpp.trustRoot"])
+            .trim(),
+        pinned_root(&p)
+    );
+}
