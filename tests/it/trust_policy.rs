@@ -864,7 +864,9 @@ fn a_pinned_ci_clone_refuses_to_verify_when_the_remotes_policy_was_deleted() {
     p.sandbox
         .hpp_in(&ci, &["trust", "pin", &root, "--apply"])
         .ok();
-    p.sandbox.hpp_in(&ci, &["fetch"]);
+    // The fetch finds no policy to check the records against, and says so.
+    let fetched = p.sandbox.hpp_in(&ci, &["fetch"]).refused();
+    assert!(fetched.contains("holds no policy"), "{fetched}");
     let reason = p.sandbox.hpp_in(&ci, &["verify", "HEAD"]).refused();
     assert!(
         reason.contains(&format!("pinned (hpp.trustRoot = {root})"))
