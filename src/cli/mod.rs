@@ -541,14 +541,18 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
 mod tests {
     use clap::CommandFactory;
 
+    /// The whole command line of `git-hpp ARGS`.
+    fn argv_of(args: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("git-hpp")
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
     /// Parses `argv` (after the program's name) with `command`.
     fn parsed(command: clap::Command, argv: &[&str]) -> Result<String, String> {
-        let argv: Vec<std::ffi::OsString> = std::iter::once("git-hpp")
-            .chain(argv.iter().copied())
-            .map(Into::into)
-            .collect();
         command
-            .try_get_matches_from(&argv)
+            .try_get_matches_from(argv_of(argv))
             .and_then(|m| <super::Cli as clap::FromArgMatches>::from_arg_matches(&m))
             .map(|cli| format!("{cli:?}"))
             .map_err(|e| e.kind().to_string())
@@ -583,13 +587,7 @@ mod tests {
         ];
         for argv in cases {
             let whole = parsed(super::Cli::command(), argv);
-            let hot = super::hot_path(
-                &std::iter::once("git-hpp")
-                    .chain(argv.iter().copied())
-                    .map(Into::into)
-                    .collect::<Vec<_>>(),
-            )
-            .expect("a hot command");
+            let hot = super::hot_path(&argv_of(argv)).expect("a hot command");
             assert!(whole.is_ok(), "{argv:?}: {whole:?}");
             assert_eq!(parsed(hot, argv), whole, "{argv:?}");
         }
@@ -610,22 +608,12 @@ mod tests {
         for argv in refused {
             let whole = parsed(super::Cli::command(), argv);
             assert!(whole.is_err(), "{argv:?} is refused by the whole tree");
-            let hot = super::hot_path(
-                &std::iter::once("git-hpp")
-                    .chain(argv.iter().copied())
-                    .map(Into::into)
-                    .collect::<Vec<_>>(),
-            )
-            .expect("a hot command");
+            let hot = super::hot_path(&argv_of(argv)).expect("a hot command");
             assert!(parsed(hot, argv).is_err(), "{argv:?} taken by the hot path");
         }
         // Any other command, or an unknown global flag first, is not a hot path at all.
         for argv in [&["event", "verify"][..], &["--frobnicate", "status"][..]] {
-            let argv: Vec<std::ffi::OsString> = std::iter::once("git-hpp")
-                .chain(argv.iter().copied())
-                .map(Into::into)
-                .collect();
-            assert!(super::hot_path(&argv).is_none(), "{argv:?}");
+            assert!(super::hot_path(&argv_of(argv)).is_none(), "{argv:?}");
         }
     }
 

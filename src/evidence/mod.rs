@@ -292,7 +292,7 @@ fn digest(store: &Store, path: &Path) -> std::io::Result<(u64, String, String)> 
     };
     let blob = store.blob_id_of_reader(&mut reader, size)?;
     let sha = sha2::Digest::finalize(reader.hasher);
-    Ok((size, hex(&sha), blob))
+    Ok((size, hpp_core::record::hex(&sha), blob))
 }
 
 /// The sha256 of the file at `path`, read in pieces.
@@ -302,11 +302,9 @@ fn sha256_of(path: &Path) -> std::io::Result<String> {
         hasher: <sha2::Sha256 as sha2::Digest>::new(),
     };
     std::io::copy(&mut reader, &mut std::io::sink())?;
-    Ok(hex(&sha2::Digest::finalize(reader.hasher)))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(hpp_core::record::hex(&sha2::Digest::finalize(
+        reader.hasher,
+    )))
 }
 
 /// A criterion run made elsewhere than the workspace: `hop check` and `hop land -- CMD` run

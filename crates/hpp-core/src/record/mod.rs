@@ -284,9 +284,17 @@ pub fn seal<T: Serialize>(
 /// assert_eq!(hpp_core::record::sha256_hex(b""), hpp_core::record::GENESIS_SHA256);
 /// ```
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Returns `bytes` as lowercase hex (a digest computed elsewhere, in pieces).
+///
+/// ```
+/// assert_eq!(hpp_core::record::hex(&[0x0a, 0xff]), "0aff");
+/// ```
+pub fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
         out.push(char::from_digit(u32::from(byte >> 4), 16).expect("a nibble is a hex digit"));
         out.push(char::from_digit(u32::from(byte & 0xf), 16).expect("a nibble is a hex digit"));
     }
