@@ -150,6 +150,8 @@ pub struct Report {
     pub notes_rebuilt: usize,
     /// The trust policy's root this fetch pinned (`hpp.trustRoot`), trusted on first use.
     pub pinned: Option<String>,
+    /// How the policy's roots changed with this fetch (`root removed, root2 added`).
+    pub roots_changed: Option<String>,
 }
 
 /// Fetches `remote`'s records into staging and reconciles each into `refs/hpp/`, reading each
@@ -157,6 +159,7 @@ pub struct Report {
 /// records, then the loops (whose gates name those records), Hop's accepted chain last.
 pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Error> {
     let pin = store.config_string(crate::trust::PIN_KEY);
+    let roots_before = policy_roots(store)?;
     let staged = store.fetch_staging(remote)?;
     let mut report = Report {
         remote: remote.to_owned(),
@@ -276,7 +279,8 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
             }),
         }
     }
-    if report.updated.iter().any(|n| n == refs::TRUST) && pin.is_none() {
+    if report.updated.iter().any(|n| n == refs::TRUST) {
+        // Pinned on first use, and remembered as the newest policy this clone verified.
         report.pinned = match crate::trust::in_force(store) {
             Ok(Some((_, crate::trust::Pinning::FirstUse { fingerprint }))) => Some(fingerprint),
             Ok(_) => None,
@@ -284,8 +288,35 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
             // Verified before it was taken in; a failure here is reported by every reader.
             Err(_) => None,
         };
+        report.roots_changed = roots_change(&roots_before, &policy_roots(store)?);
     }
     Ok(report)
+}
+
+/// The roots of the policy at refs/hpp/trust, by name (empty without one).
+fn policy_roots(store: &Store) -> Result<Vec<String>, Error> {
+    Ok(store
+        .read_file(refs::TRUST, hpp_core::trust::POLICY_FILE)?
+        .and_then(|bytes| hpp_core::trust::Policy::parse(&bytes).ok())
+        .map(|p| p.roots.into_iter().collect())
+        .unwrap_or_default())
+}
+
+/// `root removed, root2 added`, or `None` when the roots are the same (or there were none
+/// before: a first policy is reported as pinned).
+fn roots_change(before: &[String], after: &[String]) -> Option<String> {
+    if before.is_empty() || before == after {
+        return None;
+    }
+    let removed = before
+        .iter()
+        .filter(|r| !after.contains(r))
+        .map(|r| format!("{r} removed"));
+    let added = after
+        .iter()
+        .filter(|r| !before.contains(r))
+        .map(|r| format!("{r} added"));
+    Some(removed.chain(added).collect::<Vec<_>>().join(", "))
 }
 
 enum Outcome {
@@ -802,7 +833,7 @@ fn is_decision_step(store: &Store, staged: &str, ours: &CommitId) -> Result<bool
 /// Verifies the staged trust policy from the pinned root before it is taken in; a policy that
 /// does not verify stays staged, reported with the reason.
 fn trusted(store: &Store, staged: &str, pin: Option<&str>) -> Result<Result<(), Outcome>, Error> {
-    match crate::trust::verify_log(store, staged, pin) {
+    match crate::trust::verify_log(store, staged, pin, crate::trust::From::Remembered) {
         // A clone that trusts its own signers adopts no policy on first use.
         Ok(Some((_, crate::trust::Pinning::FirstUse { fingerprint })))
             if let Some(trusted) = crate::trust::trusts_already(store) =>

@@ -216,10 +216,16 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
     ),
     (
         "git-hpp-trust-remove",
-        &[(
-            "Take a principal out",
-            "git hpp trust remove checker-b --sign-key alice.key --apply",
-        )],
+        &[
+            (
+                "Take a principal out",
+                "git hpp trust remove checker-b --sign-key alice.key --apply",
+            ),
+            (
+                "Take one role, keep the others",
+                "git hpp trust remove alice --role root --sign-key alice.key --apply",
+            ),
+        ],
     ),
     (
         "git-hpp-trust-show",
@@ -231,8 +237,15 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
     (
         "git-hpp-trust-pin",
         &[(
-            "Trust a clone's first policy by its root's fingerprint",
+            "Trust the policy by its current root's fingerprint, before the first fetch",
             "git hpp trust pin SHA256:AAAAexample --apply",
+        )],
+    ),
+    (
+        "git-hpp-trust-seal",
+        &[(
+            "Seal a log an earlier git-hpp wrote, so no older policy can be replayed",
+            "git hpp trust seal --sign-key alice.key --apply",
         )],
     ),
     (

@@ -117,9 +117,12 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     }
     if let Some(pin) = &report.pinned {
         human.push_str(&format!(
-            "\n  trusting the trust policy's first root {pin} from now on (pinned as {}; check it with the repository's owner)",
+            "\n  trusting the trust policy's root {pin} from now on (pinned as {}; check it with the repository's owner)",
             crate::trust::PIN_KEY
         ));
+    }
+    if let Some(roots) = &report.roots_changed {
+        human.push_str(&format!("\n  roots: {roots}"));
     }
     for d in &report.diverged {
         human.push_str(&format!(

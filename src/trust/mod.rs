@@ -28,6 +28,11 @@ use crate::sign::{self, AllowedSigners, Purpose, SignatureStatus, Signing};
 /// The git config key that holds the pinned root's fingerprint.
 pub const PIN_KEY: &str = "hpp.trustRoot";
 
+/// The git config key where a clone remembers the newest policy it verified, as `<version>
+/// <commit>`: readers check only what came after it, and refuse a log that does not descend
+/// from it (a rollback, a replacement).
+pub const VERIFIED_KEY: &str = "hpp.trustVerified";
+
 /// Why the policy could not be read, verified or changed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -76,6 +81,23 @@ pub enum Error {
         /// Why the signature does not count.
         detail: String,
     },
+    /// The remembered policy is not `<version> <commit>`.
+    #[error(
+        "{VERIFIED_KEY} is {0:?}, not `<version> <commit>`: remove it (`git config --unset {VERIFIED_KEY}`) to verify the policy from the pinned root again"
+    )]
+    Remembered(String),
+    /// A change of the roots or threshold not signed by enough of the new roots.
+    #[error(
+        "the change makes the roots {roots} (threshold {needed}): the new roots sign it too, and {got} of them did (pass --sign-key with their keys)"
+    )]
+    NewRoots {
+        /// The new roots.
+        roots: String,
+        /// How many of them must sign.
+        needed: usize,
+        /// How many did.
+        got: usize,
+    },
     /// Fewer roots signed than the policy in force requires.
     #[error("the change needs {needed} root signature(s) of the policy in force; {got} given")]
     Threshold {
@@ -119,16 +141,19 @@ pub struct Change {
     pub summary: String,
 }
 
-/// The policy in force, verified from its first commit.
+/// The policy in force, verified.
 #[derive(Debug, Clone)]
 pub struct Verified {
     /// The policy.
     pub policy: Policy,
     /// Its commit (the log's tip).
     pub tip: CommitId,
-    /// The fingerprints of the first policy's roots: what a clone pins.
-    pub first_roots: Vec<String>,
-    /// Every change, oldest first.
+    /// Its place in the log, from 1.
+    pub seq: u64,
+    /// The fingerprints of its roots, in the order of their names: what a clone pins.
+    pub roots: Vec<String>,
+    /// The changes this read verified, oldest first: every one from where verification
+    /// started ([`From::Start`]), or those after the remembered policy.
     pub history: Vec<Change>,
 }
 
@@ -205,34 +230,240 @@ pub fn key_line(text: &str, what: &str) -> Result<String, Error> {
     })
 }
 
-/// Reads and verifies the policy log at `ref_name` (the repository's, or one a fetch staged)
-/// from its first commit: each commit one parent, its policy valid, its signers file the one
-/// the policy renders, and signed by at least the threshold of the roots of the policy before
-/// it (the first by its own). With `pin`, the first policy's roots must include that key.
-/// `None` when the ref does not exist.
+/// Where a read of the log starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum From {
+    /// From the newest policy this clone verified ([`VERIFIED_KEY`]), checking only what came
+    /// after it (every reader); from the start when the clone verified none.
+    Remembered,
+    /// From the start, whatever the clone remembers, which must lie on the log (`trust show`,
+    /// which lists every change).
+    Start,
+}
+
+/// The newest policy a clone verified: its place in the log and its commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remembered {
+    /// The policy's place in the log, from 1.
+    pub seq: u64,
+    /// Its commit.
+    pub commit: CommitId,
+}
+
+/// Returns the newest policy this clone verified, from [`VERIFIED_KEY`].
 ///
 /// # Errors
 ///
-/// [`Error::Refused`] naming the first commit that does not verify; [`Error::Store`].
+/// [`Error::Remembered`] when the value is not `<version> <commit>`.
+pub fn remembered(store: &Store) -> Result<Option<Remembered>, Error> {
+    let Some(value) = store.config_string(VERIFIED_KEY) else {
+        return Ok(None);
+    };
+    let parsed = value.split_once(' ').and_then(|(seq, commit)| {
+        let seq = seq.parse::<u64>().ok().filter(|s| *s > 0)?;
+        let commit = CommitId::parse(commit)?;
+        Some(Remembered { seq, commit })
+    });
+    parsed.map(Some).ok_or(Error::Remembered(value))
+}
+
+/// Remembers `verified` as the newest policy this clone verified, when it is newer.
+fn remember(store: &Store, verified: &Verified) -> Result<(), Error> {
+    let now = Remembered {
+        seq: verified.seq,
+        commit: verified.tip.clone(),
+    };
+    if remembered(store)?.as_ref() != Some(&now) {
+        store.config_set(VERIFIED_KEY, &format!("{} {}", now.seq, now.commit))?;
+    }
+    Ok(())
+}
+
+/// Reads and verifies the policy log at `ref_name` (the repository's, or one a fetch staged).
+///
+/// Each commit has one parent (the first none), its policy valid and in canonical form, its
+/// signers file the one the policy renders, its sealed version its place in the log and its
+/// `previous` the digest of the policy before it (a policy written before logs were sealed may
+/// open a log, never follow a sealed policy), and it is signed by at least the threshold of the
+/// roots of the policy before it and, when it changes the roots or the threshold, of its own.
+///
+/// Where verification starts: with [`From::Remembered`] and a remembered policy, right after
+/// it, and the log must descend from it; otherwise at the policy where the pinned root (`pin`)
+/// becomes a root, which that root must have signed, with its own threshold; with no pin, at
+/// the first policy (first use). `None` when the ref does not exist.
+///
+/// # Errors
+///
+/// [`Error::Refused`] naming the first commit that does not verify, or the tip that does not
+/// descend from the remembered policy; [`Error::Remembered`]; [`Error::Store`].
 pub fn verify_log(
     store: &Store,
     ref_name: &str,
     pin: Option<&str>,
+    from: From,
 ) -> Result<Option<(Verified, Pinning)>, Error> {
-    let chain = store.read_chain(ref_name, POLICY_FILE)?;
-    if chain.links.is_empty() {
+    let Some(tip) = store.tip(ref_name)? else {
         return Ok(None);
+    };
+    let remembered = remembered(store)?;
+    let mut walk = Walk::new(store);
+    let verified = match (&remembered, from) {
+        (Some(r), From::Remembered) => {
+            let before = store
+                .read_commit_file(&r.commit, POLICY_FILE)?
+                .ok_or_else(|| not_descending(&tip, r))?;
+            let policy = Policy::parse(&before).map_err(|e| Error::Refused {
+                commit: r.commit.to_string(),
+                reason: e.to_string(),
+            })?;
+            if r.commit == tip {
+                verified_at(tip, r.seq, policy, Vec::new())?
+            } else {
+                let chain = store
+                    .read_chain_since(ref_name, POLICY_FILE, &r.commit, usize::MAX)?
+                    .ok_or_else(|| not_descending(&tip, r))?;
+                walk.trusted = Some((policy, before));
+                walk.seq = r.seq;
+                for link in &chain.links {
+                    walk.step(link, None)?;
+                }
+                walk.into_verified(tip)?
+            }
+        }
+        _ => {
+            let chain = store.read_chain(ref_name, POLICY_FILE)?;
+            if let Some(r) = &remembered {
+                let place = chain.links.iter().position(|l| l.commit == r.commit);
+                if place.map(|p| p as u64 + 1) != Some(r.seq) {
+                    return Err(not_descending(&tip, r));
+                }
+            }
+            let mut seen_roots: Vec<String> = Vec::new();
+            for link in &chain.links {
+                if walk.trusted.is_some() || pin.is_none() {
+                    walk.step(link, None)?;
+                } else if let Some(pin) = pin
+                    && walk.pinned_root_signed(link, pin, &mut seen_roots)?
+                {
+                    walk.step(link, Some(pin))?;
+                } else {
+                    walk.skip(link);
+                }
+            }
+            if walk.trusted.is_none()
+                && let Some(pin) = pin
+            {
+                return Err(Error::Refused {
+                    commit: tip.to_string(),
+                    reason: format!(
+                        "no policy in its log is rooted at the pinned root {pin} ({PIN_KEY}) and signed by it; its roots were {}",
+                        if seen_roots.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            seen_roots.join(", ")
+                        }
+                    ),
+                });
+            }
+            walk.into_verified(tip)?
+        }
+    };
+    let pinning = match pin {
+        Some(_) => Pinning::Pinned,
+        None => Pinning::FirstUse {
+            fingerprint: verified.roots.first().cloned().unwrap_or_default(),
+        },
+    };
+    Ok(Some((verified, pinning)))
+}
+
+fn not_descending(tip: &CommitId, r: &Remembered) -> Error {
+    Error::Refused {
+        commit: tip.to_string(),
+        reason: format!(
+            "it does not descend from the newest policy this clone verified (version {}, {}; {VERIFIED_KEY}): a policy rolled back or replaced",
+            r.seq, r.commit
+        ),
     }
-    let now = OffsetDateTime::now_utc();
-    let mut previous: Option<Policy> = None;
-    let mut history = Vec::with_capacity(chain.links.len());
-    let mut first_roots = Vec::new();
-    for (i, link) in chain.links.iter().enumerate() {
+}
+
+/// The log read so far: the policy trusted last, and its place.
+struct Walk<'s> {
+    store: &'s Store,
+    now: OffsetDateTime,
+    /// The policy trusted last and its bytes (`None` before the anchor).
+    trusted: Option<(Policy, Vec<u8>)>,
+    /// The bytes of the link before the next one, trusted or not (what its `previous` names).
+    before: Option<Vec<u8>>,
+    /// The place of the last link read.
+    seq: u64,
+    /// Whether a sealed policy was trusted: every later one must be sealed too.
+    sealed: bool,
+    history: Vec<Change>,
+}
+
+impl<'s> Walk<'s> {
+    fn new(store: &'s Store) -> Self {
+        Walk {
+            store,
+            now: OffsetDateTime::now_utc(),
+            trusted: None,
+            before: None,
+            seq: 0,
+            sealed: false,
+            history: Vec::new(),
+        }
+    }
+
+    /// Tells whether `link` can anchor a pinned read: its policy has the pinned root among its
+    /// roots and that root's signature over it verifies. The roots of each policy passed over
+    /// are added to `seen` (for the refusal when none can).
+    fn pinned_root_signed(
+        &self,
+        link: &store::Link,
+        pin: &str,
+        seen: &mut Vec<String>,
+    ) -> Result<bool, Error> {
+        let Some(bytes) = link.payload.as_deref() else {
+            return Ok(false);
+        };
+        let Ok(policy) = Policy::parse(bytes) else {
+            return Ok(false);
+        };
+        let mut pinned = None;
+        for root in &policy.roots {
+            let Ok(fp) = fingerprint(&policy.principals[root].key) else {
+                continue;
+            };
+            if fp == pin {
+                pinned = Some(root.clone());
+            }
+            if !seen.contains(&fp) {
+                seen.push(fp);
+            }
+        }
+        let Some(root) = pinned else {
+            return Ok(false);
+        };
+        let signed = root_signatures(self.store, &link.commit, &policy, bytes, self.now)?;
+        Ok(signed.contains(&root))
+    }
+
+    /// Passes over a link before the anchor: counted, not trusted.
+    fn skip(&mut self, link: &store::Link) {
+        self.seq += 1;
+        self.before = link.payload.clone();
+    }
+
+    /// Verifies the next link; `anchor` is the pin for the first trusted link of a pinned read
+    /// (the pinned root must have signed it), `None` otherwise.
+    fn step(&mut self, link: &store::Link, anchor: Option<&str>) -> Result<(), Error> {
+        let seq = self.seq + 1;
         let refuse = |reason: String| Error::Refused {
             commit: link.commit.to_string(),
             reason,
         };
-        if link.parents.len() != usize::from(i > 0) {
+        if link.parents.len() != usize::from(seq > 1) {
             return Err(refuse(format!(
                 "it has {} parents: a policy change has exactly one, the policy before it",
                 link.parents.len()
@@ -247,68 +478,140 @@ pub fn verify_log(
                 "its {POLICY_FILE} is not in canonical form"
             )));
         }
-        let rendered = store.read_file(link.commit.as_str(), SIGNERS_FILE)?;
+        let rendered = self.store.read_file(link.commit.as_str(), SIGNERS_FILE)?;
         if rendered.as_deref() != Some(policy.allowed_signers().as_bytes()) {
             return Err(refuse(format!(
                 "its {SIGNERS_FILE} is not the one its policy renders"
             )));
         }
-        let signing_policy = previous.as_ref().unwrap_or(&policy);
-        let signed_by = root_signatures(store, &link.commit, signing_policy, bytes, now)?;
-        if !signing_policy.threshold_met(signed_by.iter().map(String::as_str)) {
-            return Err(refuse(format!(
-                "it is signed by {} of the {} root signature(s) the policy {} requires ({})",
-                signed_by.len(),
-                signing_policy.threshold,
-                if previous.is_some() {
-                    "before it"
-                } else {
-                    "itself"
-                },
-                roots_text(signing_policy)
-            )));
-        }
-        if i == 0 {
-            first_roots = root_fingerprints(&policy).map_err(|e| refuse(e.to_string()))?;
-            if let Some(pin) = pin
-                && !first_roots.iter().any(|f| f == pin)
-            {
-                return Err(refuse(format!(
-                    "its first policy is rooted at {}, not at the pinned root {pin} ({PIN_KEY})",
-                    first_roots.join(", ")
-                )));
+        let before = self
+            .trusted
+            .as_ref()
+            .map(|(_, b)| b.as_slice())
+            .or(self.before.as_deref());
+        match policy.version {
+            Some(version) => {
+                if version != seq {
+                    return Err(refuse(format!(
+                        "its signed version is {version} but it is change {seq} of the log: a policy replayed or moved out of its place"
+                    )));
+                }
+                let expected = before.map(rules::digest);
+                if policy.previous != expected {
+                    return Err(refuse(format!(
+                        "it names {} as the policy before it, but the policy before it is {}: a policy replayed or moved out of its place",
+                        policy.previous.as_deref().unwrap_or("none"),
+                        expected.as_deref().unwrap_or("none")
+                    )));
+                }
             }
+            None if self.sealed => {
+                return Err(refuse(
+                    "it carries no version after a sealed policy: a policy from before the log was sealed, replayed".to_owned(),
+                ));
+            }
+            None => {}
         }
-        let summary = store
+        let own = root_signatures(self.store, &link.commit, &policy, bytes, self.now)?;
+        let signed_by = match &self.trusted {
+            Some((previous, _)) => {
+                let signed = root_signatures(self.store, &link.commit, previous, bytes, self.now)?;
+                if !previous.threshold_met(signed.iter().map(String::as_str)) {
+                    return Err(refuse(format!(
+                        "it is signed by {} of the {} root signature(s) the policy before it requires ({})",
+                        signed.len(),
+                        previous.threshold,
+                        roots_text(previous)
+                    )));
+                }
+                if policy.version.is_some()
+                    && policy.rotates(previous)
+                    && !policy.threshold_met(own.iter().map(String::as_str))
+                {
+                    return Err(refuse(format!(
+                        "it changes the roots or the threshold and is signed by {} of the {} signature(s) its own roots must add ({})",
+                        own.iter().filter(|r| policy.roots.contains(*r)).count(),
+                        policy.threshold,
+                        roots_text(&policy)
+                    )));
+                }
+                let mut all = signed;
+                all.extend(own);
+                all.sort();
+                all.dedup();
+                all
+            }
+            None => {
+                if !policy.threshold_met(own.iter().map(String::as_str)) {
+                    return Err(refuse(format!(
+                        "it is signed by {} of the {} root signature(s) the policy itself requires ({})",
+                        own.len(),
+                        policy.threshold,
+                        roots_text(&policy)
+                    )));
+                }
+                if let Some(pin) = anchor {
+                    let pinned_signed = own.iter().any(|root| {
+                        fingerprint(&policy.principals[root].key).is_ok_and(|f| f == pin)
+                    });
+                    if !pinned_signed {
+                        return Err(refuse(format!(
+                            "the pinned root {pin} ({PIN_KEY}) becomes a root here without signing it"
+                        )));
+                    }
+                }
+                own
+            }
+        };
+        let summary = self
+            .store
             .commit_message(&link.commit)?
             .lines()
             .next()
             .unwrap_or_default()
             .to_owned();
-        history.push(Change {
+        self.history.push(Change {
             commit: link.commit.clone(),
-            seq: i + 1,
+            seq: usize::try_from(seq).unwrap_or(usize::MAX),
             signed_by,
             summary,
         });
-        previous = Some(policy);
+        self.sealed |= policy.version.is_some();
+        self.seq = seq;
+        self.before = Some(bytes.to_vec());
+        self.trusted = Some((policy, bytes.to_vec()));
+        Ok(())
     }
-    let policy = previous.expect("a non-empty log has a last policy");
-    let pinning = match pin {
-        Some(_) => Pinning::Pinned,
-        None => Pinning::FirstUse {
-            fingerprint: first_roots.first().cloned().unwrap_or_default(),
-        },
-    };
-    Ok(Some((
-        Verified {
-            policy,
-            tip: chain.tip.expect("a non-empty log has a tip"),
-            first_roots,
-            history,
-        },
-        pinning,
-    )))
+
+    fn into_verified(self, tip: CommitId) -> Result<Verified, Error> {
+        let Some((policy, _)) = self.trusted else {
+            return Err(Error::Refused {
+                commit: tip.to_string(),
+                reason: "it holds no policy".to_owned(),
+            });
+        };
+        verified_at(tip, self.seq, policy, self.history)
+    }
+}
+
+/// The verified policy `policy` at `tip`, its place `seq`, with the changes read to get there.
+fn verified_at(
+    tip: CommitId,
+    seq: u64,
+    policy: Policy,
+    history: Vec<Change>,
+) -> Result<Verified, Error> {
+    let roots = root_fingerprints(&policy).map_err(|e| Error::Refused {
+        commit: tip.to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(Verified {
+        policy,
+        tip,
+        seq,
+        roots,
+        history,
+    })
 }
 
 /// The roots of `policy` whose signature in `commit`'s tree verifies over `bytes`.
@@ -372,20 +675,34 @@ pub fn trusts_already(store: &Store) -> Option<String> {
         })
 }
 
-/// Reads the repository's policy (`refs/hpp/trust`) and verifies it from the pinned root, or,
-/// with none pinned, from its first root, which is then pinned (`hpp.trustRoot`) and reported
-/// as [`Pinning::FirstUse`]. `None` when the repository has no policy.
+/// Reads the repository's policy (`refs/hpp/trust`) and verifies it ([`verify_log`] from
+/// `from`): from the newest policy this clone verified, else from the pinned root, else (first
+/// use) from its first policy, whose current root is then pinned (`hpp.trustRoot`) and
+/// reported as [`Pinning::FirstUse`]. The policy verified is remembered ([`VERIFIED_KEY`]).
+/// `None` when the repository has no policy.
 ///
 /// # Errors
 ///
 /// As [`verify_log`]; [`Error::Store`] when the pin cannot be written.
-pub fn in_force(store: &Store) -> Result<Option<(Verified, Pinning)>, Error> {
+pub fn in_force_from(store: &Store, from: From) -> Result<Option<(Verified, Pinning)>, Error> {
     let pin = store.config_string(PIN_KEY);
-    let found = verify_log(store, refs::TRUST, pin.as_deref())?;
-    if let Some((_, Pinning::FirstUse { fingerprint })) = &found {
-        store.config_set(PIN_KEY, fingerprint)?;
+    let found = verify_log(store, refs::TRUST, pin.as_deref(), from)?;
+    if let Some((verified, pinning)) = &found {
+        if let Pinning::FirstUse { fingerprint } = pinning {
+            store.config_set(PIN_KEY, fingerprint)?;
+        }
+        remember(store, verified)?;
     }
     Ok(found)
+}
+
+/// [`in_force_from`] the remembered policy: what every reader uses.
+///
+/// # Errors
+///
+/// As [`in_force_from`].
+pub fn in_force(store: &Store) -> Result<Option<(Verified, Pinning)>, Error> {
+    in_force_from(store, From::Remembered)
 }
 
 /// What a change wrote.
@@ -411,6 +728,8 @@ pub struct Planned {
     pub signing_policy: Policy,
     /// The policy commit it goes on (`None` for the first).
     pub parent: Option<CommitId>,
+    /// The place in the log the change takes, from 1.
+    pub seq: u64,
 }
 
 /// Plans the first policy: `root` with `key_line` is its one root, threshold 1. Refused when a
@@ -428,6 +747,7 @@ pub fn plan_init(store: &Store, root: &str, key_line: &str) -> Result<Planned, E
         signing_policy: policy.clone(),
         next: policy,
         parent: None,
+        seq: 1,
     })
 }
 
@@ -443,10 +763,12 @@ pub fn plan_change(
     let Some((verified, _)) = in_force(store)? else {
         return Err(Error::NoPolicy);
     };
+    let next = change(&verified.policy)?.sealed_after(&verified.policy, verified.seq);
     Ok(Planned {
-        next: change(&verified.policy)?,
+        next,
         signing_policy: verified.policy,
         parent: Some(verified.tip),
+        seq: verified.seq + 1,
     })
 }
 
@@ -472,6 +794,7 @@ pub fn apply(
         signings,
         message,
     )?;
+    store.config_set(VERIFIED_KEY, &format!("{} {}", planned.seq, written.commit))?;
     if planned.parent.is_some() {
         return Ok(written);
     }
@@ -496,34 +819,58 @@ fn write_change(
 ) -> Result<Written, Error> {
     let bytes = next.to_bytes();
     let signers = AllowedSigners::parse(&signing_policy.allowed_signers());
+    // A change of the roots or threshold is signed by the new roots too (the first policy's
+    // roots are both).
+    let rotates = parent.is_some() && next.rotates(signing_policy);
+    let new_signers = AllowedSigners::parse(&next.allowed_signers());
     let now = OffsetDateTime::now_utc();
     let mut signatures: Vec<(String, Vec<u8>)> = Vec::new();
+    let (mut old_roots, mut new_roots) = (Vec::new(), Vec::new());
     for signing in signings {
         let name = signing.signer.as_str().to_owned();
         let armored = signing.sign_for(Purpose::Policy, &bytes)?;
-        let report = sign::check_for(
-            Purpose::Policy,
-            &bytes,
-            Some(armored.as_bytes()),
-            Some(&name),
-            Some(&signers),
-            now,
-        );
-        if report.status != SignatureStatus::Verified {
+        let verifies = |signers: &AllowedSigners| {
+            sign::check_for(
+                Purpose::Policy,
+                &bytes,
+                Some(armored.as_bytes()),
+                Some(&name),
+                Some(signers),
+                now,
+            )
+        };
+        let old = verifies(&signers);
+        let new = verifies(&new_signers);
+        let old_ok = old.status == SignatureStatus::Verified;
+        let new_ok = rotates && new.status == SignatureStatus::Verified;
+        if !old_ok && !new_ok {
             return Err(Error::NotARoot {
                 signer: name,
-                detail: report.detail.unwrap_or_default(),
+                detail: old.detail.unwrap_or_default(),
             });
+        }
+        if old_ok {
+            old_roots.push(name.clone());
+        }
+        if new_ok {
+            new_roots.push(name.clone());
         }
         if !signatures.iter().any(|(n, _)| *n == name) {
             signatures.push((name, armored.into_bytes()));
         }
     }
     let signed_by: Vec<String> = signatures.iter().map(|(n, _)| n.clone()).collect();
-    if !signing_policy.threshold_met(signed_by.iter().map(String::as_str)) {
+    if !signing_policy.threshold_met(old_roots.iter().map(String::as_str)) {
         return Err(Error::Threshold {
             needed: signing_policy.threshold,
-            got: signed_by.len(),
+            got: old_roots.len(),
+        });
+    }
+    if rotates && !next.threshold_met(new_roots.iter().map(String::as_str)) {
+        return Err(Error::NewRoots {
+            roots: next.roots.iter().cloned().collect::<Vec<_>>().join(", "),
+            needed: next.threshold,
+            got: new_roots.len(),
         });
     }
     let rendered = next.allowed_signers();
@@ -582,7 +929,8 @@ pub fn decide(store: &Store, file: Option<AllowedSigners>, required: bool) -> Re
     let pin = store.config_string(PIN_KEY);
     if pin.is_none()
         && let Some(trusted) = trusts_already(store)
-        && let Some((_, Pinning::FirstUse { fingerprint })) = verify_log(store, refs::TRUST, None)?
+        && let Some((_, Pinning::FirstUse { fingerprint })) =
+            verify_log(store, refs::TRUST, None, From::Remembered)?
     {
         return Err(Error::NotPinned {
             fingerprint,
@@ -594,7 +942,7 @@ pub fn decide(store: &Store, file: Option<AllowedSigners>, required: bool) -> Re
             let mut notes = Vec::new();
             if let Pinning::FirstUse { fingerprint } = &pinning {
                 notes.push(format!(
-                    "trusting the trust policy's first root {fingerprint} from now on (pinned as {PIN_KEY}; check it with the repository's owner)"
+                    "trusting the trust policy's root {fingerprint} from now on (pinned as {PIN_KEY}; check it with the repository's owner)"
                 ));
             }
             if file.is_some() {
@@ -606,9 +954,10 @@ pub fn decide(store: &Store, file: Option<AllowedSigners>, required: bool) -> Re
                 allowed: Some(verified.signers()),
                 require_signed: true,
                 source: format!(
-                    "trust policy {} (root {})",
+                    "trust policy {} (version {}, roots {})",
                     &verified.tip.as_str()[..12],
-                    verified.first_roots.join(", ")
+                    verified.seq,
+                    verified.roots.join(", ")
                 ),
                 policy: Some(verified),
                 notes,

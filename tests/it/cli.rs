@@ -134,7 +134,7 @@ fn the_demo_tours_the_whole_story_and_cleans_up() {
         "recorded approved by checker-b for snapshot ",
         "HPP status: verified · events=5 · evidence=1 · next=no-op",
         "$ git hpp trust init --root owner --key ../owner-key.pub --sign-key ../owner-key --apply\nwrote refs/hpp/trust ",
-        "trusting the trust policy's first root SHA256:",
+        "trusting the trust policy's root SHA256:",
         "(reviewer) $ git hpp verify\nok   ",
         "signatures required by the trust policy ",
         "HPP event chain: intact · loop=main · events=5",

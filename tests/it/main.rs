@@ -71,5 +71,6 @@ mod skills;
 mod snapshot;
 mod tamper;
 mod trust;
+mod trust_log;
 mod trust_policy;
 mod work;

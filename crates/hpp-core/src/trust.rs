@@ -130,6 +130,14 @@ pub struct Policy {
     /// Settings for every clone.
     #[serde(default, skip_serializing_if = "Settings::is_empty")]
     pub settings: Settings,
+    /// The policy's place in its log, from 1: signed with the rest, so a policy copied to
+    /// another place (a replay of an older one) is refused. Absent only in policies written
+    /// before logs were sealed, which may open a log but never follow a sealed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// The digest ([`digest`]) of the policy this one follows; absent in the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
 }
 
 /// Why a policy or a change to it is refused.
@@ -199,6 +207,57 @@ pub enum Error {
     /// A setting that is not one the readers know.
     #[error("setting verify must be tip or each, not {0:?}")]
     VerifySetting(String),
+    /// A version that is not a place in a log, or a predecessor that is not a digest.
+    #[error("the policy's version must be 1 or more and its previous a sha256 digest")]
+    BadSeal,
+    /// `trust seal` on a log whose policy in force is sealed.
+    #[error("the policy log is sealed already (the policy in force is version {0})")]
+    Sealed(u64),
+    /// The principal does not hold the role asked to be taken away.
+    #[error("{name} does not hold the {role} role")]
+    NoSuchRole {
+        /// The principal.
+        name: String,
+        /// The role.
+        role: String,
+    },
+}
+
+/// The digest a policy names its predecessor by: `sha256:` and the hex SHA-256 of the
+/// predecessor's canonical bytes (so the same in a SHA-1 and a SHA-256 repository).
+pub fn digest(policy_bytes: &[u8]) -> String {
+    format!("sha256:{}", crate::record::sha256_hex(policy_bytes))
+}
+
+/// A role a principal can hold in the policy: one of [`Role`], or root (kept in the policy's
+/// root set, not in the principal's roles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// A role of [`Role`].
+    Role(Role),
+    /// Changes the policy.
+    Root,
+}
+
+impl fmt::Display for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Held::Role(role) => role.fmt(f),
+            Held::Root => f.write_str("root"),
+        }
+    }
+}
+
+impl FromStr for Held {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if s == "root" {
+            Ok(Held::Root)
+        } else {
+            s.parse().map(Held::Role)
+        }
+    }
 }
 
 /// Tells whether `name` can be a principal: what git's allowed-signers and our signer ids take.
@@ -246,9 +305,97 @@ impl Policy {
             roots: BTreeSet::from([root.to_owned()]),
             threshold: 1,
             settings: Settings::default(),
+            version: Some(1),
+            previous: None,
         };
         policy.check()?;
         Ok(policy)
+    }
+
+    /// Returns this policy (a change made from `before`) sealed as the one that follows
+    /// `before` in the log, whose place is `before_seq`: version `before_seq + 1`, previous
+    /// `before`'s digest.
+    #[must_use]
+    pub fn sealed_after(&self, before: &Policy, before_seq: u64) -> Policy {
+        Policy {
+            version: Some(before_seq + 1),
+            previous: Some(digest(&before.to_bytes())),
+            ..self.clone()
+        }
+    }
+
+    /// Tells whether going from `before` to this policy changes who changes it: the roots,
+    /// a root's key or the threshold. Such a change is signed by the new roots too.
+    pub fn rotates(&self, before: &Policy) -> bool {
+        self.roots != before.roots
+            || self.threshold != before.threshold
+            || self
+                .roots
+                .iter()
+                .any(|r| self.principals[r].key != before.principals[r].key)
+    }
+
+    /// Every role `name` holds, root included: what removing the principal takes away.
+    pub fn held(&self, name: &str) -> Vec<Held> {
+        let mut held: Vec<Held> = self
+            .principals
+            .get(name)
+            .map(|p| p.roles.iter().copied().map(Held::Role).collect())
+            .unwrap_or_default();
+        if self.roots.contains(name) {
+            held.push(Held::Root);
+        }
+        held
+    }
+
+    /// Returns the policy with `name` no longer holding `role`; a principal left with no role
+    /// and no root is removed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotAPrincipal`], [`Error::NoSuchRole`], and for the root role what
+    /// [`Policy::remove`] refuses for a root.
+    pub fn remove_role(&self, name: &str, role: Held) -> Result<Policy, Error> {
+        if !self.principals.contains_key(name) {
+            return Err(Error::NotAPrincipal(name.to_owned()));
+        }
+        if !self.held(name).contains(&role) {
+            return Err(Error::NoSuchRole {
+                name: name.to_owned(),
+                role: role.to_string(),
+            });
+        }
+        let mut next = self.clone();
+        match role {
+            Held::Role(role) => {
+                if let Some(p) = next.principals.get_mut(name) {
+                    p.roles.remove(&role);
+                }
+            }
+            Held::Root => {
+                next.roots.remove(name);
+                next.check_roots_left(name)?;
+            }
+        }
+        if next.principals[name].roles.is_empty() && !next.roots.contains(name) {
+            next.principals.remove(name);
+        }
+        next.check()?;
+        Ok(next)
+    }
+
+    fn check_roots_left(&self, removed: &str) -> Result<(), Error> {
+        if self.roots.is_empty() {
+            return Err(Error::LastRoot(removed.to_owned()));
+        }
+        if self.roots.len() < self.threshold {
+            return Err(Error::BelowThreshold {
+                name: removed.to_owned(),
+                left: self.roots.len(),
+                threshold: self.threshold,
+            });
+        }
+        Ok(())
     }
 
     /// Reads a policy from its canonical bytes and checks it.
@@ -302,6 +449,20 @@ impl Policy {
             && verify != "each"
         {
             return Err(Error::VerifySetting(verify.clone()));
+        }
+        let previous_ok = self.previous.as_deref().is_none_or(|d| {
+            d.strip_prefix("sha256:").is_some_and(|hex| {
+                hex.len() == 64
+                    && hex
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            })
+        });
+        if self.version == Some(0)
+            || !previous_ok
+            || (self.previous.is_some() && self.version.is_none())
+        {
+            return Err(Error::BadSeal);
         }
         Ok(())
     }
@@ -385,16 +546,7 @@ impl Policy {
         let mut next = self.clone();
         next.principals.remove(name);
         if next.roots.remove(name) {
-            if next.roots.is_empty() {
-                return Err(Error::LastRoot(name.to_owned()));
-            }
-            if next.roots.len() < next.threshold {
-                return Err(Error::BelowThreshold {
-                    name: name.to_owned(),
-                    left: next.roots.len(),
-                    threshold: next.threshold,
-                });
-            }
+            next.check_roots_left(name)?;
         }
         next.check()?;
         Ok(next)
@@ -569,5 +721,76 @@ mod tests {
         edited.roots.insert("ghost".into());
         assert_eq!(edited.check(), Err(Error::RootUnknown("ghost".into())));
         assert!(Policy::parse(br#"{"schema":"other"}"#).is_err());
+    }
+
+    #[test]
+    fn a_sealed_policy_names_its_place_and_its_predecessor_in_the_bytes_roots_sign() {
+        let first = Policy::init("root", KEY_A).expect("a valid policy");
+        assert_eq!((first.version, first.previous.as_deref()), (Some(1), None));
+        let next = first
+            .add("b", KEY_B, &[Role::Checker])
+            .expect("added")
+            .sealed_after(&first, 1);
+        assert_eq!(next.version, Some(2));
+        assert_eq!(next.previous, Some(digest(&first.to_bytes())));
+        let bytes = String::from_utf8(next.to_bytes()).expect("utf-8");
+        assert!(bytes.contains("\"version\":2"), "{bytes}");
+        assert_eq!(Policy::parse(next.to_bytes().as_slice()), Ok(next));
+    }
+
+    #[test]
+    fn control_a_seal_that_is_no_place_or_no_digest_is_refused() {
+        let mut policy = Policy::init("root", KEY_A).expect("a valid policy");
+        policy.version = Some(0);
+        assert_eq!(policy.check(), Err(Error::BadSeal));
+        policy.version = Some(2);
+        policy.previous = Some("sha256:xyz".into());
+        assert_eq!(policy.check(), Err(Error::BadSeal));
+        policy.version = None;
+        policy.previous = Some(digest(b"x"));
+        assert_eq!(policy.check(), Err(Error::BadSeal));
+    }
+
+    #[test]
+    fn a_change_of_roots_or_threshold_rotates_and_a_change_of_roles_does_not() {
+        let first = Policy::init("root", KEY_A).expect("a valid policy");
+        let with_checker = first.add("b", KEY_B, &[Role::Checker]).expect("added");
+        assert!(!with_checker.rotates(&first));
+        let two_roots = with_checker.add_root("b", KEY_B).expect("a root");
+        assert!(two_roots.rotates(&with_checker));
+        let threshold = two_roots.with_threshold(2).expect("threshold");
+        assert!(threshold.rotates(&two_roots));
+    }
+
+    #[test]
+    fn one_role_is_taken_away_and_the_rest_stay() {
+        let policy = Policy::init("root", KEY_A)
+            .and_then(|p| p.add("me", KEY_B, &[Role::Person]))
+            .and_then(|p| p.add_root("me", KEY_B))
+            .expect("a valid policy");
+        assert_eq!(
+            policy.held("me"),
+            vec![Held::Role(Role::Person), Held::Root]
+        );
+        let no_root = policy.remove_role("me", Held::Root).expect("removed");
+        assert!(!no_root.roots.contains("me"));
+        assert!(no_root.has_role("me", Role::Person));
+        let gone = no_root
+            .remove_role("me", Held::Role(Role::Person))
+            .expect("removed");
+        assert!(!gone.principals.contains_key("me"));
+        assert_eq!(
+            no_root.remove_role("me", Held::Root),
+            Err(Error::NoSuchRole {
+                name: "me".into(),
+                role: "root".into()
+            })
+        );
+        assert_eq!(
+            Policy::init("root", KEY_A)
+                .expect("valid")
+                .remove_role("root", Held::Root),
+            Err(Error::LastRoot("root".into()))
+        );
     }
 }

@@ -9,7 +9,7 @@ use crate::cli::ctx::Ctx;
 use crate::cli::exit::CliError;
 use crate::cli::output::Outcome;
 use crate::trust;
-use hpp_core::trust::Role;
+use hpp_core::trust::{Held, Role};
 
 /// A role as a command-line value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,19 +47,36 @@ pub struct TrustAddArgs {
     format: JsonArg,
 }
 
-/// Remove a principal from the policy (plan, then --apply)
+/// Remove a principal, or one role of it, from the policy (plan, then --apply)
 ///
-/// Plans a change of refs/hpp/trust without NAME, as a principal and as a root. Refused for the
-/// last root, or a root whose removal leaves fewer roots than the threshold. Signed by roots of
-/// the policy in force (--sign-key, repeated). Exits 0, 2 when refused.
+/// Plans a change of refs/hpp/trust without NAME, as a principal and as a root; with --role,
+/// NAME loses that role only (a principal left with none is removed). The plan lists every role
+/// taken away. Refused for the last root, or a root whose removal leaves fewer roots than the
+/// threshold. Signed by roots of the policy in force (--sign-key, repeated). Exits 0, 2 when
+/// refused.
 #[derive(Debug, clap::Args)]
 pub struct TrustRemoveArgs {
     /// The principal
     name: String,
+    /// The one role to take away (checker, person, maker or root)
+    #[arg(long, value_name = "ROLE")]
+    role: Option<RoleArg>,
     #[command(flatten)]
     keys: RootKeys,
     #[command(flatten)]
     format: JsonArg,
+}
+
+impl RoleArg {
+    /// The role as the policy holds it.
+    fn held(self) -> Held {
+        match self {
+            RoleArg::Checker => Held::Role(Role::Checker),
+            RoleArg::Person => Held::Role(Role::Person),
+            RoleArg::Maker => Held::Role(Role::Maker),
+            RoleArg::Root => Held::Root,
+        }
+    }
 }
 
 /// Plans or writes an addition.
@@ -95,6 +112,9 @@ pub fn cmd_trust_add(ctx: &Ctx, args: &TrustAddArgs) -> Result<Outcome, CliError
 /// Plans or writes a removal.
 pub fn cmd_trust_remove(ctx: &Ctx, args: &TrustRemoveArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let planned = trust::plan_change(store, |policy| policy.remove(&args.name))?;
+    let planned = trust::plan_change(store, |policy| match args.role {
+        None => policy.remove(&args.name),
+        Some(role) => policy.remove_role(&args.name, role.held()),
+    })?;
     plan_or_apply(ctx, &planned, &args.keys, args.format.json)
 }

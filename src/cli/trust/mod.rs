@@ -3,6 +3,7 @@
 pub mod change;
 pub mod init;
 pub mod pin;
+pub mod seal;
 pub mod set;
 pub mod show;
 
@@ -16,7 +17,7 @@ use super::exit::{CliError, Exit};
 use super::output::Outcome;
 use crate::sign::{self, Signing};
 use crate::trust::{self, Planned};
-use hpp_core::trust::{Policy, roles_text};
+use hpp_core::trust::{Held, Policy, roles_text};
 
 /// The `trust` verbs.
 #[derive(Debug, Subcommand)]
@@ -31,6 +32,7 @@ pub enum TrustCommand {
     Show(show::TrustShowArgs),
     Pin(pin::TrustPinArgs),
     Set(set::TrustSetArgs),
+    Seal(seal::TrustSealArgs),
 }
 
 /// Runs one `trust` verb.
@@ -42,6 +44,7 @@ pub fn dispatch(ctx: &Ctx, command: TrustCommand) -> Result<Outcome, CliError> {
         TrustCommand::Show(args) => show::cmd_trust_show(ctx, &args),
         TrustCommand::Pin(args) => pin::cmd_trust_pin(ctx, &args),
         TrustCommand::Set(args) => set::cmd_trust_set(ctx, &args),
+        TrustCommand::Seal(args) => seal::cmd_trust_seal(ctx, &args),
     }
 }
 
@@ -59,9 +62,12 @@ pub struct RootKeys {
 }
 
 impl RootKeys {
-    /// Loads each key and names it by the root of `policy` that holds it; refuses a key that is
-    /// no root's.
-    fn signings(&self, ctx: &Ctx, policy: &Policy) -> Result<Vec<Signing>, CliError> {
+    /// Loads each key and names it by the root that holds it: of the policy in force, or, for a
+    /// change of the roots, of the policy it makes; refuses a key that is no such root's.
+    fn signings(&self, ctx: &Ctx, planned: &Planned) -> Result<Vec<Signing>, CliError> {
+        let policy = &planned.signing_policy;
+        let next =
+            (planned.parent.is_some() && planned.next.rotates(policy)).then_some(&planned.next);
         let passphrase = std::env::var(sign::PASSPHRASE_ENV).ok();
         let mut keys = Vec::new();
         for path in &self.sign_keys {
@@ -90,10 +96,14 @@ impl RootKeys {
                     &probe.public_key().to_openssh().unwrap_or_default(),
                     &origin,
                 )?;
-                let root = policy
-                    .roots
-                    .iter()
-                    .find(|r| policy.principals[*r].key == public)
+                let holds = |p: &'_ Policy| {
+                    p.roots
+                        .iter()
+                        .find(|r| p.principals[*r].key == public)
+                        .cloned()
+                };
+                let root = holds(policy)
+                    .or_else(|| next.and_then(holds))
                     .ok_or_else(|| {
                         CliError::refused(format!(
                             "the key {origin} is not the key of any root of the policy in force ({})",
@@ -117,7 +127,7 @@ fn plan_or_apply(
     json: bool,
 ) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let signings = keys.signings(ctx, &planned.signing_policy)?;
+    let signings = keys.signings(ctx, planned)?;
     let changes = describe(
         planned.parent.is_none(),
         &planned.signing_policy,
@@ -201,18 +211,29 @@ fn describe(first: bool, before: &Policy, after: &Policy) -> Vec<String> {
     }
     if !first {
         for (name, p) in &before.principals {
+            let held = before.held(name);
             if !after.principals.contains_key(name) {
                 out.push(format!(
-                    "remove {name}{} ({})",
-                    if before.roots.contains(name) {
-                        ", a root"
-                    } else {
-                        ""
-                    },
+                    "remove {name}, taking away {} ({})",
+                    held_text(&held),
                     fp(&p.key)
                 ));
+            } else {
+                let lost: Vec<Held> = held
+                    .into_iter()
+                    .filter(|h| !after.held(name).contains(h))
+                    .collect();
+                if !lost.is_empty() {
+                    out.push(format!("take from {name} {}", held_text(&lost)));
+                }
             }
         }
+    }
+    if !first && after.version.is_some() && before.version.is_none() {
+        out.push(format!(
+            "seal the log: version {}, following the policy before it",
+            after.version.unwrap_or_default()
+        ));
     }
     if first || before.threshold != after.threshold {
         out.push(format!("threshold {}", after.threshold));
@@ -226,4 +247,14 @@ fn describe(first: bool, before: &Policy, after: &Policy) -> Vec<String> {
         }
     }
     out
+}
+
+/// Roles in words: `the roles person, root`.
+fn held_text(held: &[Held]) -> String {
+    let names: Vec<String> = held.iter().map(ToString::to_string).collect();
+    match names.as_slice() {
+        [] => "no role".to_owned(),
+        [one] => format!("the role {one}"),
+        _ => format!("the roles {}", names.join(", ")),
+    }
 }

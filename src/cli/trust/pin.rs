@@ -11,9 +11,10 @@ use crate::trust;
 /// Pin the root this clone trusts (plan, then --apply)
 ///
 /// Plans `git config hpp.trustRoot FINGERPRINT` (SHA256:..., as `ssh-keygen -lf ROOT.pub` and
-/// `git hpp trust show` print it): every reader then verifies refs/hpp/trust from a first policy
-/// rooted at that key, and refuses any other. Pin before the first fetch to trust nothing on
-/// first use. Exits 0, 2 for a malformed fingerprint.
+/// `git hpp trust show` print it): every reader then verifies refs/hpp/trust from the policy
+/// where that key became a root (any root the log has held, signed by it there), and refuses a
+/// log with no such policy. Pin before the first fetch to trust nothing on first use. Exits 0,
+/// 2 for a malformed fingerprint.
 #[derive(Debug, clap::Args)]
 pub struct TrustPinArgs {
     /// The root key's fingerprint
@@ -32,6 +33,12 @@ pub fn cmd_trust_pin(ctx: &Ctx, args: &TrustPinArgs) -> Result<Outcome, CliError
     let before = store.config_string(trust::PIN_KEY);
     if args.apply {
         store.config_set(trust::PIN_KEY, &fingerprint)?;
+        // Another root: what was verified from the old one is verified again from this one.
+        if before.as_deref() != Some(fingerprint.as_str())
+            && store.config_string(trust::VERIFIED_KEY).is_some()
+        {
+            store.config_unset_all(trust::VERIFIED_KEY)?;
+        }
     }
     let human = format!(
         "{}git config {} {fingerprint}{}\n{}",

@@ -11,8 +11,9 @@ use crate::trust::{self, Pinning};
 /// Show who may sign what: principals, roles, keys, roots, threshold, history
 ///
 /// Reads refs/hpp/trust and verifies it from the pinned root (hpp.trustRoot; with none pinned,
-/// its first root is trusted and pinned, and the output says so): every change signed by enough
-/// roots of the policy before it. Prints each principal with its roles and key fingerprint, the
+/// its first policy is trusted and its current root pinned, and the output says so): every
+/// change in its place (its signed version), signed by enough roots of the policy before it,
+/// and a change of roots by the new roots too. Prints each principal with its roles and key fingerprint, the
 /// roots and threshold, and each change with the roots that signed it. Exits 0, 1 when the
 /// repository has no policy, 2 when the policy does not verify (naming the commit).
 #[derive(Debug, clap::Args)]
@@ -24,7 +25,7 @@ pub struct TrustShowArgs {
 /// Shows the policy.
 pub fn cmd_trust_show(ctx: &Ctx, args: &TrustShowArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    let Some((verified, pinning)) = trust::in_force(store)? else {
+    let Some((verified, pinning)) = trust::in_force_from(store, trust::From::Start)? else {
         let human = "no trust policy: readers use an allowed-signers file if one is given or configured, else unsigned records pass (start one with `git hpp trust init`)";
         return Ok(Outcome::document(
             args.format.json,
@@ -35,10 +36,10 @@ pub fn cmd_trust_show(ctx: &Ctx, args: &TrustShowArgs) -> Result<Outcome, CliErr
     };
     let policy = &verified.policy;
     let mut human = format!(
-        "trust policy {} ({} change(s)), verified from root {}{}\n",
+        "trust policy {} (version {}), roots {}{}\n",
         &verified.tip.as_str()[..12],
-        verified.history.len(),
-        verified.first_roots.join(", "),
+        verified.seq,
+        verified.roots.join(", "),
         match &pinning {
             Pinning::Pinned => " (pinned)".to_owned(),
             Pinning::FirstUse { .. } =>
@@ -78,7 +79,8 @@ pub fn cmd_trust_show(ctx: &Ctx, args: &TrustShowArgs) -> Result<Outcome, CliErr
         "principals": principals,
         "roots": policy.roots,
         "threshold": policy.threshold,
-        "first_roots": verified.first_roots,
+        "version": verified.seq,
+        "root_fingerprints": verified.roots,
         "pinning": pinning,
         "history": verified.history,
     });
