@@ -149,6 +149,8 @@ impl From<store::Error> for CliError {
             E::UnsupportedFormat { .. } => CliError::refused(e).hint(
                 "git-hpp works in repositories git makes by default (SHA-1 objects, the files ref backend); `git init` without --object-format or --ref-format makes one",
             ),
+            E::ConfigParameters(_) => CliError::refused(e)
+                .hint("give each setting as `git -c section.key=value`, as git reads it"),
             E::Clash { .. } => CliError::refused(e)
                 .hint("loop names nest like branch names: `a` and `a/b` cannot both exist"),
             E::NoSuchRevision { ref spec } if spec == "HEAD" => {

@@ -29,8 +29,8 @@ use crate::sign::{self, AllowedSigners, Purpose, SignatureStatus, Signing};
 pub const PIN_KEY: &str = "hpp.trustRoot";
 
 /// The git config key where a clone remembers the newest policy it verified, as `<version>
-/// <commit>`: readers check only what came after it, and refuse a log that does not descend
-/// from it (a rollback, a replacement).
+/// <commit> <pinned root>`: readers under the same pin check only what came after it, and every
+/// reader refuses a log that does not descend from it (a rollback, a replacement).
 pub const VERIFIED_KEY: &str = "hpp.trustVerified";
 
 /// Why the policy could not be read, verified or changed.
@@ -241,13 +241,25 @@ pub enum From {
     Start,
 }
 
-/// The newest policy a clone verified: its place in the log and its commit.
+/// The newest policy a clone verified: its place in the log, its commit, and the root pinned
+/// when it was verified (a read under another pin verifies from that pin again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remembered {
     /// The policy's place in the log, from 1.
     pub seq: u64,
     /// Its commit.
     pub commit: CommitId,
+    /// The pinned root it was verified from.
+    pub pin: Option<String>,
+}
+
+impl Remembered {
+    fn value(&self) -> String {
+        match &self.pin {
+            Some(pin) => format!("{} {} {pin}", self.seq, self.commit),
+            None => format!("{} {}", self.seq, self.commit),
+        }
+    }
 }
 
 /// Returns the newest policy this clone verified, from [`VERIFIED_KEY`].
@@ -259,22 +271,31 @@ pub fn remembered(store: &Store) -> Result<Option<Remembered>, Error> {
     let Some(value) = store.config_string(VERIFIED_KEY) else {
         return Ok(None);
     };
-    let parsed = value.split_once(' ').and_then(|(seq, commit)| {
-        let seq = seq.parse::<u64>().ok().filter(|s| *s > 0)?;
-        let commit = CommitId::parse(commit)?;
-        Some(Remembered { seq, commit })
-    });
+    let mut fields = value.split(' ');
+    let parsed = (|| {
+        let seq = fields.next()?.parse::<u64>().ok().filter(|s| *s > 0)?;
+        let commit = CommitId::parse(fields.next()?)?;
+        let pin = match fields.next() {
+            Some(pin) => Some(parse_fingerprint(pin).ok()?),
+            None => None,
+        };
+        fields
+            .next()
+            .is_none()
+            .then_some(Remembered { seq, commit, pin })
+    })();
     parsed.map(Some).ok_or(Error::Remembered(value))
 }
 
-/// Remembers `verified` as the newest policy this clone verified, when it is newer.
-fn remember(store: &Store, verified: &Verified) -> Result<(), Error> {
+/// Remembers `verified`, verified from `pin`, as the newest policy this clone verified.
+fn remember(store: &Store, verified: &Verified, pin: Option<&str>) -> Result<(), Error> {
     let now = Remembered {
         seq: verified.seq,
         commit: verified.tip.clone(),
+        pin: pin.map(str::to_owned),
     };
     if remembered(store)?.as_ref() != Some(&now) {
-        store.config_set(VERIFIED_KEY, &format!("{} {}", now.seq, now.commit))?;
+        store.config_set(VERIFIED_KEY, &now.value())?;
     }
     Ok(())
 }
@@ -308,7 +329,7 @@ pub fn verify_log(
     let remembered = remembered(store)?;
     let mut walk = Walk::new(store);
     let verified = match (&remembered, from) {
-        (Some(r), From::Remembered) => {
+        (Some(r), From::Remembered) if r.pin.as_deref() == pin => {
             let before = store
                 .read_commit_file(&r.commit, POLICY_FILE)?
                 .ok_or_else(|| not_descending(&tip, r))?;
@@ -687,11 +708,17 @@ pub fn trusts_already(store: &Store) -> Option<String> {
 pub fn in_force_from(store: &Store, from: From) -> Result<Option<(Verified, Pinning)>, Error> {
     let pin = store.config_string(PIN_KEY);
     let found = verify_log(store, refs::TRUST, pin.as_deref(), from)?;
-    if let Some((verified, pinning)) = &found {
-        if let Pinning::FirstUse { fingerprint } = pinning {
-            store.config_set(PIN_KEY, fingerprint)?;
-        }
-        remember(store, verified)?;
+    // A push being received, or a fetch's staging, may never land: nothing is pinned or
+    // remembered from it.
+    if let Some((verified, pinning)) = found.as_ref().filter(|_| !store.is_provisional()) {
+        let pinned = match pinning {
+            Pinning::FirstUse { fingerprint } => {
+                store.config_set(PIN_KEY, fingerprint)?;
+                Some(fingerprint.as_str())
+            }
+            Pinning::Pinned => pin.as_deref(),
+        };
+        remember(store, verified, pinned)?;
     }
     Ok(found)
 }
@@ -794,13 +821,24 @@ pub fn apply(
         signings,
         message,
     )?;
-    store.config_set(VERIFIED_KEY, &format!("{} {}", planned.seq, written.commit))?;
     if planned.parent.is_some() {
+        let remembered = Remembered {
+            seq: planned.seq,
+            commit: written.commit.clone(),
+            pin: store.config_string(PIN_KEY),
+        };
+        store.config_set(VERIFIED_KEY, &remembered.value())?;
         return Ok(written);
     }
     let root = planned.next.roots.first().expect("a policy has a root");
     let pinned = fingerprint(&planned.next.principals[root].key)?;
     store.config_set(PIN_KEY, &pinned)?;
+    let remembered = Remembered {
+        seq: 1,
+        commit: written.commit.clone(),
+        pin: Some(pinned.clone()),
+    };
+    store.config_set(VERIFIED_KEY, &remembered.value())?;
     Ok(Written {
         pinned: Some(pinned),
         ..written

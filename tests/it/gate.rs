@@ -317,6 +317,33 @@ fn hpp_protect_replaces_the_default_protected_refs() {
 }
 
 #[test]
+fn hpp_protect_given_through_git_c_counts_as_the_config_files_do() {
+    // Issue 52: `git -c` hands its settings over in GIT_CONFIG_PARAMETERS, which the gate reads.
+    let gate = setup();
+    gate.install();
+    gate.commit("unverified\n");
+    let out = gate
+        .sandbox
+        .command("git", &gate.sandbox.root)
+        .args(["-c", "hpp.protect=refs/heads/release/*", "push", "origin"])
+        .arg("HEAD:refs/heads/release/1.0")
+        .output()
+        .expect("git push runs");
+    let release = Run::from_output(&out);
+    assert_push_refused(&release);
+    assert_eq!(gate.remote_ref("refs/heads/release/1.0"), "");
+}
+
+#[test]
+fn control_without_git_c_the_same_release_branch_is_not_protected() {
+    let gate = setup();
+    gate.install();
+    gate.commit("unverified\n");
+    let release = gate.push(&["origin", "HEAD:refs/heads/release/1.0"]);
+    assert_eq!(release.code, 0, "{release}");
+}
+
+#[test]
 fn require_signed_refuses_an_unsigned_attestation() {
     let gate = setup();
     gate.install();

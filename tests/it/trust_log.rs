@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::harness::Sandbox;
+use crate::harness::{BIN, Run, Sandbox, attest_args};
 use crate::trust_policy::{
     Policy, guarded_server, keygen, pinned_root, public, published, push_to, text, with_policy,
 };
@@ -182,7 +182,10 @@ fn control_a_clone_reads_the_policy_it_remembers_and_what_follows_it() {
     let p = revoked();
     let remembered = p.sandbox.git(["config", "hpp.trustVerified"]);
     let tip = p.sandbox.git(["rev-parse", "refs/hpp/trust"]);
-    assert_eq!(remembered.trim(), format!("5 {}", tip.trim()));
+    assert_eq!(
+        remembered.trim(),
+        format!("5 {} {}", tip.trim(), pinned_root(&p))
+    );
     p.sandbox.hpp(["trust", "show"]).ok();
     // A malformed value is refused, never read as "nothing verified yet".
     p.sandbox.git(["config", "hpp.trustVerified", "five"]);
@@ -457,4 +460,139 @@ fn control_a_sealed_log_is_not_sealed_again() {
         .hpp(["trust", "seal", "--sign-key", text(&p.root), "--apply"])
         .refused();
     assert!(message.contains("sealed already"), "{message}");
+}
+
+#[test]
+fn an_honest_policy_change_refused_with_its_push_leaves_the_server_as_it_was() {
+    // The policy the server reads while a push is received is not remembered: had it been,
+    // a push refused for another reason would leave the server refusing its own policy.
+    let p = with_policy();
+    let (bare, _) = guarded_server(&p, true);
+    p.sandbox
+        .hpp([
+            "trust",
+            "remove",
+            "maker-m",
+            "--sign-key",
+            text(&p.root),
+            "--apply",
+        ])
+        .ok();
+    std::fs::write(p.sandbox.root.join("work.txt"), "unreviewed\n").expect("writable");
+    p.sandbox.git(["add", "-A"]);
+    p.sandbox.git(["commit", "-q", "-m", "unreviewed"]);
+    let refused = push_to(
+        &p,
+        &bare,
+        &["--atomic", "main", "refs/hpp/trust:refs/hpp/trust"],
+    );
+    assert_ne!(refused.code, 0, "{refused}");
+    let landed = push_to(&p, &bare, &["refs/hpp/trust:refs/hpp/trust"]);
+    assert_eq!(landed.code, 0, "{landed}");
+    p.sandbox.hpp_in(&bare, &["trust", "show"]).ok();
+}
+
+/// Runs `git -c SETTING hpp ARGS` in `dir` through git's own dispatcher, so the setting reaches
+/// git-hpp as git hands it over (GIT_CONFIG_PARAMETERS).
+fn git_c(sandbox: &Sandbox, dir: &Path, setting: &str, args: &[&str]) -> Run {
+    let bin = Path::new(BIN).parent().expect("the binary's directory");
+    let mut dirs = vec![bin.to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let out = sandbox
+        .command("git", dir)
+        .env("PATH", std::env::join_paths(dirs).expect("a PATH"))
+        .args(["-c", setting, "hpp"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    Run::from_output(&out)
+}
+
+/// A repository with no policy, SPEC.md committed and an approval of it signed by checker-b.
+fn signed_without_policy() -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nIt works.\n").expect("writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    let checker = keygen(&sandbox, "checker");
+    let mut args = attest_args("review:1", "approved");
+    args.extend(["--sign-key", text(&checker)]);
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    (sandbox, checker)
+}
+
+#[test]
+fn git_c_require_signed_refuses_an_unsigned_approval() {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nIt works.\n").expect("writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    let mut args = attest_args("review:1", "approved");
+    args.push("--no-sign");
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    let run = git_c(
+        &sandbox,
+        &sandbox.root,
+        "hpp.requireSigned=true",
+        &["verify"],
+    );
+    assert_ne!(run.code, 0, "{run}");
+    // Control: the same verify without the setting passes, saying the approval is unsigned.
+    let run = git_c(&sandbox, &sandbox.root, "hpp.unrelated=1", &["verify"]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
+#[test]
+fn git_c_allowed_signers_file_checks_the_signature() {
+    let (sandbox, checker) = signed_without_policy();
+    let signers = sandbox.path("signers");
+    std::fs::write(
+        &signers,
+        format!(
+            "checker-b {}",
+            std::fs::read_to_string(public(&checker)).expect("the key")
+        ),
+    )
+    .expect("writable");
+    let run = git_c(
+        &sandbox,
+        &sandbox.root,
+        &format!("hpp.allowedSignersFile={}", text(&signers)),
+        &["verify"],
+    );
+    assert!(
+        run.stdout.contains("signature verified (checker-b)"),
+        "{run}"
+    );
+    // Control: a signers file that does not hold the key fails the approval.
+    std::fs::write(&signers, "someone-else ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB\n")
+        .expect("writable");
+    let run = git_c(
+        &sandbox,
+        &sandbox.root,
+        &format!("hpp.allowedSignersFile={}", text(&signers)),
+        &["verify"],
+    );
+    assert_ne!(run.code, 0, "{run}");
+}
+
+#[test]
+fn git_c_trust_root_is_the_pin_every_reader_verifies_from() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let other = keygen(&p.sandbox, "other");
+    let setting = format!("hpp.trustRoot={}", fingerprint(&p.sandbox, &other));
+    let run = git_c(&p.sandbox, &p.sandbox.root, &setting, &["verify"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        run.stderr
+            .contains("no policy in its log is rooted at the pinned root"),
+        "{run}"
+    );
+    // Control: the root pinned in the config files verifies.
+    let setting = format!("hpp.trustRoot={}", pinned_root(&p));
+    let run = git_c(&p.sandbox, &p.sandbox.root, &setting, &["verify"]);
+    assert_eq!(run.code, 0, "{run}");
 }

@@ -43,6 +43,7 @@ mod loose;
 mod merge;
 mod pack;
 mod packed;
+pub mod parameters;
 mod receive;
 mod records;
 pub mod refs;
@@ -98,6 +99,9 @@ pub enum Error {
         /// The format, with the setting that names it.
         format: String,
     },
+    /// `GIT_CONFIG_PARAMETERS` (what `git -c` hands us) does not parse.
+    #[error("{0}")]
+    ConfigParameters(String),
     /// A compare-and-swap lost: the ref is no longer where the writer read it.
     #[error("{name} moved: expected {}, found {}", expected.as_ref().map_or("nothing", CommitId::as_str), actual.as_ref().map_or("nothing", CommitId::as_str))]
     Moved {
@@ -623,7 +627,39 @@ impl Store {
                 format: format!("the {backend} ref backend (extensions.refStorage)"),
             });
         }
-        Ok(Self::from_repo(repo))
+        let mut store = Self::from_repo(repo);
+        store.take_command_line_config()?;
+        Ok(store)
+    }
+
+    /// Reads what `git -c` said (`GIT_CONFIG_PARAMETERS`) into the configuration, above every
+    /// file, as git does.
+    fn take_command_line_config(&mut self) -> Result<(), Error> {
+        let Some(text) = std::env::var_os("GIT_CONFIG_PARAMETERS") else {
+            return Ok(());
+        };
+        let text = text.into_string().map_err(|t| {
+            Error::ConfigParameters(format!("GIT_CONFIG_PARAMETERS is not UTF-8: {t:?}"))
+        })?;
+        let settings = parameters::parse(&text).map_err(Error::ConfigParameters)?;
+        if settings.is_empty() {
+            return Ok(());
+        }
+        let lines: Vec<String> = settings
+            .into_iter()
+            .map(|(key, value)| match value {
+                Some(value) => format!("{key}={value}"),
+                None => key,
+            })
+            .collect();
+        let mut config = self.repo.config_snapshot_mut();
+        config
+            .append_config(lines.iter().map(String::as_str), gix::config::Source::Cli)
+            .map_err(|e| Error::ConfigParameters(format!("GIT_CONFIG_PARAMETERS: {e}")))?;
+        config
+            .commit()
+            .map_err(|e| Error::ConfigParameters(format!("GIT_CONFIG_PARAMETERS: {e}")))?;
+        Ok(())
     }
 
     /// Creates a new repository with a worktree at `path`, isolated from the environment and

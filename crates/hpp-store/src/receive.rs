@@ -41,6 +41,12 @@ impl Store {
         }
     }
 
+    /// Tells whether reads through this handle see moves not made (a fetch's staging, a push
+    /// being received): nothing learnt through it is kept, since the moves may never land.
+    pub fn is_provisional(&self) -> bool {
+        !self.pending.is_empty() || self._quarantine.is_some()
+    }
+
     /// Makes every read of `name` through this handle return `new` (`None`: gone), as if the
     /// move had been made. Nothing is written.
     pub fn stage(&mut self, name: &str, new: Option<&super::CommitId>) {

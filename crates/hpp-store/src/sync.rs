@@ -318,11 +318,6 @@ impl Store {
         self.git_config(key, &["config", "--fixed-value", "--unset", key, value])
     }
 
-    /// Removes every value of `key` from the repository's own config.
-    pub fn config_unset_all(&self, key: &str) -> Result<(), Error> {
-        self.git_config(key, &["config", "--local", "--unset-all", key])
-    }
-
     /// Runs `git config` with `args` (a change to `key`); git's whole error when it fails.
     fn git_config(&self, key: &str, args: &[&str]) -> Result<(), Error> {
         let (ok, _, stderr) = self.run_git(args, "git config")?;

@@ -33,12 +33,6 @@ pub fn cmd_trust_pin(ctx: &Ctx, args: &TrustPinArgs) -> Result<Outcome, CliError
     let before = store.config_string(trust::PIN_KEY);
     if args.apply {
         store.config_set(trust::PIN_KEY, &fingerprint)?;
-        // Another root: what was verified from the old one is verified again from this one.
-        if before.as_deref() != Some(fingerprint.as_str())
-            && store.config_string(trust::VERIFIED_KEY).is_some()
-        {
-            store.config_unset_all(trust::VERIFIED_KEY)?;
-        }
     }
     let human = format!(
         "{}git config {} {fingerprint}{}\n{}",
