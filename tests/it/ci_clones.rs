@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, Sandbox};
+use crate::trust_policy::{keygen, pinned_root, public, with_policy};
 
 fn text(path: &Path) -> &str {
     path.to_str().expect("sandbox paths are UTF-8")
@@ -87,6 +88,33 @@ fn project() -> Project {
         remote,
         head,
     }
+}
+
+/// A project under a trust policy whose head carries an approval signed by its checker, pushed
+/// with its records to a bare remote as [`project`]'s; returns it and the pinned root.
+fn signed_project() -> (Project, String) {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    let root = pinned_root(&p);
+    let sandbox = p.sandbox;
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+    for (key, value) in [
+        ("uploadpack.allowFilter", "true"),
+        ("uploadpack.allowAnySHA1InWant", "true"),
+    ] {
+        sandbox.git_in(&remote, &["config", key, value]);
+    }
+    sandbox.git(["push", "-q", text(&remote), "main", "refs/hpp/*:refs/hpp/*"]);
+    let head = sandbox.git(["rev-parse", "HEAD"]);
+    (
+        Project {
+            sandbox,
+            remote,
+            head,
+        },
+        root,
+    )
 }
 
 /// What actions/checkout does: one commit fetched by id at depth 1 into an empty repository,
@@ -291,9 +319,14 @@ fn hpp_steps(example: &str) -> (String, Vec<String>) {
         .map(str::to_owned)
         .collect();
     assert!(
-        steps.iter().any(|s| s.starts_with("git hpp fetch"))
-            && steps.iter().any(|s| s.starts_with("git hpp verify")),
-        "{example} fetches the records and verifies: {steps:?}"
+        steps
+            .first()
+            .is_some_and(|s| s.starts_with("git hpp trust pin"))
+            && steps.iter().any(|s| s.starts_with("git hpp fetch"))
+            && steps
+                .iter()
+                .any(|s| s.starts_with("git hpp verify --require-signed")),
+        "{example} pins the root first, fetches the records and verifies, signatures required: {steps:?}"
     );
     assert!(
         file.contains("cargo install --locked --git"),
@@ -302,25 +335,22 @@ fn hpp_steps(example: &str) -> (String, Vec<String>) {
     (file, steps)
 }
 
-/// Runs each step through `sh` in `dir`, as the CI system's shell would; returns the last
-/// step's run (the verification), after asserting the ones before it succeeded.
-fn run_steps(project: &Project, dir: &Path, steps: &[String]) -> Run {
+/// Runs each step through `sh` in `dir`, as the CI system's shell would, with `HPP_TRUST_ROOT`
+/// set to `root` (unset for `None`); returns the first step that fails, or the last one.
+fn run_steps(project: &Project, dir: &Path, steps: &[String], root: Option<&str>) -> Run {
     let mut last = None;
     for step in steps {
-        if let Some(previous) = last.take() {
-            let previous: Run = previous;
-            assert_eq!(
-                previous.code, 0,
-                "a step before the last failed:\n{previous}"
-            );
+        let mut cmd = project.sandbox.command("sh", dir);
+        cmd.args(["-c", step]);
+        match root {
+            Some(root) => cmd.env("HPP_TRUST_ROOT", root),
+            None => cmd.env_remove("HPP_TRUST_ROOT"),
+        };
+        let run = Run::from_output(&cmd.output().expect("sh runs"));
+        if run.code != 0 {
+            return run;
         }
-        let out = project
-            .sandbox
-            .command("sh", dir)
-            .args(["-c", step])
-            .output()
-            .expect("sh runs");
-        last = Some(Run::from_output(&out));
+        last = Some(run);
     }
     last.expect("at least one step")
 }
@@ -385,11 +415,16 @@ fn the_github_actions_example_verifies_an_attested_pull_request_head() {
         file.contains("ref: ${{ github.event.pull_request.head.sha }}"),
         "the example checks out the head, not GitHub's merge commit"
     );
-    let project = project();
+    let (project, root) = signed_project();
     let dir = project.dir("gha");
     github_checkout(&project, &dir, &project.head);
     assert!(dir.join(".git/shallow").exists());
-    assert_passes(run_steps(&project, &dir, &steps), &project.head);
+    let run = run_steps(&project, &dir, &steps, Some(&root));
+    assert!(
+        run.stdout.contains("signature verified (checker-b)"),
+        "{run}"
+    );
+    assert_passes(run, &project.head);
 }
 
 #[test]
@@ -397,7 +432,7 @@ fn the_gitlab_ci_example_verifies_an_attested_merge_request_head() {
     let (file, steps) = hpp_steps("gitlab-ci.yml");
     let depth = gitlab_depth(&file);
     // More commits than the depth, so the runner's clone is really cut.
-    let project = project();
+    let (project, pin) = signed_project();
     let dir = project.dir("gitlab");
     let extra: usize = depth.parse().expect("GIT_DEPTH is a number");
     let root = &project.sandbox.root;
@@ -412,26 +447,143 @@ fn the_gitlab_ci_example_verifies_an_attested_merge_request_head() {
     let head = project.git(root, &["rev-parse", "HEAD"]);
     gitlab_checkout(&project, &dir, &head, &depth);
     assert!(dir.join(".git/shallow").exists());
-    assert_passes(run_steps(&project, &dir, &steps), &head);
+    assert_passes(run_steps(&project, &dir, &steps, Some(&pin)), &head);
 }
 
 #[test]
 fn control_the_ci_examples_fail_an_unattested_head() {
-    let project = project();
+    let (project, root) = signed_project();
     let late = project.unattested_head();
     let (_, steps) = hpp_steps("github-actions.yml");
     let dir = project.dir("gha");
     github_checkout(&project, &dir, &late);
-    let run = run_steps(&project, &dir, &steps);
+    let run = run_steps(&project, &dir, &steps, Some(&root));
     assert_eq!(run.code, 2, "{run}");
     assert!(run.stdout.contains("no attestation for its tree"), "{run}");
 
     let (file, steps) = hpp_steps("gitlab-ci.yml");
     let dir = project.dir("gitlab");
     gitlab_checkout(&project, &dir, &late, &gitlab_depth(&file));
-    let run = run_steps(&project, &dir, &steps);
+    let run = run_steps(&project, &dir, &steps, Some(&root));
     assert_eq!(run.code, 2, "{run}");
     assert!(run.stdout.contains("no attestation for its tree"), "{run}");
+}
+
+#[test]
+fn the_ci_examples_fail_with_one_line_naming_the_variable_when_the_root_is_unset() {
+    let (project, _root) = signed_project();
+    for (example, dir) in [("github-actions.yml", "gha"), ("gitlab-ci.yml", "gitlab")] {
+        let (_, steps) = hpp_steps(example);
+        let dir = project.dir(dir);
+        github_checkout(&project, &dir, &project.head);
+        let run = run_steps(&project, &dir, &steps, None);
+        assert_ne!(run.code, 0, "{example}: {run}");
+        assert!(run.stdout.is_empty(), "{example}: {run}");
+        assert_eq!(run.stderr.lines().count(), 1, "{example}: {run}");
+        assert!(run.stderr.contains("HPP_TRUST_ROOT"), "{example}: {run}");
+        assert!(
+            !dir.join(".git/refs/hpp").exists()
+                && project
+                    .git(&dir, &["for-each-ref", "refs/hpp/"])
+                    .trim()
+                    .is_empty(),
+            "{example}: nothing was fetched"
+        );
+    }
+}
+
+/// The ways a forge with no server gate lets anyone with push access undo the policy.
+#[derive(Debug, Clone, Copy)]
+enum Attack {
+    /// refs/hpp/trust deleted.
+    Deleted,
+    /// refs/hpp/trust replaced by a policy rooted at another key.
+    Replaced,
+    /// The policy before a revocation committed again on top of it.
+    Replayed,
+}
+
+/// A signed project whose remote's policy was then attacked; returns it and the pinned root.
+fn attacked(attack: Attack) -> (Project, String) {
+    let (project, root) = signed_project();
+    let remote = &project.remote;
+    let sandbox = &project.sandbox;
+    match attack {
+        Attack::Deleted => {
+            sandbox.git_in(remote, &["update-ref", "-d", "refs/hpp/trust"]);
+        }
+        Attack::Replaced => {
+            let other = project.dir("other");
+            sandbox.git_in(&other, &["init", "-q"]);
+            let key = keygen(sandbox, "other-root");
+            sandbox
+                .hpp_in(
+                    &other,
+                    &[
+                        "trust",
+                        "init",
+                        "--root",
+                        "root",
+                        "--key",
+                        &public(&key),
+                        "--sign-key",
+                        text(&key),
+                        "--apply",
+                    ],
+                )
+                .ok();
+            sandbox.git_in(
+                &other,
+                &["push", "-q", "--force", text(remote), "refs/hpp/trust"],
+            );
+        }
+        Attack::Replayed => {
+            let root_key = sandbox.path("root");
+            sandbox
+                .hpp([
+                    "trust",
+                    "remove",
+                    "maker-m",
+                    "--sign-key",
+                    text(&root_key),
+                    "--apply",
+                ])
+                .ok();
+            sandbox.git(["push", "-q", text(remote), "refs/hpp/trust"]);
+            let tree = sandbox.git_in(remote, &["rev-parse", "refs/hpp/trust~1^{tree}"]);
+            let commit = sandbox.git_in(
+                remote,
+                &[
+                    "commit-tree",
+                    tree.trim(),
+                    "-p",
+                    "refs/hpp/trust",
+                    "-m",
+                    "hpp trust: add maker-m",
+                ],
+            );
+            sandbox.git_in(remote, &["update-ref", "refs/hpp/trust", commit.trim()]);
+        }
+    }
+    (project, root)
+}
+
+#[test]
+fn the_ci_examples_fail_when_the_remotes_policy_was_deleted_replaced_or_replayed() {
+    for attack in [Attack::Deleted, Attack::Replaced, Attack::Replayed] {
+        let (project, root) = attacked(attack);
+        for (example, dir) in [("github-actions.yml", "gha"), ("gitlab-ci.yml", "gitlab")] {
+            let (_, steps) = hpp_steps(example);
+            let dir = project.dir(dir);
+            github_checkout(&project, &dir, &project.head);
+            let run = run_steps(&project, &dir, &steps, Some(&root));
+            assert_ne!(run.code, 0, "{attack:?} {example}: {run}");
+            assert!(
+                !run.stdout.contains("signature verified"),
+                "{attack:?} {example}: {run}"
+            );
+        }
+    }
 }
 
 #[test]
