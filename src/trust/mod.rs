@@ -327,8 +327,49 @@ pub fn verify_log(
         return Ok(None);
     };
     let remembered = remembered(store)?;
+    let key = (
+        tip.clone(),
+        pin.map(str::to_owned),
+        remembered.as_ref().map(|r| r.commit.clone()),
+    );
+    let cached = from == From::Remembered;
+    if cached
+        && let Some((_, found)) = VERIFIED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|(k, _)| *k == key)
+    {
+        return Ok(Some(found.clone()));
+    }
+    let found = verify_uncached(store, ref_name, pin, from, tip, remembered.as_ref())?;
+    VERIFIED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((key, found.clone()));
+    Ok(Some(found))
+}
+
+/// A verified log: its tip, the pin and the remembered policy it was verified under.
+type VerifiedKey = (CommitId, Option<String>, Option<CommitId>);
+
+/// The logs this process verified. A fetch verifies the policy it stages, reads the records
+/// against it, then takes it in: each would read the same log again. The result depends only on
+/// the tip, the pin and the remembered policy, which the key holds.
+static VERIFIED: std::sync::Mutex<Vec<(VerifiedKey, (Verified, Pinning))>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`verify_log`] of the log at `tip`, read through.
+fn verify_uncached(
+    store: &Store,
+    ref_name: &str,
+    pin: Option<&str>,
+    from: From,
+    tip: CommitId,
+    remembered: Option<&Remembered>,
+) -> Result<(Verified, Pinning), Error> {
     let mut walk = Walk::new(store);
-    let verified = match (&remembered, from) {
+    let verified = match (remembered, from) {
         (Some(r), From::Remembered) if r.pin.as_deref() == pin => {
             let before = store
                 .read_commit_file(&r.commit, POLICY_FILE)?
@@ -353,7 +394,7 @@ pub fn verify_log(
         }
         _ => {
             let chain = store.read_chain(ref_name, POLICY_FILE)?;
-            if let Some(r) = &remembered {
+            if let Some(r) = remembered {
                 let place = chain.links.iter().position(|l| l.commit == r.commit);
                 if place.map(|p| p as u64 + 1) != Some(r.seq) {
                     return Err(not_descending(&tip, r));
@@ -395,7 +436,7 @@ pub fn verify_log(
             fingerprint: verified.roots.first().cloned().unwrap_or_default(),
         },
     };
-    Ok(Some((verified, pinning)))
+    Ok((verified, pinning))
 }
 
 fn not_descending(tip: &CommitId, r: &Remembered) -> Error {
@@ -533,7 +574,7 @@ impl<'s> Walk<'s> {
             }
             None => {}
         }
-        let own = root_signatures(self.store, &link.commit, &policy, bytes, self.now)?;
+        let own = || root_signatures(self.store, &link.commit, &policy, bytes, self.now);
         let signed_by = match &self.trusted {
             Some((previous, _)) => {
                 let signed = root_signatures(self.store, &link.commit, previous, bytes, self.now)?;
@@ -545,24 +586,25 @@ impl<'s> Walk<'s> {
                         roots_text(previous)
                     )));
                 }
-                if policy.version.is_some()
-                    && policy.rotates(previous)
-                    && !policy.threshold_met(own.iter().map(String::as_str))
-                {
-                    return Err(refuse(format!(
-                        "it changes the roots or the threshold and is signed by {} of the {} signature(s) its own roots must add ({})",
-                        own.iter().filter(|r| policy.roots.contains(*r)).count(),
-                        policy.threshold,
-                        roots_text(&policy)
-                    )));
-                }
                 let mut all = signed;
-                all.extend(own);
-                all.sort();
-                all.dedup();
+                if policy.version.is_some() && policy.rotates(previous) {
+                    let own = own()?;
+                    if !policy.threshold_met(own.iter().map(String::as_str)) {
+                        return Err(refuse(format!(
+                            "it changes the roots or the threshold and is signed by {} of the {} signature(s) its own roots must add ({})",
+                            own.len(),
+                            policy.threshold,
+                            roots_text(&policy)
+                        )));
+                    }
+                    all.extend(own);
+                    all.sort();
+                    all.dedup();
+                }
                 all
             }
             None => {
+                let own = own()?;
                 if !policy.threshold_met(own.iter().map(String::as_str)) {
                     return Err(refuse(format!(
                         "it is signed by {} of the {} root signature(s) the policy itself requires ({})",
