@@ -47,6 +47,15 @@
 //! `git-hpp verify` of the same commit in the same repository (both through `bash -c`, so both
 //! pay the same shell). The target: the gate within 2x of verify.
 //!
+//! Measurement D, a policy log of 1,000 changes (issue 52): a repository whose trust policy
+//! has 1,000 changes (`trust init`, a checker added, then `trust set --verify` alternating, each
+//! signed by the root), and a twin with no policy; both hold the same approval of HEAD signed by
+//! the checker. Series: `git-hpp verify HEAD` in each (in the first the clone remembers the
+//! newest policy it verified, as every clone that fetched or wrote it does; target: at most 1.2x
+//! the twin's); and in fresh clones of a bare remote of each (cloned before timing), `git-hpp
+//! fetch`, next to `git fetch` of the same refs (the transfer alone). The fresh clone verifies
+//! the whole log once, every signature of every change. `HPP_BENCH_ONLY=policy` runs D alone.
+//!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
 //! a temporary directory on disk and every process runs in a hermetic environment (no user or
@@ -678,10 +687,183 @@ fn measure_gate(sandbox: &Sandbox, plan: Plan) -> (Stats, Stats) {
     (series[0].stats(), series[1].stats())
 }
 
+/// Changes in measurement D's policy log.
+const POLICY_CHANGES: usize = 1_000;
+
+/// What measurement D measured.
+struct PolicyLog {
+    setup: Duration,
+    verify_policy: Stats,
+    verify_none: Stats,
+    fetch_policy: Stats,
+    fetch_none: Stats,
+    git_fetch_policy: Stats,
+}
+
+/// Makes an ed25519 key with the real `ssh-keygen`; returns the private key's path.
+fn keygen(sandbox: &Sandbox, name: &str) -> String {
+    let key = sandbox.root().join(name).display().to_string();
+    let mut cmd = sandbox.command("ssh-keygen", sandbox.root());
+    cmd.args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", &key]);
+    run(cmd);
+    key
+}
+
+fn measure_policy(sandbox: &Sandbox, plan: Plan) -> PolicyLog {
+    let start = Instant::now();
+    let root = keygen(sandbox, "policy-root");
+    let checker = keygen(sandbox, "policy-checker");
+    let signed: Vec<&str> = ATTEST
+        .iter()
+        .copied()
+        .chain(["--sign-key", checker.as_str()])
+        .collect();
+    let with = sandbox.small_repo("policy-log");
+    let without = sandbox.small_repo("policy-none");
+    let root_pub = format!("{root}.pub");
+    let checker_pub = format!("{checker}.pub");
+    run(sandbox.hpp(
+        &with,
+        &[
+            "trust",
+            "init",
+            "--root",
+            "root",
+            "--key",
+            &root_pub,
+            "--sign-key",
+            &root,
+            "--apply",
+        ],
+    ));
+    run(sandbox.hpp(
+        &with,
+        &[
+            "trust",
+            "add",
+            "b",
+            "--key",
+            &checker_pub,
+            "--role",
+            "checker",
+            "--sign-key",
+            &root,
+            "--apply",
+        ],
+    ));
+    for i in 2..POLICY_CHANGES {
+        let mode = if i % 2 == 0 { "each" } else { "tip" };
+        run(sandbox.hpp(
+            &with,
+            &[
+                "trust",
+                "set",
+                "--verify",
+                mode,
+                "--sign-key",
+                &root,
+                "--apply",
+            ],
+        ));
+    }
+    for dir in [&with, &without] {
+        run(sandbox.hpp(dir, &signed));
+    }
+    // Both pass, the first with the signature checked, or the comparison means nothing.
+    let checked = run(sandbox.hpp(&with, &["verify", "HEAD"]));
+    assert!(checked.contains("signature verified (b)"), "{checked}");
+    run(sandbox.hpp(&without, &["verify", "HEAD"]));
+    let mut remotes = Vec::new();
+    for (dir, name) in [(&with, "policy-log.git"), (&without, "policy-none.git")] {
+        let bare = sandbox.root().join(name).display().to_string();
+        run(sandbox.git(
+            sandbox.root(),
+            &["init", "-q", "--bare", "-b", "main", &bare],
+        ));
+        run(sandbox.git(dir, &["push", "-q", &bare, "main", "refs/hpp/*:refs/hpp/*"]));
+        remotes.push(bare);
+    }
+    let setup = start.elapsed();
+    let rounds = plan.verify;
+    let clones = |remote: &str, kind: &str| -> Vec<PathBuf> {
+        (0..rounds.warmup + rounds.samples)
+            .map(|i| {
+                let dir = sandbox.root().join(format!("{kind}-{i}"));
+                run(sandbox.git(
+                    sandbox.root(),
+                    &["clone", "-q", remote, &dir.display().to_string()],
+                ));
+                dir
+            })
+            .collect()
+    };
+    let (policy_clones, none_clones, git_clones) = (
+        clones(&remotes[0], "clone-policy"),
+        clones(&remotes[1], "clone-none"),
+        clones(&remotes[0], "clone-git"),
+    );
+    let mut series = vec![
+        Series::new(|_| sandbox.hpp(&with, &["verify", "HEAD"])),
+        Series::new(|_| sandbox.hpp(&without, &["verify", "HEAD"])),
+        Series::new(|i| sandbox.hpp(&policy_clones[i], &["fetch"])),
+        Series::new(|i| sandbox.hpp(&none_clones[i], &["fetch"])),
+        Series::new(|i| {
+            sandbox.git(
+                &git_clones[i],
+                &[
+                    "fetch",
+                    "-q",
+                    "origin",
+                    "+refs/hpp/*:refs/hpp-remote/origin/*",
+                ],
+            )
+        }),
+    ];
+    run_interleaved(&mut series, rounds);
+    // The fresh clone took the policy in and verifies the approval against it.
+    let checked = run(sandbox.hpp(&policy_clones[0], &["attest", "verify"]));
+    assert!(checked.contains("signature verified (b)"), "{checked}");
+    PolicyLog {
+        setup,
+        verify_policy: series[0].stats(),
+        verify_none: series[1].stats(),
+        fetch_policy: series[2].stats(),
+        fetch_none: series[3].stats(),
+        git_fetch_policy: series[4].stats(),
+    }
+}
+
+fn print_policy(log: &PolicyLog) {
+    println!(
+        "D. a trust policy of {POLICY_CHANGES} changes (written in {:.0} s)",
+        log.setup.as_secs_f64()
+    );
+    print_row("git-hpp verify HEAD, policy", &log.verify_policy, "");
+    print_row("git-hpp verify HEAD, no policy", &log.verify_none, "");
+    print_row("git-hpp fetch, fresh clone, policy", &log.fetch_policy, "");
+    print_row("git-hpp fetch, fresh clone, no policy", &log.fetch_none, "");
+    print_row(
+        "git fetch refs/hpp/*, fresh clone, policy",
+        &log.git_fetch_policy,
+        "the transfer alone",
+    );
+    println!(
+        "ratios (median): verify HEAD policy / none = {:.2}x (target <= 1.2x); fetch policy / none = {:.2}x (target <= 1.2x); fetch policy / git fetch of the same refs = {:.2}x",
+        log.verify_policy.median / log.verify_none.median,
+        log.fetch_policy.median / log.fetch_none.median,
+        log.fetch_policy.median / log.git_fetch_policy.median,
+    );
+}
+
 fn main() {
     let plan = Plan::from_env();
     let sandbox = Sandbox::new();
     sandbox.print_preamble(HPP);
+    if std::env::var_os("HPP_BENCH_ONLY").is_some_and(|v| v == "policy") {
+        print_header();
+        print_policy(&measure_policy(&sandbox, plan));
+        return;
+    }
     println!(
         "plan:   large tree states {} warm-up + {} samples, other series {} warm-up + {} samples, \
          verify {} warm-up + {} samples per series, interleaved{}",
@@ -697,6 +879,7 @@ fn main() {
     let large = measure_large_tree(&sandbox, plan);
     let verify = measure_verify(&sandbox, plan);
     let (gate, gate_verify) = measure_gate(&sandbox, plan);
+    let policy = measure_policy(&sandbox, plan);
 
     println!();
     println!(
@@ -790,4 +973,6 @@ fn main() {
         "ratios (median): pre-receive gate / verify = {:.2}x (target <= 2x)",
         gate.median / gate_verify.median
     );
+    println!();
+    print_policy(&policy);
 }
