@@ -69,6 +69,9 @@ pub struct VerifyOptions<'a> {
     /// at all is then not a mismatch. One it holds that is not a root still is, and a
     /// repository with its whole history checks every root. `verify` of a commit never sets it.
     pub history_elsewhere: bool,
+    /// The commit whose history a record must be about (the roots it starts from): the commit
+    /// verified, when one is; HEAD's history otherwise.
+    pub history: Option<&'a CommitId>,
 }
 
 impl<'a> VerifyOptions<'a> {
@@ -79,6 +82,7 @@ impl<'a> VerifyOptions<'a> {
             require_signed: trust.require_signed,
             policy: trust.policy.as_ref().map(|v| &v.policy),
             history_elsewhere: false,
+            history: None,
         }
     }
 
@@ -394,7 +398,7 @@ fn judge(
     {
         Ok(())
     } else {
-        roots_here(store, &roots)
+        roots_here(store, &roots, options.history)
     };
     let observed = record::Observed {
         tree: tree.to_string(),
@@ -493,41 +497,76 @@ fn stated_again(bytes: &[u8], name: &str, payload: &[u8]) -> Option<Vec<u8>> {
     Some(intoto::statement_bytes(&statement))
 }
 
-/// Tells whether every root commit a v3 record names is a root commit here. A shallow clone
-/// holds no root of its own history, so the roots it lacks are fetched by id from the remote
-/// it came from; when they cannot be, the identity was not checked and `Err(Some(why))` says
-/// exactly that (never that the record is about another repository, never a pass).
-fn roots_here(store: &Store, roots: &[String]) -> Result<(), Option<String>> {
-    let all_roots = || roots.iter().all(|root| store.is_root_commit(root));
-    if all_roots() {
-        return Ok(());
+/// Tells whether every root commit a v3 record names is a root HEAD's history starts from: a
+/// record is about this history, not about a byte-identical tree in another repository whose
+/// root commit happens to be reachable here (a branch pushed to the same remote). A shallow
+/// clone holds no root of its own history: the history's commits alone are fetched from the
+/// remote it came from ([`Store::roots_from_remote`]); when they cannot be, the identity was
+/// not checked and `Err(Some(why))` says exactly that (never that the record is about another
+/// repository, never a pass).
+fn roots_here(
+    store: &Store,
+    roots: &[String],
+    history: Option<&CommitId>,
+) -> Result<(), Option<String>> {
+    match history_roots(store, history) {
+        Ok(head) if roots.iter().all(|r| head.contains(r)) => Ok(()),
+        Ok(_) => Err(None),
+        Err(why) => Err(Some(why)),
     }
-    let missing: Vec<String> = roots
-        .iter()
-        .filter(|root| !store.has_object(root))
-        .cloned()
-        .collect();
-    if missing.is_empty() || !store.is_shallow() {
-        return Err(None);
-    }
-    let fetched = match store.source_remote() {
-        Some(remote) => store
-            .fetch_commits(&remote, &missing)
-            .map_err(|e| format!("fetching them from {remote} failed ({e})")),
-        None => Err("this repository has no remote to fetch them from".to_owned()),
+}
+
+/// A commit and the roots its history starts from (or why they are not known).
+type HistoryRoots = (Option<CommitId>, Result<Vec<String>, String>);
+
+/// What [`history_roots`] found, for the commit it found it for: a verify judges every record
+/// of a tree against the same history, which is walked (or fetched) once.
+static HISTORY_ROOTS: std::sync::Mutex<Option<HistoryRoots>> = std::sync::Mutex::new(None);
+
+/// The root commits the history of `commit` (HEAD when `None`) starts from: walked here in a
+/// full clone; in a shallow one, listed from its commits fetched alone from the remote. `Err`
+/// says why they are not known.
+fn history_roots(store: &Store, commit: Option<&CommitId>) -> Result<Vec<String>, String> {
+    let head = match commit {
+        Some(commit) => Some(commit.clone()),
+        None => store.head_commit().map_err(|e| e.to_string())?,
     };
-    match fetched {
-        Ok(()) if all_roots() => Ok(()),
-        Ok(()) => Err(None),
-        Err(why) => {
-            let boundary = store.shallow_boundary();
-            Err(Some(format!(
-                "not checked: this clone is shallow (its history is cut at {}), the root commit(s) {} the record names are not here, and {why}; verify in a clone with the whole history, or deepen this one with `git fetch --unshallow`",
-                short_ids(&boundary.iter().map(ToString::to_string).collect::<Vec<_>>()),
-                short_ids(&missing)
-            )))
-        }
+    let mut cached = HISTORY_ROOTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((at, found)) = cached.as_ref()
+        && *at == head
+    {
+        return found.clone();
     }
+    let found = match &head {
+        None => Err(
+            "not checked: HEAD has no commit, so there is no history to hold its roots".to_owned(),
+        ),
+        Some(head) if !store.is_shallow() => store
+            .root_commits(head)
+            .map(|roots| roots.iter().map(ToString::to_string).collect())
+            .map_err(|e| format!("not checked: {e}")),
+        Some(head) => {
+            let fetched = match store.source_remote() {
+                Some(remote) => store
+                    .roots_from_remote(&remote, head)
+                    .map_err(|e| format!("fetching its commits from {remote} failed ({e})")),
+                None => Err("this repository has no remote to fetch them from".to_owned()),
+            };
+            fetched
+                .map(|roots| roots.iter().map(ToString::to_string).collect())
+                .map_err(|why| {
+                    let boundary = store.shallow_boundary();
+                    format!(
+                        "not checked: this clone is shallow (its history is cut at {}), the roots HEAD's history starts from are not here, and {why}; verify in a clone with the whole history, or deepen this one with `git fetch --unshallow`",
+                        short_ids(&boundary.iter().map(ToString::to_string).collect::<Vec<_>>()),
+                    )
+                })
+        }
+    };
+    *cached = Some((head, found.clone()));
+    found
 }
 
 /// Ids shortened to 12 digits, joined; `nothing` for none.
@@ -737,6 +776,10 @@ pub fn verify_commits(
     let mut out = Vec::new();
     for commit in store.commits_in(spec)? {
         let tree = store.commit_tree(&commit)?;
+        let options = VerifyOptions {
+            history: Some(&commit),
+            ..options
+        };
         let verification = verify_tree(store, &tree, None, options)?;
         let (missing, mut fix) = explain(&verification);
         if verification.candidates.is_empty() && !store.has_refs(refs::PREFIX)? {

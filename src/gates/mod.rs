@@ -74,6 +74,7 @@ impl<'a> GateOptions<'a> {
             require_signed: self.require_signed,
             policy: self.policy,
             history_elsewhere: false,
+            history: None,
         }
     }
 }

@@ -263,7 +263,7 @@ fn control_an_unattested_head_fails_in_a_depth_one_checkout() {
 fn control_a_shallow_clone_that_cannot_fetch_the_roots_says_what_was_not_checked() {
     let project = project();
     // A server that serves no commit by id that is not a ref's tip (protocol v0 without
-    // allowAnySHA1InWant): the roots cannot be fetched.
+    // allowAnySHA1InWant): the roots cannot be fetched by id.
     project.git(
         &project.remote,
         &["config", "uploadpack.allowAnySHA1InWant", "false"],
@@ -283,6 +283,16 @@ fn control_a_shallow_clone_that_cannot_fetch_the_roots_says_what_was_not_checked
         "{fetched}"
     );
     assert!(fetched.contains("updated refs/hpp/loops/"), "{fetched}");
+    // Then the remote is gone (moved, offline): the history's commits cannot be fetched either.
+    project.git(
+        &clone,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            text(&project.sandbox.path("gone.git")),
+        ],
+    );
     let run = project.sandbox.hpp_in(&clone, &["verify", "HEAD"]);
     assert_eq!(run.code, 2, "not a pass: {run}");
     assert!(

@@ -596,3 +596,44 @@ fn git_c_trust_root_is_the_pin_every_reader_verifies_from() {
     let run = git_c(&p.sandbox, &p.sandbox.root, &setting, &["verify"]);
     assert_eq!(run.code, 0, "{run}");
 }
+
+/// A repository with SPEC.md committed on `main`, and an orphan branch `other` whose one commit
+/// has the same tree: another history (another root) holding byte-identical files, as a fork
+/// rebuilt from a tarball or another repository pushed to the same remote would.
+fn twin_histories() -> Sandbox {
+    let sandbox = Sandbox::repo();
+    std::fs::write(sandbox.root.join("SPEC.md"), "# Spec\nIt works.\n").expect("writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "spec"]);
+    let tree = sandbox.git(["rev-parse", "HEAD^{tree}"]);
+    let orphan = sandbox.git(["commit-tree", tree.trim(), "-m", "another history"]);
+    sandbox.git(["update-ref", "refs/heads/other", orphan.trim()]);
+    sandbox
+}
+
+#[test]
+fn an_approval_made_in_another_history_of_the_same_tree_does_not_verify_here() {
+    // Issue 52: a record's roots were checked as "root commits that exist here"; another
+    // history's approval of a byte-identical tree verified once its root was reachable from
+    // any ref. They must be the roots HEAD's history starts from.
+    let sandbox = twin_histories();
+    let other = sandbox.path("other-worktree");
+    sandbox.git(["worktree", "add", "-q", text(&other), "other"]);
+    let mut args = attest_args("review:1", "approved");
+    args.push("--no-sign");
+    sandbox.hpp_in(&other, &args).ok();
+    sandbox.hpp_in(&other, &["verify", "HEAD"]).ok();
+    let run = sandbox.hpp(["verify", "HEAD"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stdout.contains("FAIL"), "{run}");
+}
+
+#[test]
+fn control_an_approval_made_in_this_history_verifies_beside_another_historys() {
+    let sandbox = twin_histories();
+    let mut args = attest_args("review:1", "approved");
+    args.push("--no-sign");
+    sandbox.hpp_in(&sandbox.root, &args).ok();
+    let run = sandbox.hpp(["verify", "HEAD"]);
+    assert_eq!(run.code, 0, "{run}");
+}

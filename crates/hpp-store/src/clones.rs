@@ -9,6 +9,8 @@
 //! walk that meets the shallow boundary says so ([`Error::Shallow`]) instead of naming it a
 //! root.
 
+use std::path::Path;
+
 use gix::ObjectId;
 
 use super::{CommitId, Error, Store, git_cli, sync};
@@ -193,6 +195,106 @@ impl Store {
             });
         }
         Ok(())
+    }
+}
+
+impl Store {
+    /// Returns the root commits of `commit`'s history as `remote` holds it, for a shallow clone
+    /// that does not hold that history: the commits alone (no trees, no blobs) are fetched into
+    /// a throwaway repository beside it (`--filter=tree:0`, a partial clone of its own), their
+    /// roots listed, and the repository removed. The clone itself is not changed. Needs a
+    /// remote that serves filters (hosted forges do; `uploadpack.allowFilter` for git's own).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::GitFailed`] with git's reason when the fetch or the listing fails.
+    pub fn roots_from_remote(
+        &self,
+        remote: &str,
+        commit: &CommitId,
+    ) -> Result<Vec<CommitId>, Error> {
+        sync::not_an_option(remote)?;
+        let url = self
+            .config_string(&format!("remote.{remote}.url"))
+            .ok_or_else(|| Error::GitFailed {
+                what: format!("the URL of {remote}"),
+                stderr: format!("remote.{remote}.url is not set"),
+            })?;
+        let scratch = tempfile::Builder::new()
+            .prefix("hpp-history-")
+            .tempdir()
+            .map_err(|source| Error::Io {
+                what: "a scratch repository for the history".into(),
+                source,
+            })?;
+        let git_dir = scratch.path().join("history.git");
+        let here = self
+            .workdir()
+            .map_or_else(|| self.repo.git_dir().to_path_buf(), Path::to_path_buf);
+        let run = |args: &[&str], what: &str| -> Result<Vec<u8>, Error> {
+            // Run where the clone is, so a relative URL means what it means to the clone.
+            let mut cmd = git_cli::in_dir(&here);
+            cmd.arg("--git-dir").arg(&git_dir).args(args);
+            let out = git_cli::output(&mut cmd, what)?;
+            if out.status.success() {
+                Ok(out.stdout)
+            } else {
+                Err(Error::GitFailed {
+                    what: what.to_owned(),
+                    stderr: String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                })
+            }
+        };
+        let init = git_cli::output(
+            git_cli::in_dir(&here)
+                .args(["init", "--quiet", "--bare"])
+                .arg(&git_dir),
+            "git init",
+        )?;
+        if !init.status.success() {
+            return Err(Error::GitFailed {
+                what: "git init of a scratch repository".into(),
+                stderr: String::from_utf8_lossy(&init.stderr).trim().to_owned(),
+            });
+        }
+        for (key, value) in [
+            ("core.repositoryFormatVersion", "1"),
+            ("extensions.partialClone", "origin"),
+            ("remote.origin.url", url.as_str()),
+            ("remote.origin.promisor", "true"),
+            ("remote.origin.partialCloneFilter", "tree:0"),
+        ] {
+            run(&["config", key, value], "git config")?;
+        }
+        let what = format!("git fetch --filter=tree:0 {remote} {commit} (its commits only)");
+        run(
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--filter=tree:0",
+                "--recurse-submodules=no",
+                "origin",
+                commit.as_str(),
+            ],
+            &what,
+        )?;
+        let listed = run(
+            &["rev-list", "--max-parents=0", commit.as_str()],
+            "git rev-list --max-parents=0",
+        )?;
+        let mut roots: Vec<CommitId> = String::from_utf8_lossy(&listed)
+            .lines()
+            .filter_map(|l| CommitId::parse(l.trim()))
+            .collect();
+        roots.sort();
+        Ok(roots)
     }
 }
 
