@@ -543,27 +543,34 @@ fn history_roots(store: &Store, commit: Option<&CommitId>) -> Result<Vec<String>
         None => Err(
             "not checked: HEAD has no commit, so there is no history to hold its roots".to_owned(),
         ),
-        Some(head) if !store.is_shallow() => store
-            .root_commits(head)
-            .map(|roots| roots.iter().map(ToString::to_string).collect())
-            .map_err(|e| format!("not checked: {e}")),
-        Some(head) => {
-            let fetched = match store.source_remote() {
-                Some(remote) => store
-                    .roots_from_remote(&remote, head)
-                    .map_err(|e| format!("fetching its commits from {remote} failed ({e})")),
-                None => Err("this repository has no remote to fetch them from".to_owned()),
-            };
-            fetched
-                .map(|roots| roots.iter().map(ToString::to_string).collect())
-                .map_err(|why| {
-                    let boundary = store.shallow_boundary();
-                    format!(
-                        "not checked: this clone is shallow (its history is cut at {}), the roots HEAD's history starts from are not here, and {why}; verify in a clone with the whole history, or deepen this one with `git fetch --unshallow`",
-                        short_ids(&boundary.iter().map(ToString::to_string).collect::<Vec<_>>()),
-                    )
-                })
-        }
+        Some(head) => match store.history_roots(head) {
+            Ok(roots) => Ok(roots.iter().map(ToString::to_string).collect()),
+            // A shallow clone: the history's commits alone, from the remote it came from.
+            Err(hpp_store::Error::Shallow { .. }) => {
+                let fetched = match store.source_remote() {
+                    Some(remote) => store
+                        .roots_from_remote(&remote, head)
+                        .map_err(|e| format!("fetching its commits from {remote} failed ({e})")),
+                    None => Err("this repository has no remote to fetch them from".to_owned()),
+                };
+                match fetched {
+                    Ok(roots) => {
+                        store.remember_roots(head, &roots);
+                        Ok(roots.iter().map(ToString::to_string).collect())
+                    }
+                    Err(why) => {
+                        let boundary = store.shallow_boundary();
+                        Err(format!(
+                            "not checked: this clone is shallow (its history is cut at {}), the roots HEAD's history starts from are not here, and {why}; verify in a clone with the whole history, or deepen this one with `git fetch --unshallow`",
+                            short_ids(
+                                &boundary.iter().map(ToString::to_string).collect::<Vec<_>>()
+                            ),
+                        ))
+                    }
+                }
+            }
+            Err(e) => Err(format!("not checked: {e}")),
+        },
     };
     *cached = Some((head, found.clone()));
     found

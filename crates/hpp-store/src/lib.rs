@@ -38,6 +38,7 @@ mod diff;
 mod fresh;
 mod git_cli;
 mod git_refs;
+mod history;
 mod log;
 mod loose;
 mod merge;
