@@ -16,6 +16,8 @@
 //! roles that say whose verdicts and approvals count; without one, an allowed-signers file
 //! given or configured as before; with neither, unsigned records pass and say so.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use ssh_key::{HashAlg, PublicKey};
 use time::OffsetDateTime;
@@ -369,6 +371,7 @@ fn verify_uncached(
     remembered: Option<&Remembered>,
 ) -> Result<(Verified, Pinning), Error> {
     let mut walk = Walk::new(store);
+    walk.summaries = from == From::Start;
     let verified = match (remembered, from) {
         (Some(r), From::Remembered) if r.pin.as_deref() == pin => {
             let before = store
@@ -384,6 +387,7 @@ fn verify_uncached(
                 let chain = store
                     .read_chain_since(ref_name, POLICY_FILE, &r.commit, usize::MAX)?
                     .ok_or_else(|| not_descending(&tip, r))?;
+                walk.checked = check_signatures(store, &chain.links, Some(&before), walk.now)?;
                 walk.trusted = Some((policy, before));
                 walk.seq = r.seq;
                 for link in &chain.links {
@@ -394,6 +398,7 @@ fn verify_uncached(
         }
         _ => {
             let chain = store.read_chain(ref_name, POLICY_FILE)?;
+            walk.checked = check_signatures(store, &chain.links, None, walk.now)?;
             if let Some(r) = remembered {
                 let place = chain.links.iter().position(|l| l.commit == r.commit);
                 if place.map(|p| p as u64 + 1) != Some(r.seq) {
@@ -462,6 +467,10 @@ struct Walk<'s> {
     /// Whether a sealed policy was trusted: every later one must be sealed too.
     sealed: bool,
     history: Vec<Change>,
+    /// Whether each change's summary (its commit message's first line) is read.
+    summaries: bool,
+    /// The signatures of the links to read, checked beforehand on every core.
+    checked: HashMap<CommitId, Checked>,
 }
 
 impl<'s> Walk<'s> {
@@ -474,6 +483,8 @@ impl<'s> Walk<'s> {
             seq: 0,
             sealed: false,
             history: Vec::new(),
+            summaries: false,
+            checked: HashMap::new(),
         }
     }
 
@@ -507,7 +518,8 @@ impl<'s> Walk<'s> {
         let Some(root) = pinned else {
             return Ok(false);
         };
-        let signed = root_signatures(self.store, &link.commit, &policy, bytes, self.now)?;
+        let tree = self.store.commit_tree(&link.commit)?;
+        let signed = root_signatures(self.store, &tree, &policy, bytes, self.now)?;
         Ok(signed.contains(&root))
     }
 
@@ -540,8 +552,10 @@ impl<'s> Walk<'s> {
                 "its {POLICY_FILE} is not in canonical form"
             )));
         }
-        let rendered = self.store.read_file(link.commit.as_str(), SIGNERS_FILE)?;
-        if rendered.as_deref() != Some(policy.allowed_signers().as_bytes()) {
+        // The signers file is compared by blob id: the same bytes, without reading them.
+        let tree = self.store.commit_tree(&link.commit)?;
+        let rendered = self.store.blob_id(policy.allowed_signers().as_bytes());
+        if self.store.tree_entry_id(&tree, SIGNERS_FILE)?.as_deref() != Some(rendered.as_str()) {
             return Err(refuse(format!(
                 "its {SIGNERS_FILE} is not the one its policy renders"
             )));
@@ -574,10 +588,17 @@ impl<'s> Walk<'s> {
             }
             None => {}
         }
-        let own = || root_signatures(self.store, &link.commit, &policy, bytes, self.now);
+        let checked = self.checked.get(&link.commit);
+        let own = || match checked.and_then(|c| c.own.clone()) {
+            Some(own) => Ok(own),
+            None => root_signatures(self.store, &tree, &policy, bytes, self.now),
+        };
         let signed_by = match &self.trusted {
             Some((previous, _)) => {
-                let signed = root_signatures(self.store, &link.commit, previous, bytes, self.now)?;
+                let signed = match checked {
+                    Some(c) => c.previous.clone(),
+                    None => root_signatures(self.store, &tree, previous, bytes, self.now)?,
+                };
                 if !previous.threshold_met(signed.iter().map(String::as_str)) {
                     return Err(refuse(format!(
                         "it is signed by {} of the {} root signature(s) the policy before it requires ({})",
@@ -626,13 +647,17 @@ impl<'s> Walk<'s> {
                 own
             }
         };
-        let summary = self
-            .store
-            .commit_message(&link.commit)?
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_owned();
+        // What each change says is read only for a reader that lists them (`trust show`).
+        let summary = if self.summaries {
+            self.store
+                .commit_message(&link.commit)?
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        } else {
+            String::new()
+        };
         self.history.push(Change {
             commit: link.commit.clone(),
             seq: usize::try_from(seq).unwrap_or(usize::MAX),
@@ -677,10 +702,147 @@ fn verified_at(
     })
 }
 
-/// The roots of `policy` whose signature in `commit`'s tree verifies over `bytes`.
+/// Which roots' signatures over one policy verify: roots of the policy before it, and its own.
+#[derive(Debug, Clone, Default)]
+struct Checked {
+    previous: Vec<String>,
+    /// Checked only where the walk needs them (the log's first policy, a change of roots);
+    /// `None` elsewhere, and the walk checks them itself if it asks.
+    own: Option<Vec<String>>,
+}
+
+/// Checks the signatures of `links` (the policy before the first is `before`, when there is
+/// one) ahead of the walk, on every core: a fresh clone checks every change of the log once,
+/// and the checks, not the reads, are the cost. Each link is checked against the policy the
+/// link before it holds, which is the one the walk trusts there or it refuses the log; a link
+/// whose policy does not read is left to the walk, which refuses it.
+fn check_signatures(
+    store: &Store,
+    links: &[store::Link],
+    before: Option<&[u8]>,
+    now: OffsetDateTime,
+) -> Result<HashMap<CommitId, Checked>, Error> {
+    struct Job {
+        link: usize,
+        own: bool,
+        root: String,
+        armored: Vec<u8>,
+    }
+    let policies: Vec<Option<Policy>> = links
+        .iter()
+        .map(|l| l.payload.as_deref().and_then(|b| Policy::parse(b).ok()))
+        .collect();
+    let before = before.and_then(|b| Policy::parse(b).ok());
+    let mut jobs = Vec::new();
+    let mut own_checked_at = vec![false; links.len()];
+    let mut signers: Vec<(Option<AllowedSigners>, Option<AllowedSigners>)> = Vec::new();
+    for (i, link) in links.iter().enumerate() {
+        let previous = if i == 0 {
+            before.as_ref()
+        } else {
+            policies[i - 1].as_ref()
+        };
+        let (Some(own), Some(_)) = (policies[i].as_ref(), link.payload.as_ref()) else {
+            signers.push((None, None));
+            continue;
+        };
+        let tree = store.commit_tree(&link.commit)?;
+        let own_needed = previous.is_none_or(|p| own.version.is_some() && own.rotates(p));
+        let own_checked = own_needed.then_some(own);
+        own_checked_at[i] = own_needed;
+        for (policy, is_own) in [(previous, false), (own_checked, true)] {
+            let Some(policy) = policy else { continue };
+            for root in &policy.roots {
+                if let Some(armored) = store.tree_blob(&tree, &signature_path(root))? {
+                    jobs.push(Job {
+                        link: i,
+                        own: is_own,
+                        root: root.clone(),
+                        armored,
+                    });
+                }
+            }
+        }
+        signers.push((
+            previous.map(|p| AllowedSigners::parse(&p.allowed_signers())),
+            Some(AllowedSigners::parse(&own.allowed_signers())),
+        ));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per = jobs.len().div_ceil(threads).max(1);
+    let results: Vec<bool> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(per)
+            .map(|chunk| {
+                let (links, signers) = (&links, &signers);
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|job| {
+                            let allowed = if job.own {
+                                signers[job.link].1.as_ref()
+                            } else {
+                                signers[job.link].0.as_ref()
+                            };
+                            let bytes = links[job.link].payload.as_deref().unwrap_or_default();
+                            allowed.is_some_and(|allowed| {
+                                sign::check_for(
+                                    Purpose::Policy,
+                                    bytes,
+                                    Some(&job.armored),
+                                    Some(&job.root),
+                                    Some(allowed),
+                                    now,
+                                )
+                                .status
+                                    == SignatureStatus::Verified
+                            })
+                        })
+                        .collect::<Vec<bool>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut checked: HashMap<CommitId, Checked> = links
+        .iter()
+        .zip(&own_checked_at)
+        .map(|(l, own)| {
+            (
+                l.commit.clone(),
+                Checked {
+                    previous: Vec::new(),
+                    own: own.then(Vec::new),
+                },
+            )
+        })
+        .collect();
+    for (job, ok) in jobs.iter().zip(results) {
+        if !ok {
+            continue;
+        }
+        let entry = checked
+            .get_mut(&links[job.link].commit)
+            .expect("every link has an entry");
+        if job.own {
+            entry
+                .own
+                .get_or_insert_with(Vec::new)
+                .push(job.root.clone());
+        } else {
+            entry.previous.push(job.root.clone());
+        }
+    }
+    Ok(checked)
+}
+
+/// The roots of `policy` whose signature in the policy commit's `tree` verifies over `bytes`.
 fn root_signatures(
     store: &Store,
-    commit: &CommitId,
+    tree: &store::TreeId,
     policy: &Policy,
     bytes: &[u8],
     now: OffsetDateTime,
@@ -688,7 +850,7 @@ fn root_signatures(
     let signers = AllowedSigners::parse(&policy.allowed_signers());
     let mut verified = Vec::new();
     for root in &policy.roots {
-        let Some(armored) = store.read_file(commit.as_str(), &signature_path(root))? else {
+        let Some(armored) = store.tree_blob(tree, &signature_path(root))? else {
             continue;
         };
         let report = sign::check_for(
