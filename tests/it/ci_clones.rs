@@ -60,6 +60,20 @@ impl Project {
     }
 }
 
+/// A bare remote beside the project that serves partial clones and fetches by id, as hosted
+/// forges do.
+fn serving_remote(sandbox: &Sandbox) -> PathBuf {
+    let remote = sandbox.path("remote.git");
+    sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
+    for (key, value) in [
+        ("uploadpack.allowFilter", "true"),
+        ("uploadpack.allowAnySHA1InWant", "true"),
+    ] {
+        sandbox.git_in(&remote, &["config", key, value]);
+    }
+    remote
+}
+
 fn project() -> Project {
     let sandbox = Sandbox::repo();
     for (i, body) in ["one", "two", "three"].iter().enumerate() {
@@ -72,14 +86,7 @@ fn project() -> Project {
     // A walked loop: its events, an evidence bundle and the approval that binds it all travel.
     sandbox.start_work().ok();
     sandbox.walk_steps("main", 1..5);
-    let remote = sandbox.path("remote.git");
-    sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
-    for (key, value) in [
-        ("uploadpack.allowFilter", "true"),
-        ("uploadpack.allowAnySHA1InWant", "true"),
-    ] {
-        sandbox.git_in(&remote, &["config", key, value]);
-    }
+    let remote = serving_remote(&sandbox);
     sandbox.git(["push", "-q", text(&remote), "main"]);
     sandbox.hpp(["push", text(&remote)]).ok();
     let head = sandbox.git(["rev-parse", "HEAD"]);
@@ -97,14 +104,7 @@ fn signed_project() -> (Project, String) {
     p.attest("checker-b", Some(&p.checker)).ok();
     let root = pinned_root(&p);
     let sandbox = p.sandbox;
-    let remote = sandbox.path("remote.git");
-    sandbox.git(["init", "-q", "--bare", "-b", "main", text(&remote)]);
-    for (key, value) in [
-        ("uploadpack.allowFilter", "true"),
-        ("uploadpack.allowAnySHA1InWant", "true"),
-    ] {
-        sandbox.git_in(&remote, &["config", key, value]);
-    }
+    let remote = serving_remote(&sandbox);
     sandbox.git(["push", "-q", text(&remote), "main", "refs/hpp/*:refs/hpp/*"]);
     let head = sandbox.git(["rev-parse", "HEAD"]);
     (

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use crate::harness::{BIN, Run, Sandbox, attest_args};
 use crate::trust_policy::{
-    Policy, guarded_server, keygen, pinned_root, public, published, push_to, text, with_policy,
+    Policy, guarded_server, keygen, pin_fetch_and_verify, pinned_root, public, published, push_to,
+    text, with_policy,
 };
 
 /// In `repo`, commits the tree of `refs/hpp/trust~back` as a child of `refs/hpp/trust` and
@@ -27,6 +28,27 @@ fn replay(sandbox: &Sandbox, repo: &Path, back: usize) -> String {
     ]);
     git(&["update-ref", "refs/hpp/trust", &commit]);
     commit
+}
+
+/// Makes a key `root2` and adds it to `p`'s policy as a second root, signed by the first (a
+/// root of the new policy too); returns the key.
+fn second_root(p: &Policy) -> std::path::PathBuf {
+    let root2 = keygen(&p.sandbox, "root2");
+    p.sandbox
+        .hpp([
+            "trust",
+            "add",
+            "root2",
+            "--key",
+            &public(&root2),
+            "--role",
+            "root",
+            "--sign-key",
+            text(&p.root),
+            "--apply",
+        ])
+        .ok();
+    root2
 }
 
 /// `with_policy`, an approval signed by checker-b, then checker-b's key revoked by the root.
@@ -202,21 +224,7 @@ fn a_pinned_clone_follows_a_root_rotation_and_a_fresh_clone_is_told_the_current_
     p.attest("checker-b", Some(&p.checker)).ok();
     let (remote, old) = published(&p, "old");
     p.sandbox.hpp_in(&old, &["fetch"]).ok();
-    let root2 = keygen(&p.sandbox, "root2");
-    p.sandbox
-        .hpp([
-            "trust",
-            "add",
-            "root2",
-            "--key",
-            &public(&root2),
-            "--role",
-            "root",
-            "--sign-key",
-            text(&p.root),
-            "--apply",
-        ])
-        .ok();
+    let root2 = second_root(&p);
     let plan = p
         .sandbox
         .hpp(["trust", "remove", "root", "--sign-key", text(&root2)])
@@ -260,35 +268,13 @@ fn a_pinned_clone_follows_a_root_rotation_and_a_fresh_clone_is_told_the_current_
     // A CI clone pins the current root before its first fetch.
     let ci = p.sandbox.path("ci");
     p.sandbox.git(["clone", "-q", text(&remote), text(&ci)]);
-    p.sandbox
-        .hpp_in(&ci, &["trust", "pin", &current, "--apply"])
-        .ok();
-    p.sandbox.hpp_in(&ci, &["fetch"]).ok();
-    let verified = p.sandbox.hpp_in(&ci, &["verify", "HEAD"]).ok();
-    assert!(
-        verified.contains("signature verified (checker-b)"),
-        "{verified}"
-    );
+    pin_fetch_and_verify(&p, &ci, &current);
 }
 
 #[test]
 fn control_a_change_of_threshold_not_signed_by_the_new_roots_is_refused() {
     let p = with_policy();
-    let root2 = keygen(&p.sandbox, "root2");
-    p.sandbox
-        .hpp([
-            "trust",
-            "add",
-            "root2",
-            "--key",
-            &public(&root2),
-            "--role",
-            "root",
-            "--sign-key",
-            text(&p.root),
-            "--apply",
-        ])
-        .ok();
+    second_root(&p);
     let before = p.sandbox.hpp_refs();
     let message = p
         .sandbox

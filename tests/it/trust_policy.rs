@@ -884,12 +884,16 @@ fn control_a_pinned_ci_clone_whose_remote_keeps_its_policy_verifies_the_signatur
     let p = with_policy();
     p.attest("checker-b", Some(&p.checker)).ok();
     let (_remote, ci) = published(&p, "ci");
-    let root = pinned_root(&p);
+    pin_fetch_and_verify(&p, &ci, &pinned_root(&p));
+}
+
+/// In the clone `dir`: pins `root`, fetches, and verifies HEAD, whose approval checker-b signed.
+pub(crate) fn pin_fetch_and_verify(p: &Policy, dir: &Path, root: &str) {
     p.sandbox
-        .hpp_in(&ci, &["trust", "pin", &root, "--apply"])
+        .hpp_in(dir, &["trust", "pin", root, "--apply"])
         .ok();
-    p.sandbox.hpp_in(&ci, &["fetch"]).ok();
-    let verified = p.sandbox.hpp_in(&ci, &["verify", "HEAD"]).ok();
+    p.sandbox.hpp_in(dir, &["fetch"]).ok();
+    let verified = p.sandbox.hpp_in(dir, &["verify", "HEAD"]).ok();
     assert!(
         verified.contains("signature verified (checker-b)"),
         "{verified}"

@@ -186,12 +186,7 @@ impl Store {
         if !out.status.success() {
             return Err(Error::GitFailed {
                 what,
-                stderr: String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                stderr: reason(&out.stderr),
             });
         }
         Ok(())
@@ -241,12 +236,7 @@ impl Store {
             } else {
                 Err(Error::GitFailed {
                     what: what.to_owned(),
-                    stderr: String::from_utf8_lossy(&out.stderr)
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .collect::<Vec<_>>()
-                        .join("; "),
+                    stderr: reason(&out.stderr),
                 })
             }
         };
@@ -296,6 +286,16 @@ impl Store {
         roots.sort();
         Ok(roots)
     }
+}
+
+/// git's stderr as one line: its non-blank lines, trimmed, joined by `; `.
+fn reason(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[cfg(test)]
