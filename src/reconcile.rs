@@ -21,7 +21,7 @@
 //!   reported; nothing writes one twice;
 //! - the **trust policy** (`refs/hpp/trust`) is taken in only when the staged log verifies from
 //!   the pinned root (each change signed by the roots before it); a clone with no pin trusts
-//!   the first root it fetches, pins it, and the report says so.
+//!   the root of the first policy it fetches, pins it, and the report says so.
 //!
 //! Nothing is overwritten: the local record stays where it was on every outcome but a
 //! fast-forward or a merge that contains it, and the remote's stays staged.

@@ -330,7 +330,7 @@ const STEPS: &[Step] = &[
     in_dir(
         hpp(
             &["fetch"],
-            "The clone trusts the policy's first root once, says so, and pins it.",
+            "The clone trusts the policy's root once, says so, and pins it.",
         ),
         "reviewer",
     ),

@@ -395,7 +395,7 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
     let input = ctx.read_stdin(crate::cli::input::PUSH_INPUT_CAP, "the pre-receive input")?;
     let updates = hpp_core::gate::parse_receive(&input)?;
     // The roots already here decide: the policy this repository holds before the push is
-    // verified and its first root pinned, so a policy pushed now must verify from that root.
+    // verified, pinned and remembered, so a policy pushed now must follow it in its place.
     let here = hpp_store::Store::discover(ctx.cwd())?;
     crate::trust::in_force(&here)?;
     drop(here);

@@ -2,15 +2,21 @@
 //! signature rule every reader takes from it.
 //!
 //! CONCEPTS.md "signature", "maker and checker". The policy ([`hpp_core::trust::Policy`]) is a
-//! log, one commit per change. Each commit's tree holds `policy.json` (its canonical bytes),
-//! `allowed_signers` (rendered from it, so `ssh-keygen -Y verify -f` reads the same keys and
-//! roles) and `signatures/<root>.sig`: SSHSIGs in namespace `hpp-trust` over `policy.json` by
-//! roots of the *previous* policy (the first: by its own roots), at least its threshold of them.
+//! log, one commit per change. Each commit's tree holds `policy.json` (its canonical bytes,
+//! sealed with its place in the log and the digest of the policy before it), `allowed_signers`
+//! (rendered from it, so `ssh-keygen -Y verify -f` reads the same keys and roles) and
+//! `signatures/<root>.sig`: SSHSIGs in namespace `hpp-trust` over `policy.json` by roots of the
+//! *previous* policy (the first: by its own roots), at least its threshold of them, and for a
+//! change of the roots or threshold by the threshold of the new roots too. The seal makes a
+//! replayed older policy fail where it lands.
 //!
-//! A clone trusts the log from its first policy, whose root it pins as `hpp.trustRoot` (a key
-//! fingerprint, `SHA256:...`): pinned before fetching by `git hpp trust pin`, or on first use,
-//! said once. Every change after is verified from there, so a policy edited, signed by a key
-//! outside the roots in force, or rooted elsewhere is refused by every reader, naming the commit.
+//! A clone pins a root as `hpp.trustRoot` (a key fingerprint, `SHA256:...`): before fetching
+//! with `git hpp trust pin`, or on first use, said once. Verification starts where the pinned
+//! root became a root and signed, or, on first use, at the first policy. A clone remembers the
+//! newest policy it verified (`hpp.trustVerified`): readers check only what follows it, and
+//! refuse a log that does not descend from it. So a policy edited, signed by a key outside the
+//! roots in force, replayed, rolled back or rooted elsewhere is refused by every reader, naming
+//! the commit.
 //!
 //! [`Trust`] is what readers use: with a policy, its signers, signatures required, and the
 //! roles that say whose verdicts and approvals count; without one, an allowed-signers file
@@ -70,7 +76,7 @@ pub enum Error {
         "refs/hpp/trust holds a policy rooted at {fingerprint}, and this clone trusts {trusted} with no root pinned: a policy is not adopted on first use"
     )]
     NotPinned {
-        /// The policy's first root.
+        /// The root the policy would be pinned to.
         fingerprint: String,
         /// What the clone trusts already (the setting's name).
         trusted: String,
@@ -170,9 +176,10 @@ impl Verified {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pinning {
-    /// Its first root is the one pinned (`hpp.trustRoot`).
+    /// A root it holds (or held) is the one pinned (`hpp.trustRoot`).
     Pinned,
-    /// Nothing was pinned: its first root is trusted from now on (and pinned by the caller).
+    /// Nothing was pinned: the log was verified from its first policy, and its current root is
+    /// trusted from now on (and pinned by the caller).
     FirstUse {
         /// The fingerprint to pin.
         fingerprint: String,
