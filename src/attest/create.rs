@@ -246,7 +246,7 @@ fn gather(store: &Store, cwd: &Path, request: &CreateRequest<'_>) -> Result<AtHa
     )?;
     let head = store.head_commit()?;
     let roots = match &head {
-        Some(head) => store.root_commits(head)?,
+        Some(head) => store.history_roots(head)?,
         None => return Err(Error::NoCommit),
     };
     let subject = record::Subject {

@@ -617,7 +617,7 @@ fn repo_problem(
         ));
     }
     let here = match store.head_commit()? {
-        Some(head) => match store.root_commits(&head) {
+        Some(head) => match store.history_roots(&head) {
             Ok(found) => short_ids(&found.iter().map(ToString::to_string).collect::<Vec<_>>()),
             // The boundary of a shallow clone is not its root: say where the history is cut.
             Err(store::Error::Shallow { boundary, .. }) => {

@@ -455,7 +455,7 @@ fn not_descending(tip: &CommitId, r: &Remembered) -> Error {
     Error::Refused {
         commit: tip.to_string(),
         reason: format!(
-            "it does not descend from the newest policy this clone verified (version {}, {}; {VERIFIED_KEY}): a policy rolled back or replaced",
+            "it does not descend from the newest policy this clone verified (version {}, {}; {VERIFIED_KEY}): a policy rolled back or replaced (if its owner replaced it on purpose, `git config --unset {VERIFIED_KEY}` verifies it from the pinned root again)",
             r.seq, r.commit
         ),
     }

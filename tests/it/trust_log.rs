@@ -51,10 +51,8 @@ fn second_root(p: &Policy) -> std::path::PathBuf {
     root2
 }
 
-/// `with_policy`, an approval signed by checker-b, then checker-b's key revoked by the root.
-fn revoked() -> Policy {
-    let p = with_policy();
-    p.attest("checker-b", Some(&p.checker)).ok();
+/// The root takes checker-b out of `p`'s policy: a revocation.
+fn revoke_checker(p: &Policy) {
     p.sandbox
         .hpp([
             "trust",
@@ -65,6 +63,13 @@ fn revoked() -> Policy {
             "--apply",
         ])
         .ok();
+}
+
+/// `with_policy`, an approval signed by checker-b, then checker-b's key revoked by the root.
+fn revoked() -> Policy {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    revoke_checker(&p);
     p
 }
 
@@ -149,16 +154,7 @@ fn control_an_honest_revocation_is_followed_by_the_server_a_pinned_clone_and_a_f
         .ok();
     p.sandbox.hpp_in(&pinned, &["fetch"]).ok();
     p.sandbox.hpp_in(&pinned, &["verify", "HEAD"]).ok();
-    p.sandbox
-        .hpp([
-            "trust",
-            "remove",
-            "checker-b",
-            "--sign-key",
-            text(&p.root),
-            "--apply",
-        ])
-        .ok();
+    revoke_checker(&p);
     let landed = push_to(&p, &bare, &["refs/hpp/trust:refs/hpp/trust"]);
     assert_eq!(landed.code, 0, "{landed}");
     let remote = p.sandbox.path("pinned-remote.git");
