@@ -2,7 +2,9 @@
 //! "command policy"), from the command line or from an agent host's PreToolUse hook.
 //!
 //! Neither verb opens a repository: they read `--policy FILE` or `./.hpp/policy.json` from the
-//! working directory, and work outside any git repository.
+//! working directory, and work outside any git repository. Only a command that deletes a tree
+//! or discards work beyond the reference's reading makes them ask git what is there
+//! ([`hpp_store::probe`]), and which rules are in force (`--rules`, else `hpp.policyRules`).
 
 use std::path::Path;
 
@@ -15,7 +17,7 @@ use super::exit::{CliError, Exit};
 use super::input::{HookNoun, JsonRoot, read_hook_input, read_json};
 use super::output::Outcome;
 use hpp_core::host::{Answer, Blank, Event, EventName, Permission};
-use hpp_core::policy::{self, Action, Policy, Verdict};
+use hpp_core::policy::{self, Action, Policy, Rules, Verdict, Workspace};
 
 /// The `policy` verbs.
 #[derive(Debug, Subcommand)]
@@ -61,6 +63,20 @@ pub struct PolicyCheckArgs {
     /// Project policy file (hpp.policy/v1) [default: ./.hpp/policy.json if it exists]
     #[arg(long, value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
+    /// full also reads rm -r, find -exec rm, git clean/reset --hard/restore and interpreter
+    /// deletes; reference keeps the Python harness's verdicts [default: git config
+    /// hpp.policyRules, else full]
+    #[arg(long, value_enum, value_name = "RULES")]
+    rules: Option<RulesArg>,
+}
+
+/// Which reading of destructive commands is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RulesArg {
+    /// Every spelling of a recursive delete or a discard of work, where work is there
+    Full,
+    /// The Python harness's verdicts
+    Reference,
 }
 
 /// The arguments of `git hpp policy hook`.
@@ -75,6 +91,9 @@ pub struct PolicyHookArgs {
     /// Project policy file (hpp.policy/v1) [default: ./.hpp/policy.json if it exists]
     #[arg(long, value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
+    /// full or reference, as for `policy check` [default: git config hpp.policyRules, else full]
+    #[arg(long, value_enum, value_name = "RULES")]
+    rules: Option<RulesArg>,
 }
 
 /// Runs one `policy` verb.
@@ -88,7 +107,7 @@ pub fn dispatch(ctx: &Ctx, command: PolicyCommand) -> Result<Outcome, CliError> 
 /// Classifies `--command` and prints the verdict.
 pub fn cmd_policy_check(ctx: &Ctx, args: &PolicyCheckArgs) -> Result<Outcome, CliError> {
     let (policy, shown) = load_policy(ctx, args.policy.as_deref())?;
-    let verdict = policy.classify(&args.command);
+    let verdict = classify(ctx, &policy, &args.command, args.rules)?;
     let exit = match (args.mode, verdict.action) {
         (Mode::Audit, _) | (Mode::Enforce, Action::Allow) => Exit::Ok,
         (Mode::Enforce, Action::Manual) => Exit::Warn,
@@ -121,7 +140,7 @@ pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliE
     let Some(command) = input.bash_command()? else {
         return Outcome::answer(Answer::Silent);
     };
-    let verdict = policy.classify(command);
+    let verdict = classify(ctx, &policy, command, args.rules)?;
     let said = format!(
         "{} by git hpp policy (rule {}, {}): {}",
         verdict.action,
@@ -138,6 +157,47 @@ pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliE
         (Mode::Enforce, Action::Manual) => args.host.0.ask(said),
     };
     Outcome::answer(answer)
+}
+
+/// The working directory, asked through git what a command would destroy there.
+struct GitWorkspace<'a>(&'a Path);
+
+impl Workspace for GitWorkspace<'_> {
+    fn holds_work(&self, path: &str) -> Option<bool> {
+        hpp_store::probe::holds_work(self.0, path)
+    }
+    fn has_uncommitted(&self, pathspecs: &[String]) -> Option<bool> {
+        hpp_store::probe::has_uncommitted(self.0, pathspecs)
+    }
+    fn clean_removes_work(&self, args: &[String]) -> Option<bool> {
+        hpp_store::probe::clean_removes_work(self.0, args)
+    }
+}
+
+/// Classifies `command` in the working directory. The rules in force are `--rules`, else git
+/// config `hpp.policyRules` (read only when the command deletes or discards something), else
+/// full; a value that is neither is refused.
+fn classify(
+    ctx: &Ctx,
+    policy: &Policy,
+    command: &str,
+    explicit: Option<RulesArg>,
+) -> Result<Verdict, CliError> {
+    let rules = match explicit {
+        Some(RulesArg::Full) => Rules::Full,
+        Some(RulesArg::Reference) => Rules::Reference,
+        None if policy::scan(command).deletions.is_empty() => Rules::Full,
+        None => match hpp_store::probe::config(ctx.cwd(), "hpp.policyRules").as_deref() {
+            None | Some("full") => Rules::Full,
+            Some("reference") => Rules::Reference,
+            Some(other) => {
+                return Err(CliError::refused(format!(
+                    "git config hpp.policyRules is {other:?}; expected full or reference"
+                )));
+            }
+        },
+    };
+    Ok(policy.classify_in(command, rules, &GitWorkspace(ctx.cwd())))
 }
 
 fn source_name(verdict: &Verdict) -> &'static str {

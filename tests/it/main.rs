@@ -21,6 +21,7 @@ mod cite;
 mod cli;
 mod context;
 mod decide;
+mod deletes;
 mod deliberate;
 mod deliberate_run;
 mod doctor;

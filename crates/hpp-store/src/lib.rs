@@ -30,6 +30,8 @@
 //! - `clones`: shallow and partial clones: the boundary never taken for a root, promised
 //!   objects fetched when read;
 //! - `git_cli`: the one place that spawns `git`, for what gix has no API for;
+//! - [`probe`]: what a command would destroy in a worktree, asked of git (the command
+//!   policy's full rules);
 //! - [`descriptors`]: `ulimit -n`, the descriptor table sized once, a walk's share of both.
 
 mod clones;
@@ -45,6 +47,7 @@ mod merge;
 mod pack;
 mod packed;
 pub mod parameters;
+pub mod probe;
 mod receive;
 mod records;
 pub mod refs;

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 /// The schema a project policy file declares.
 pub const SCHEMA: &str = "hpp.policy/v1";
 
-pub use scan::{built_in_matches, git_calls};
+pub use scan::{Deletion, Scan, built_in_matches, git_calls, scan};
 
 /// The project policy file read when `--policy` is not given, relative to the working directory.
 pub const DEFAULT_FILE: &str = ".hpp/policy.json";
@@ -83,6 +83,9 @@ pub enum BuiltIn {
     PipeToShell,
     /// `DROP` or `TRUNCATE` followed by `TABLE` or `DATABASE`.
     DestructiveSql,
+    /// Uncommitted changes or untracked files thrown away: `git reset --hard`,
+    /// `git checkout -- PATHS`, `git restore PATHS`, `git clean -f` (full rules only).
+    DiscardWork,
     /// Any other `git push`.
     ExternalPush,
     /// `curl` or `wget` given an `http://` or `https://` URL.
@@ -93,12 +96,13 @@ pub enum BuiltIn {
 
 impl BuiltIn {
     /// Every built-in rule, BLOCK rules first.
-    pub const ALL: [BuiltIn; 8] = [
+    pub const ALL: [BuiltIn; 9] = [
         BuiltIn::RecursiveDelete,
         BuiltIn::ForcePush,
         BuiltIn::MainPush,
         BuiltIn::PipeToShell,
         BuiltIn::DestructiveSql,
+        BuiltIn::DiscardWork,
         BuiltIn::ExternalPush,
         BuiltIn::ExternalSend,
         BuiltIn::DecisionAdvisor,
@@ -112,6 +116,7 @@ impl BuiltIn {
             BuiltIn::MainPush => "main-push",
             BuiltIn::PipeToShell => "pipe-to-shell",
             BuiltIn::DestructiveSql => "destructive-sql",
+            BuiltIn::DiscardWork => "discard-work",
             BuiltIn::ExternalPush => "external-push",
             BuiltIn::ExternalSend => "external-send",
             BuiltIn::DecisionAdvisor => "decision-advisor",
@@ -126,13 +131,15 @@ impl BuiltIn {
             | BuiltIn::MainPush
             | BuiltIn::PipeToShell
             | BuiltIn::DestructiveSql => Action::Block,
-            BuiltIn::ExternalPush | BuiltIn::ExternalSend | BuiltIn::DecisionAdvisor => {
-                Action::Manual
-            }
+            BuiltIn::DiscardWork
+            | BuiltIn::ExternalPush
+            | BuiltIn::ExternalSend
+            | BuiltIn::DecisionAdvisor => Action::Manual,
         }
     }
 
-    /// Returns the reason printed in a verdict (the reference's sentences, verbatim).
+    /// Returns the reason printed in a verdict (the reference's sentences, verbatim, for the
+    /// rules it has).
     pub fn reason(self) -> &'static str {
         match self {
             BuiltIn::RecursiveDelete => "recursive deletion requires an explicit recovery plan",
@@ -140,6 +147,9 @@ impl BuiltIn {
             BuiltIn::MainPush => "main branch must be merged through review",
             BuiltIn::PipeToShell => "downloaded code must be inspected before execution",
             BuiltIn::DestructiveSql => "destructive SQL needs an explicit backup gate",
+            BuiltIn::DiscardWork => {
+                "discarding uncommitted work needs a human gate (commit or stash it first)"
+            }
             BuiltIn::ExternalPush => "external publication needs a human gate",
             BuiltIn::ExternalSend => "external transfer needs a human gate",
             BuiltIn::DecisionAdvisor => {
@@ -151,6 +161,51 @@ impl BuiltIn {
     /// Returns the built-in rule with this id.
     pub fn from_id(id: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|rule| rule.id() == id)
+    }
+}
+
+/// Which reading of destructive commands is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rules {
+    /// The reference's rules, and every other spelling of a recursive delete or a discard of
+    /// work: `rm -r` without `-f`, `find … -exec rm`, interpreter one-liners (`shutil.rmtree`),
+    /// `git clean -f`, `git reset --hard`, `git checkout -- .`, `git restore .`, counted when
+    /// the workspace holds work there, or cannot tell.
+    #[default]
+    Full,
+    /// The Python reference's verdicts: a recursive delete needs `-r` and `-f` together (or
+    /// `find -delete`, `rmdir /s`), and git's own discards are not read.
+    Reference,
+}
+
+/// What the full rules ask of the files a command would touch. Each answer is `Some` only
+/// when it is certain; `None` counts as work there (fail closed).
+pub trait Workspace {
+    /// Whether deleting `path` (as the command wrote it, from the directory the policy was
+    /// asked in) destroys a tracked file, or an untracked file that is not ignored.
+    fn holds_work(&self, path: &str) -> Option<bool>;
+    /// Whether tracked files under `pathspecs` (every tracked file when empty) have changes
+    /// that are not committed, staged or not.
+    fn has_uncommitted(&self, pathspecs: &[String]) -> Option<bool>;
+    /// Whether `git clean` with `args` (the words after `clean`) would remove an untracked
+    /// file that is not ignored.
+    fn clean_removes_work(&self, args: &[String]) -> Option<bool>;
+}
+
+/// A workspace the policy knows nothing of: every deletion counts. What `classify` uses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unknown;
+
+impl Workspace for Unknown {
+    fn holds_work(&self, _: &str) -> Option<bool> {
+        None
+    }
+    fn has_uncommitted(&self, _: &[String]) -> Option<bool> {
+        None
+    }
+    fn clean_removes_work(&self, _: &[String]) -> Option<bool> {
+        None
     }
 }
 
@@ -390,14 +445,51 @@ impl Policy {
         &self.raise
     }
 
+    /// Classifies one command with the full rules in a workspace nothing is known of: every
+    /// deletion the full rules read counts ([`Policy::classify_in`]).
+    pub fn classify(&self, command: &str) -> Verdict {
+        self.classify_in(command, Rules::Full, &Unknown)
+    }
+
     /// Classifies one command. Every BLOCK rule is tried before any MANUAL rule: built-in
     /// BLOCK, raised built-in MANUAL, project BLOCK, built-in MANUAL, project MANUAL; the first
     /// match wins. An empty command is ALLOW (rule `empty`); no match is ALLOW (rule `allow`).
-    pub fn classify(&self, command: &str) -> Verdict {
+    /// Under [`Rules::Full`], a deletion beyond the reference's reading earns
+    /// `recursive-delete` (a tree) or `discard-work` (git's discards) unless `workspace` is
+    /// certain nothing of the work is there; the workspace is asked only then.
+    pub fn classify_in(&self, command: &str, rules: Rules, workspace: &dyn Workspace) -> Verdict {
         if command.trim().is_empty() {
             return Verdict::allow("empty", "no command supplied");
         }
-        let found = built_in_matches(command);
+        let Scan {
+            rules: mut found,
+            deletions,
+        } = scan(command);
+        if rules == Rules::Full {
+            for deletion in &deletions {
+                let rule = match deletion {
+                    Deletion::Tree(_) => BuiltIn::RecursiveDelete,
+                    Deletion::Clean(_) | Deletion::Discard(_) => BuiltIn::DiscardWork,
+                };
+                if found.contains(&rule) {
+                    continue;
+                }
+                let certain_none = match deletion {
+                    Deletion::Tree(path) => path
+                        .as_deref()
+                        .is_some_and(|p| workspace.holds_work(p) == Some(false)),
+                    Deletion::Clean(args) => args
+                        .as_deref()
+                        .is_some_and(|a| workspace.clean_removes_work(a) == Some(false)),
+                    Deletion::Discard(paths) => paths
+                        .as_deref()
+                        .is_some_and(|p| workspace.has_uncommitted(p) == Some(false)),
+                };
+                if !certain_none {
+                    found.insert(rule);
+                }
+            }
+        }
         let hit = |class: Action| {
             let found = &found;
             BuiltIn::ALL
@@ -547,9 +639,179 @@ mod tests {
     /// The table shared with the integration tests: examples/policy/cases.json.
     const CASES: &str = include_str!("../../../../examples/policy/cases.json");
 
+    /// A directory with nothing in it: every question has a certain "no".
+    struct Empty;
+
+    impl Workspace for Empty {
+        fn holds_work(&self, _: &str) -> Option<bool> {
+            Some(false)
+        }
+        fn has_uncommitted(&self, _: &[String]) -> Option<bool> {
+            Some(false)
+        }
+        fn clean_removes_work(&self, _: &[String]) -> Option<bool> {
+            Some(false)
+        }
+    }
+
+    /// A workspace where the paths in `work` hold work (`build` is ignored), `src/lib.rs` has
+    /// uncommitted changes, and `git clean` would remove `notes.txt`; it records each question.
+    #[derive(Default)]
+    struct Work {
+        asked: std::cell::RefCell<Vec<String>>,
+    }
+
+    impl Workspace for Work {
+        fn holds_work(&self, path: &str) -> Option<bool> {
+            self.asked.borrow_mut().push(format!("holds {path}"));
+            let path = path.trim_end_matches('/');
+            match path {
+                "build" | "missing" => Some(false),
+                "src" | "." | "src/lib.rs" | "docs" => Some(true),
+                _ => None,
+            }
+        }
+        fn has_uncommitted(&self, pathspecs: &[String]) -> Option<bool> {
+            self.asked
+                .borrow_mut()
+                .push(format!("uncommitted {pathspecs:?}"));
+            Some(pathspecs.is_empty() || pathspecs.iter().any(|p| p == "." || p.starts_with("src")))
+        }
+        fn clean_removes_work(&self, args: &[String]) -> Option<bool> {
+            self.asked.borrow_mut().push(format!("clean {args:?}"));
+            Some(!args.iter().any(|a| a == "-X"))
+        }
+    }
+
     fn verdict(command: &str) -> (Action, String) {
-        let v = Policy::built_in().classify(command);
+        let v = Policy::built_in().classify_in(command, Rules::Full, &Empty);
         (v.action, v.rule)
+    }
+
+    fn in_work(command: &str, rules: Rules) -> (Action, String) {
+        let v = Policy::built_in().classify_in(command, rules, &Work::default());
+        (v.action, v.rule)
+    }
+
+    #[test]
+    fn every_spelling_of_a_recursive_delete_of_work_is_blocked() {
+        for command in [
+            "rm -r src",
+            "rm -R src",
+            "rm --recursive src",
+            "rm --rec src/",
+            "rm -rv docs build",
+            "find src -type f -exec rm {} +",
+            "find src -name '*.rs' -execdir rm -- {} \\;",
+            "find -exec rm {} \\;",
+            "python3 -c \"import shutil; shutil.rmtree('src')\"",
+            "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('build')\nEOF",
+            "node -e \"require('fs').rmSync('src', {recursive: true, force: true})\"",
+            "perl -MFile::Path=remove_tree -e 'remove_tree(\"src\")'",
+            "ruby -rfileutils -e 'FileUtils.rm_r(\"src\")'",
+            "rm -r $DIR",
+            "rm -r ~/src",
+            "rm -r src/*",
+            "cd build && rm -r src",
+            "ls | xargs rm -r",
+            "rm -r unknown-place",
+        ] {
+            assert_eq!(
+                in_work(command, Rules::Full),
+                (Action::Block, "recursive-delete".into()),
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_discard_of_uncommitted_work_asks() {
+        for command in [
+            "git reset --hard",
+            "git reset --hard HEAD~1",
+            "git checkout -- .",
+            "git checkout .",
+            "git checkout -- src/lib.rs",
+            "git checkout -f main",
+            "git restore .",
+            "git restore --worktree --staged src",
+            "git switch --discard-changes main",
+            "git clean -fdx",
+            "git clean -f -d",
+            "git -C ../other reset --hard",
+            "cd sub && git restore docs",
+        ] {
+            assert_eq!(
+                in_work(command, Rules::Full),
+                (Action::Manual, "discard-work".into()),
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_holds_no_work_stays_allowed_and_the_workspace_is_asked_only_then() {
+        for command in [
+            "rm file.txt",
+            "rm -r build/",
+            "rm -r missing",
+            "find build -exec rm {} +",
+            "git clean -n -d",
+            "git clean -f -X",
+            "git restore --staged src",
+            "git checkout -- build",
+            "git checkout feature",
+            "git checkout -b topic",
+            "python3 -c 'print(1)'",
+            "echo 'rm -r src'",
+        ] {
+            assert_eq!(
+                in_work(command, Rules::Full),
+                (Action::Allow, "allow".into()),
+                "{command}"
+            );
+        }
+        let work = Work::default();
+        Policy::built_in().classify_in("rm -rf src; rm -r src; cargo test", Rules::Full, &work);
+        assert_eq!(
+            *work.asked.borrow(),
+            Vec::<String>::new(),
+            "a rule already matched: nothing more to ask"
+        );
+    }
+
+    #[test]
+    fn control_the_reference_rules_let_every_new_spelling_through() {
+        for command in [
+            "rm -r src",
+            "find src -type f -exec rm {} +",
+            "python3 -c \"import shutil; shutil.rmtree('src')\"",
+            "git reset --hard",
+            "git clean -fdx",
+        ] {
+            assert_eq!(
+                in_work(command, Rules::Reference),
+                (Action::Allow, "allow".into()),
+                "{command}"
+            );
+        }
+        assert_eq!(
+            in_work("rm -rf build", Rules::Full),
+            (Action::Block, "recursive-delete".into()),
+            "the reference's own rule holds whatever the workspace says"
+        );
+    }
+
+    #[test]
+    fn a_workspace_that_cannot_tell_counts_as_work() {
+        for (command, rule) in [
+            ("rm -r build", "recursive-delete"),
+            ("git reset --hard", "discard-work"),
+            ("git clean -f", "discard-work"),
+        ] {
+            let v = Policy::built_in().classify(command);
+            assert_eq!((v.action.max(Action::Manual), v.rule.as_str()), (v.action, rule));
+        }
     }
 
     #[test]
@@ -560,13 +822,19 @@ mod tests {
         for case in &cases {
             let command = case["command"].as_str().expect("a row has a command");
             let want = (case["action"].as_str(), case["rule"].as_str());
-            let got = Policy::built_in().classify(command);
-            let got_action = got.action.to_string();
-            if want != (Some(got_action.as_str()), Some(got.rule.as_str())) {
-                wrong.push(format!(
-                    "{command:?}: want {want:?}, got {got_action} {}",
-                    got.rule
-                ));
+            // Full rules in an empty directory, and the reference's rules: the same verdict.
+            for (rules, workspace) in [
+                (Rules::Full, &Empty as &dyn Workspace),
+                (Rules::Reference, &Unknown),
+            ] {
+                let got = Policy::built_in().classify_in(command, rules, workspace);
+                let got_action = got.action.to_string();
+                if want != (Some(got_action.as_str()), Some(got.rule.as_str())) {
+                    wrong.push(format!(
+                        "{command:?} ({rules:?}): want {want:?}, got {got_action} {}",
+                        got.rule
+                    ));
+                }
             }
         }
         assert!(wrong.is_empty(), "misclassified:\n{}", wrong.join("\n"));

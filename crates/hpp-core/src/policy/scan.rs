@@ -42,14 +42,66 @@ const TEXT_ONLY: [&str; 22] = [
     "svn", "cat", "head", "tail", "less", "more", "man", "wc", "true",
 ];
 
-/// Returns the built-in rules a command matches, wherever in it they match.
-pub fn built_in_matches(command: &str) -> BTreeSet<BuiltIn> {
+/// Code an interpreter one-liner runs that deletes a tree: Python's `shutil.rmtree` and
+/// `os.removedirs`, Perl's `rmtree`/`remove_tree`, Ruby's `FileUtils.rm_rf`/`rm_r`/
+/// `remove_dir`/`remove_entry`.
+static TREE_DELETE_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(rmtree|removedirs|remove_tree|rm_rf|rm_r|remove_dir|remove_entry(_secure)?)\b")
+        .expect("the tree-delete pattern compiles")
+});
+
+/// JavaScript's `fs.rm`/`fs.rmSync`/`fs.rmdir(Sync)`/`Deno.remove`: a tree delete when the
+/// code also says `recursive`.
+static JS_REMOVE_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(rm|rmSync|rmdir|rmdirSync|remove|removeSync)\s*\(")
+        .expect("the JavaScript remove pattern compiles")
+});
+
+/// What a command would destroy that the full rules read beyond the reference's: the policy
+/// asks the workspace ([`super::Workspace`]) whether work is there before it counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deletion {
+    /// A recursive delete of one path as written (`rm -r PATH`, a start path of
+    /// `find PATH … -exec rm`); `None` when no path can be read for certain: a glob, a
+    /// variable, a substitution, a directory changed before it, arguments `xargs` supplies, an
+    /// interpreter's code.
+    Tree(Option<String>),
+    /// `git clean` that removes files, with its arguments after `clean`; `None` when the
+    /// repository it runs in cannot be read for certain (`git -C`, a directory changed first).
+    Clean(Option<Vec<String>>),
+    /// Uncommitted changes to tracked files thrown away (`git reset --hard`,
+    /// `git checkout -- PATHS`, `git restore PATHS`, `git switch --discard-changes`): under
+    /// these pathspecs, every file when the list is empty; `None` as for [`Deletion::Clean`].
+    Discard(Option<Vec<String>>),
+}
+
+/// What one scan of a command finds: the built-in rules it matches by the reference's reading,
+/// and what it would destroy by the full reading.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Rules matched whatever the workspace holds.
+    pub rules: BTreeSet<BuiltIn>,
+    /// Deletions whose rule depends on what the workspace holds.
+    pub deletions: Vec<Deletion>,
+}
+
+/// Scans a command once.
+pub fn scan(command: &str) -> Scan {
     let mut found = Found::default();
     scan_script(&shell::parse(command, 0), 0, &mut found);
     if DECISION_ADVISOR.is_match(command) {
         found.insert(BuiltIn::DecisionAdvisor);
     }
-    found.rules
+    Scan {
+        rules: found.rules,
+        deletions: found.deletions,
+    }
+}
+
+/// Returns the built-in rules a command matches by the reference's reading, wherever in it
+/// they match.
+pub fn built_in_matches(command: &str) -> BTreeSet<BuiltIn> {
+    scan(command).rules
 }
 
 /// The arguments of every `git` a command runs, as the policy reads the command (through
@@ -70,6 +122,38 @@ pub fn git_calls(command: &str) -> Vec<Vec<String>> {
 struct Found {
     rules: BTreeSet<BuiltIn>,
     git: Vec<Vec<String>>,
+    deletions: Vec<Deletion>,
+    /// A `cd`, `pushd` or `popd` ran before: relative paths no longer name what they seem to.
+    moved: bool,
+}
+
+/// How the operands of a program are read for [`Deletion`]s.
+#[derive(Debug, Clone, Copy)]
+enum Operands<'a> {
+    /// As the shell passes them: for each word of the argv (the program first), whether it is
+    /// dynamic.
+    Read(&'a [bool]),
+    /// Supplied or moved where the policy cannot follow: `xargs`, a wrapper running elsewhere.
+    Unread,
+    /// Already counted: the `{}` of `find -exec`, whose start paths were.
+    Counted,
+}
+
+impl Operands<'_> {
+    /// The path word `at` (an index into the argv) names, if it can be read for certain.
+    fn path(self, at: usize, word: &str, found: &Found) -> Option<String> {
+        match self {
+            Operands::Read(dynamic) if !found.moved && !dynamic.get(at).copied().unwrap_or(true) => {
+                Some(word.to_owned())
+            }
+            _ => None,
+        }
+    }
+
+    /// Tells whether the command's directory is the one the policy was asked in.
+    fn here(self, found: &Found) -> bool {
+        matches!(self, Operands::Read(_)) && !found.moved
+    }
 }
 
 impl Found {
@@ -99,12 +183,30 @@ fn scan_pipeline(pipeline: &shell::Pipeline, depth: usize, found: &mut Found) {
             scan_script(script, depth + 1, found);
         }
         let words = command.texts();
-        let argv = program(&words).map_or(&[][..], |start| &words[start..]);
-        scan_argv(argv, depth, found);
+        let dynamic = command.dynamic();
+        let start = program(&words);
+        let argv = start.map_or(&[][..], |start| &words[start..]);
+        // `xargs rm -r` deletes what stdin names, not its own words.
+        let fed = start.is_some_and(|s| words[..s].iter().any(|w| program_name(w) == "xargs"));
+        let operands = match start {
+            Some(start) if !fed => Operands::Read(&dynamic[start..]),
+            _ => Operands::Unread,
+        };
+        scan_argv(argv, operands, depth, found);
         if let Some(inner) = wrapped_argv(argv) {
-            scan_argv(inner, depth, found);
+            scan_argv(inner, Operands::Unread, depth, found);
         }
         let name = argv.first().map(|w| program_name(w)).unwrap_or_default();
+        if INTERPRETERS.iter().any(|i| name.starts_with(i)) {
+            let code = argv.get(1..).unwrap_or_default().join(" ");
+            let deletes = std::iter::once(code.as_str())
+                .chain(command.stdin.iter().map(String::as_str))
+                .any(deletes_a_tree);
+            if deletes {
+                found.deletions.push(Deletion::Tree(None));
+            }
+        }
+        found.moved |= matches!(name.as_str(), "cd" | "pushd" | "popd");
         text_only &= name.is_empty() || TEXT_ONLY.contains(&name.as_str());
         // `at` and `batch` run the commands they read, as a shell reading stdin does.
         let queues = matches!(name.as_str(), "at" | "batch") && !argv.contains(&"-f");
@@ -149,21 +251,47 @@ fn scan_pipeline(pipeline: &shell::Pipeline, depth: usize, found: &mut Found) {
     }
 }
 
+/// Programs whose one-liners the full rules read for a tree delete: `python3.12`, `pypy3`,
+/// `nodejs` start with one of these.
+const INTERPRETERS: [&str; 7] = ["python", "pypy", "node", "deno", "bun", "perl", "ruby"];
+
+/// Tells whether interpreter code deletes a tree.
+fn deletes_a_tree(code: &str) -> bool {
+    TREE_DELETE_CALL.is_match(code) || (JS_REMOVE_CALL.is_match(code) && code.contains("recursive"))
+}
+
 /// Reads one program invocation (prefixes already removed).
-fn scan_argv(argv: &[&str], depth: usize, found: &mut Found) {
+fn scan_argv(argv: &[&str], operands: Operands<'_>, depth: usize, found: &mut Found) {
     let Some(first) = argv.first() else {
         return;
     };
     let args = &argv[1..];
     match program_name(first).as_str() {
-        "rm" if rm_is_recursive_and_forced(args) => {
-            found.insert(BuiltIn::RecursiveDelete);
+        "rm" => {
+            let (recursive, force) = rm_options(args);
+            if recursive && force {
+                found.insert(BuiltIn::RecursiveDelete);
+            } else if recursive && !matches!(operands, Operands::Counted) {
+                if matches!(operands, Operands::Unread) {
+                    // Paths `xargs` or a wrapper supplies, beside any written here.
+                    found.deletions.push(Deletion::Tree(None));
+                }
+                let mut options = true;
+                for (at, arg) in args.iter().enumerate() {
+                    if options && *arg == "--" {
+                        options = false;
+                    } else if !options || !arg.starts_with('-') || *arg == "-" {
+                        let path = operands.path(at + 1, arg, found);
+                        found.deletions.push(Deletion::Tree(path));
+                    }
+                }
+            }
         }
         "rmdir" | "rd" if args.iter().any(|a| a.eq_ignore_ascii_case("/s")) => {
             found.insert(BuiltIn::RecursiveDelete);
         }
-        "find" => scan_find(args, depth, found),
-        "git" => scan_git(args, found),
+        "find" => scan_find(args, operands, depth, found),
+        "git" => scan_git(args, operands, found),
         "curl" | "wget" => {
             let url = |a: &&str| {
                 let a = a.to_ascii_lowercase();
@@ -341,9 +469,10 @@ fn ssh_remote_command(args: &[&str]) -> Option<String> {
     (!remote.is_empty()).then(|| remote.join(" "))
 }
 
-/// Options are read until `--`, in any order and spelling: `-rf`, `-fr`, `-r -f`, `-R`,
-/// `--recursive --force` and their unambiguous prefixes (`--rec`), as GNU getopt reads them.
-fn rm_is_recursive_and_forced(args: &[&str]) -> bool {
+/// Returns (recursive, forced) for the arguments of `rm`. Options are read until `--`, in any
+/// order and spelling: `-rf`, `-fr`, `-r -f`, `-R`, `--recursive --force` and their
+/// unambiguous prefixes (`--rec`), as GNU getopt reads them.
+fn rm_options(args: &[&str]) -> (bool, bool) {
     let (mut recursive, mut force) = (false, false);
     for arg in args.iter().take_while(|a| **a != "--") {
         if let Some(long) = arg.strip_prefix("--") {
@@ -355,12 +484,41 @@ fn rm_is_recursive_and_forced(args: &[&str]) -> bool {
             force |= short.contains('f');
         }
     }
-    recursive && force
+    (recursive, force)
 }
 
-fn scan_find(args: &[&str], depth: usize, found: &mut Found) {
+fn scan_find(args: &[&str], operands: Operands<'_>, depth: usize, found: &mut Found) {
     if args.contains(&"-delete") {
         found.insert(BuiltIn::RecursiveDelete);
+    }
+    // `find PATH… -exec rm …` deletes what it finds under its start paths.
+    let removes = args.windows(2).any(|pair| {
+        matches!(pair[0], "-exec" | "-execdir" | "-ok" | "-okdir")
+            && matches!(program_name(pair[1]).as_str(), "rm" | "unlink" | "shred")
+    });
+    if removes && !matches!(operands, Operands::Counted) {
+        let mut at = 0;
+        while let Some(arg) = args.get(at) {
+            match *arg {
+                "-H" | "-L" | "-P" => at += 1,
+                "-D" => at += 2,
+                o if o.starts_with("-O") => at += 1,
+                _ => break,
+            }
+        }
+        let first = at;
+        while args
+            .get(at)
+            .is_some_and(|a| !a.starts_with('-') && !matches!(*a, "(" | "!" | ","))
+        {
+            let path = operands.path(at + 1, args[at], found);
+            found.deletions.push(Deletion::Tree(path));
+            at += 1;
+        }
+        if at == first {
+            let path = operands.here(found).then(|| ".".to_owned());
+            found.deletions.push(Deletion::Tree(path));
+        }
     }
     let mut rest = args;
     while let Some(at) = rest
@@ -373,18 +531,22 @@ fn scan_find(args: &[&str], depth: usize, found: &mut Found) {
             .position(|a| matches!(*a, ";" | "+"))
             .unwrap_or(rest.len());
         if let Some(start) = program(&rest[..end]) {
-            scan_argv(&rest[start..end], depth, found);
+            scan_argv(&rest[start..end], Operands::Counted, depth, found);
         }
         rest = &rest[end..];
     }
 }
 
-fn scan_git(args: &[&str], found: &mut Found) {
+fn scan_git(args: &[&str], operands: Operands<'_>, found: &mut Found) {
     found
         .git
         .push(args.iter().map(|a| (*a).to_owned()).collect());
     let mut i = 0;
+    let mut here = operands.here(found);
     while let Some(arg) = args.get(i) {
+        here &= !matches!(*arg, "-C" | "--git-dir" | "--work-tree")
+            && !arg.starts_with("--git-dir=")
+            && !arg.starts_with("--work-tree=");
         if matches!(
             *arg,
             "-C" | "-c"
@@ -401,10 +563,17 @@ fn scan_git(args: &[&str], found: &mut Found) {
             break;
         }
     }
-    if !args
-        .get(i)
-        .is_some_and(|sub| sub.eq_ignore_ascii_case("push"))
-    {
+    let sub = args.get(i).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
+    if sub != "push" {
+        let rest = args.get(i + 1..).unwrap_or_default();
+        // The operands' dynamic flags, aligned with `rest`.
+        let dynamic = match operands {
+            Operands::Read(flags) => flags.get(i + 2..).unwrap_or_default(),
+            _ => &[],
+        };
+        if let Some(deletion) = git_discard(&sub, rest, dynamic, here) {
+            found.deletions.push(deletion);
+        }
         return;
     }
     found.insert(BuiltIn::ExternalPush);
@@ -414,6 +583,84 @@ fn scan_git(args: &[&str], found: &mut Found) {
     }
     if main {
         found.insert(BuiltIn::MainPush);
+    }
+}
+
+/// What `git SUB REST…` throws away: uncommitted changes, or untracked files. `here` says
+/// whether it runs in the directory the policy was asked in.
+fn git_discard(sub: &str, rest: &[&str], dynamic: &[bool], here: bool) -> Option<Deletion> {
+    let has = |long: &str, short: char| {
+        rest.iter().take_while(|a| **a != "--").any(|a| {
+            *a == long
+                || (short != '\0'
+                    && a.len() > 1
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a.contains(short))
+        })
+    };
+    // Pathspecs as written; `None` when one cannot be read for certain.
+    let pathspecs = |takes_value: &[&str]| -> Option<Vec<String>> {
+        let mut paths = Vec::new();
+        let mut options = true;
+        let mut at = 0;
+        while let Some(arg) = rest.get(at) {
+            if options && *arg == "--" {
+                options = false;
+            } else if options && arg.starts_with('-') && *arg != "-" {
+                if arg.starts_with("--pathspec-from-file") {
+                    return None;
+                }
+                if takes_value.contains(arg) {
+                    at += 1;
+                }
+            } else {
+                if dynamic.get(at).copied().unwrap_or(true) {
+                    return None;
+                }
+                paths.push((*arg).to_owned());
+            }
+            at += 1;
+        }
+        Some(paths)
+    };
+    let certain = |list: Option<Vec<String>>| if here { list } else { None };
+    match sub {
+        "reset" if has("--hard", '\0') => Some(Deletion::Discard(certain(Some(Vec::new())))),
+        "checkout" | "co" => {
+            if has("--force", 'f') {
+                return Some(Deletion::Discard(certain(Some(Vec::new()))));
+            }
+            let values = ["-b", "-B", "--orphan", "--conflict", "--track", "-t"];
+            match pathspecs(&values) {
+                // The first operand may be a branch or a commit; as a pathspec it matches
+                // nothing, so the workspace finds no change under it.
+                Some(paths) if paths.is_empty() => None,
+                paths => Some(Deletion::Discard(certain(paths))),
+            }
+        }
+        "restore" => {
+            let staged_only = has("--staged", 'S') && !has("--worktree", 'W');
+            if staged_only {
+                return None;
+            }
+            match pathspecs(&["-s", "--source"]) {
+                Some(paths) if paths.is_empty() => None,
+                paths => Some(Deletion::Discard(certain(paths))),
+            }
+        }
+        "switch" if has("--discard-changes", '\0') || has("--force", 'f') => {
+            Some(Deletion::Discard(certain(Some(Vec::new()))))
+        }
+        "clean" => {
+            let dry = has("--dry-run", 'n');
+            let forced = has("--force", 'f');
+            (forced && !dry).then(|| {
+                let args = rest.iter().map(|a| (*a).to_owned()).collect();
+                Deletion::Clean(certain(Some(args)))
+            })
+        }
+        _ => None,
     }
 }
 

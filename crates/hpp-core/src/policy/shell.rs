@@ -12,6 +12,10 @@ pub(super) struct Word {
     pub(super) text: String,
     /// `$(...)` and backtick commands inside the word.
     pub(super) nested: Vec<Script>,
+    /// Whether the shell would change the text before the program sees it: an unquoted glob
+    /// (`*`, `?`, `[`, `{`), a leading `~`, a variable or a substitution. Such a word names no
+    /// path the policy can read for certain.
+    pub(super) dynamic: bool,
 }
 
 /// One simple command.
@@ -23,12 +27,19 @@ pub(super) struct Command {
     pub(super) groups: Vec<Script>,
     /// Here-documents and here-strings given to it.
     pub(super) stdin: Vec<String>,
+    /// The targets of its output redirections (`>`, `>>`, `>|`, `&>`), in order.
+    pub(super) writes: Vec<Word>,
 }
 
 impl Command {
     /// Returns the texts of its words.
     pub(super) fn texts(&self) -> Vec<&str> {
         self.words.iter().map(|w| w.text.as_str()).collect()
+    }
+
+    /// Tells, for each word, whether it is [`Word::dynamic`].
+    pub(super) fn dynamic(&self) -> Vec<bool> {
+        self.words.iter().map(|w| w.dynamic || !w.nested.is_empty()).collect()
     }
 
     /// Returns every script nested in it.
@@ -73,7 +84,11 @@ struct Builder {
 impl Builder {
     fn end_command(&mut self) {
         let command = std::mem::take(&mut self.command);
-        if !command.words.is_empty() || !command.groups.is_empty() || !command.stdin.is_empty() {
+        if !command.words.is_empty()
+            || !command.groups.is_empty()
+            || !command.stdin.is_empty()
+            || !command.writes.is_empty()
+        {
             self.pipeline.commands.push(command);
         }
     }
@@ -95,6 +110,9 @@ struct Reader {
 enum Redirect {
     HereDoc { strip_tabs: bool },
     HereString,
+    /// `>`, `>>`, `>|`, `&>`: into a file named by the target.
+    Output,
+    /// `<`, `<>`, or a descriptor duplicated (`>&2`).
     Other,
 }
 
@@ -146,7 +164,11 @@ impl Reader {
                     if depth < MAX_DEPTH {
                         let nested = vec![self.script(depth + 1, true)];
                         let text = "/dev/fd/63".to_owned();
-                        b.command.words.push(Word { text, nested });
+                        b.command.words.push(Word {
+                            text,
+                            nested,
+                            dynamic: true,
+                        });
                     } else {
                         b.end_pipeline();
                     }
@@ -158,6 +180,7 @@ impl Reader {
                     b.command.words.push(Word {
                         text,
                         nested: Vec::new(),
+                        dynamic: true,
                     });
                 }
                 '(' => {
@@ -200,11 +223,22 @@ impl Reader {
             self.pos += 2;
             Redirect::HereDoc { strip_tabs: false }
         } else {
+            let output = self.peek(0) == Some('>');
             self.pos += 1;
-            if matches!(self.peek(0), Some('>' | '&' | '|')) {
+            let second = self.peek(0);
+            if matches!(second, Some('>' | '&' | '|')) {
                 self.pos += 1;
             }
-            Redirect::Other
+            // `>&2` and `>&-` duplicate or close a descriptor; `>& file` is bash's `&>`.
+            let duplicates = second == Some('&')
+                && self
+                    .peek(0)
+                    .is_some_and(|c| c.is_ascii_digit() || c == '-');
+            if output && !duplicates {
+                Redirect::Output
+            } else {
+                Redirect::Other
+            }
         };
         while matches!(self.peek(0), Some(' ' | '\t')) {
             self.pos += 1;
@@ -225,6 +259,16 @@ impl Reader {
                 b.command.stdin.push(body);
             }
             Redirect::HereString => b.command.stdin.push(target.text),
+            Redirect::Output => {
+                let dynamic = target.dynamic || !target.nested.is_empty();
+                b.command.groups.extend(target.nested);
+                b.command.writes.push(Word {
+                    text: target.text,
+                    nested: Vec::new(),
+                    dynamic,
+                });
+                return;
+            }
             Redirect::Other => {}
         }
         b.command.groups.extend(target.nested);
@@ -295,6 +339,7 @@ impl Reader {
                 '$' if self.peek(1) == Some('(') && self.peek(2) == Some('(') => {
                     self.pos += 1;
                     let text = self.arithmetic();
+                    w.dynamic = true;
                     w.text.push('$');
                     w.text.push_str(&text);
                 }
@@ -314,6 +359,8 @@ impl Reader {
                     self.ansi_c(&mut w);
                 }
                 _ => {
+                    w.dynamic |= matches!(c, '$' | '*' | '?' | '[' | '{')
+                        || (c == '~' && w.text.is_empty());
                     w.text.push(c);
                     self.pos += 1;
                 }
@@ -372,6 +419,7 @@ impl Reader {
                     w.text.push_str("$()");
                 }
                 _ => {
+                    w.dynamic |= c == '$';
                     w.text.push(c);
                     self.pos += 1;
                 }
