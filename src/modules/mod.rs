@@ -522,6 +522,18 @@ pub fn hook_command(host: &str, module: &str, script: &str) -> Result<String, Er
     })
 }
 
+/// The `timeout` (seconds) a hook's wiring declares to the host: 600 for a Stop gate, whose
+/// criteria run inside it; 30 for every other hook. Each script's own deadline for git-hpp
+/// (the seconds it gives `hpp-run.sh`) is shorter, so the script, not the host, decides what
+/// a hang means: a guard blocks, a note is skipped.
+pub fn timeout_seconds(exit_policy: &str, event: &str) -> u64 {
+    if event == "Stop" && exit_policy == "block" {
+        600
+    } else {
+        30
+    }
+}
+
 /// The hook events Codex CLI has (its hooks documentation); a hook declared for another event
 /// (such as Claude Code's `PostToolUseFailure`) is left out of the Codex wiring.
 const CODEX_EVENTS: &[&str] = &[
@@ -552,7 +564,9 @@ pub fn wiring(validated: &Validated, host: &str, chosen: &[Chosen]) -> Result<Va
         for hook in validated.hooks_of(&module.id) {
             let command = hook_command(host, &module.id, &hook.script)?;
             for event in hook.events.iter().filter(|e| host_has_event(host, e)) {
-                let mut entry = json!({"hooks": [{"type": "command", "command": command}]});
+                let timeout = timeout_seconds(&hook.exit_policy, event);
+                let mut entry = json!({"hooks": [{"type": "command", "command": command,
+                                                  "timeout": timeout}]});
                 if TOOL_EVENTS.contains(&event.as_str())
                     && let Some(matcher) = hook.matcher_for(host)
                 {
@@ -637,6 +651,61 @@ mod tests {
     fn validated() -> Validated {
         let value: Value = serde_json::from_str(manifest::BUILT_IN).unwrap();
         manifest::validate(&value).unwrap()
+    }
+
+    /// The deadline a hook script gives git-hpp: the number after `hpp-run.sh KIND "NAME"`.
+    fn deadline_of(script: &str) -> Option<(String, u64)> {
+        let line = script.lines().find(|l| l.contains("hpp-run.sh\" "))?;
+        let rest = line.split("hpp-run.sh\" ").nth(1)?;
+        let kind = rest.split_whitespace().next()?.to_owned();
+        let after_name = rest.splitn(3, '"').nth(2)?;
+        let seconds = after_name.split_whitespace().next()?.parse().ok()?;
+        Some((kind, seconds))
+    }
+
+    #[test]
+    fn every_hook_script_runs_git_hpp_under_a_deadline_inside_its_declared_timeout() {
+        let v = validated();
+        assert!(!v.hooks.is_empty());
+        for hook in &v.hooks {
+            let module = v.modules.iter().find(|m| m.id == hook.module).unwrap();
+            let file = embedded::file(&module.path, &hook.script)
+                .unwrap_or_else(|| panic!("{} ships {}", hook.module, hook.script));
+            let text = std::str::from_utf8(file.bytes).unwrap();
+            let (kind, seconds) = deadline_of(text)
+                .unwrap_or_else(|| panic!("{} runs git hpp through hpp-run.sh", hook.id));
+            let want = match hook.exit_policy.as_str() {
+                "block" if hook.events.iter().any(|e| e == "Stop") => "stop",
+                "block" => "guard",
+                _ => "note",
+            };
+            assert_eq!(kind, want, "{}", hook.id);
+            assert!(
+                embedded::file(&module.path, "hooks/hpp-run.sh").is_some(),
+                "{} ships its runner",
+                hook.module
+            );
+            for event in &hook.events {
+                let timeout = timeout_seconds(&hook.exit_policy, event);
+                assert!(
+                    seconds + 10 <= timeout,
+                    "{}: a deadline of {seconds} s leaves under 10 s of the {timeout} s timeout on {event}",
+                    hook.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn control_a_script_without_a_deadline_is_found() {
+        assert_eq!(
+            deadline_of("git hpp policy hook --host codex\nexit 0\n"),
+            None
+        );
+        assert_eq!(
+            deadline_of("bash \"$here/hpp-run.sh\" guard \"policy gate\" 20 policy hook"),
+            Some(("guard".into(), 20))
+        );
     }
 
     #[test]

@@ -21,8 +21,14 @@ fn workspace(dirty: bool) -> Sandbox {
     }
     sandbox.git(["add", "src", ".gitignore"]);
     sandbox.git(["commit", "-q", "-m", "src"]);
-    sandbox.child("build/out.o").write_str("obj\n").expect("writable");
-    sandbox.child("notes.txt").write_str("mine\n").expect("writable");
+    sandbox
+        .child("build/out.o")
+        .write_str("obj\n")
+        .expect("writable");
+    sandbox
+        .child("notes.txt")
+        .write_str("mine\n")
+        .expect("writable");
     if dirty {
         sandbox
             .child("src/lib.rs")
@@ -57,7 +63,12 @@ fn run_for_real(sandbox: &Sandbox, command: &str) -> String {
         .output()
         .expect("bash runs");
     assert!(out.status.code().is_some(), "{command} ended by a signal");
-    sandbox.git(["status", "--porcelain", "--ignored", "--untracked-files=all"])
+    sandbox.git([
+        "status",
+        "--porcelain",
+        "--ignored",
+        "--untracked-files=all",
+    ])
 }
 
 const DELETES: [&str; 9] = [
@@ -99,7 +110,10 @@ fn every_spelling_of_a_recursive_delete_of_work_is_blocked_and_would_have_lost_i
         }
         let before = run_for_real(&workspace(false), "true");
         let after = run_for_real(&sandbox, command);
-        assert_ne!(before, after, "{command} destroyed nothing, so BLOCK proved nothing");
+        assert_ne!(
+            before, after,
+            "{command} destroyed nothing, so BLOCK proved nothing"
+        );
     }
 }
 
@@ -116,7 +130,10 @@ fn every_discard_of_uncommitted_work_asks_and_would_have_lost_it() {
         );
         let before = run_for_real(&workspace(true), "true");
         let after = run_for_real(&sandbox, command);
-        assert_ne!(before, after, "{command} lost nothing, so MANUAL proved nothing");
+        assert_ne!(
+            before, after,
+            "{command} lost nothing, so MANUAL proved nothing"
+        );
     }
 }
 
@@ -191,10 +208,7 @@ fn the_hook_denies_a_delete_of_work_and_lets_an_ignored_one_through() {
             "tool_name": "Bash", "tool_input": {"command": command}})
         .to_string();
         Run::fed(
-            sandbox.hpp_command(
-                &sandbox.root,
-                &["policy", "hook", "--host", "claude-code"],
-            ),
+            sandbox.hpp_command(&sandbox.root, &["policy", "hook", "--host", "claude-code"]),
             &input,
         )
         .exit(0)

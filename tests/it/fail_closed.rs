@@ -21,13 +21,14 @@ const GUARDS: [(&str, &str); 6] = [
     ("lane-kit/hooks/git-guard.sh", "lane git guard"),
 ];
 
-/// Returns a directory holding only `git`, `sh`, `bash` and `cat` (links to the real ones), to
+/// Returns a directory holding only `git`, `sh`, `bash`, `cat`, `mktemp`, `sleep` and `rm` (links
+/// to the real ones: what every host has, and all the hook scripts use beside git-hpp), to
 /// be the whole PATH of an agent host where git-hpp is not installed.
 fn path_without_hpp(sandbox: &Sandbox, name: &str) -> PathBuf {
     let dir = sandbox.path(name);
     std::fs::create_dir_all(&dir).expect("the sandbox is writable");
     let path = std::env::var_os("PATH").expect("the tests run with a PATH");
-    for tool in ["git", "sh", "bash", "cat"] {
+    for tool in ["git", "sh", "bash", "cat", "mktemp", "sleep", "rm"] {
         let real = std::env::split_paths(&path)
             .map(|d| d.join(tool))
             .find(|p| p.is_file())
@@ -265,4 +266,121 @@ fn the_hooks_that_guard_nothing_fail_open_without_git_hpp() {
             );
         }
     }
+}
+
+/// A PATH whose `git-hpp` is the shell script `body` (beside the tools of [`path_without_hpp`]).
+fn path_with_fake_hpp(sandbox: &Sandbox, name: &str, body: &str) -> PathBuf {
+    let path = path_without_hpp(sandbox, name);
+    let fake = path.join("git-hpp");
+    std::fs::write(&fake, format!("#!/bin/sh\n{body}\n")).expect("writable");
+    let mut perms = std::fs::metadata(&fake).expect("written").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).expect("chmod");
+    path
+}
+
+/// Each way a git-hpp can answer that a host would read as "allow", and what the guard says.
+const BROKEN: [(&str, &str, &str); 4] = [
+    // A loop, not `exec sleep`: its command line names its path while it runs.
+    (
+        "hang",
+        "while :; do sleep 1; done",
+        "did not answer within 2s",
+    ),
+    (
+        "garbage",
+        "cat >/dev/null; echo 'permissionDecision: allow'",
+        "exited 0 without a well-formed answer",
+    ),
+    (
+        "truncated",
+        "cat >/dev/null; printf '{\"hookSpecificOutput\": {'",
+        "exited 0 without a well-formed answer",
+    ),
+    (
+        "warn",
+        "cat >/dev/null; echo 'something odd' >&2; exit 1",
+        "could not run (exit 1: something odd)",
+    ),
+];
+
+#[test]
+fn every_guard_blocks_a_hung_a_garbage_printing_and_an_exit_1_git_hpp() {
+    let sandbox = Sandbox::repo();
+    for (name, body, why) in BROKEN {
+        let path = path_with_fake_hpp(&sandbox, name, body);
+        for (script, guard) in GUARDS {
+            let mut cmd = sandbox.command(&format!("{MODULES}/{script}"), &sandbox.root);
+            cmd.arg("codex")
+                .env("PATH", &path)
+                .env("HPP_HOOK_DEADLINE", "2");
+            let started = std::time::Instant::now();
+            let run = Run::fed(
+                cmd,
+                &payload(script, "codex", "rm -rf src", false).to_string(),
+            );
+            assert_eq!(
+                (run.code, run.stdout.as_str()),
+                (2, ""),
+                "{name} {script}: {run}"
+            );
+            assert_eq!(run.stderr.lines().count(), 1, "{name} {script}: {run}");
+            assert!(
+                run.stderr.starts_with(&format!("{guard}: git-hpp {why}")),
+                "{name} {script}: {run}"
+            );
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "{name} {script}: the deadline held ({:?})",
+                started.elapsed()
+            );
+        }
+    }
+    assert!(
+        crate::harness::processes_naming(&sandbox.path("hang")).is_empty(),
+        "the hung git-hpp was killed at the deadline"
+    );
+}
+
+#[test]
+fn control_a_deadline_can_only_shorten_and_a_well_formed_answer_passes() {
+    let sandbox = Sandbox::repo();
+    let answer = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse"}}"#;
+    let path = path_with_fake_hpp(
+        &sandbox,
+        "slow-ok",
+        &format!("cat >/dev/null; sleep 1; echo '{answer}'"),
+    );
+    let script = GUARDS[0].0;
+    // A deadline longer than the script's own is ignored; one second of work finishes in it.
+    for deadline in ["100000", "junk", ""] {
+        let mut cmd = sandbox.command(&format!("{MODULES}/{script}"), &sandbox.root);
+        cmd.arg("claude-code")
+            .env("PATH", &path)
+            .env("HPP_HOOK_DEADLINE", deadline);
+        let run = Run::fed(
+            cmd,
+            &payload(script, "claude-code", "ls", false).to_string(),
+        );
+        assert_eq!(
+            (run.code, run.stdout.trim()),
+            (0, answer),
+            "{deadline:?}: {run}"
+        );
+    }
+    // A note hook with a hung git-hpp is skipped, never blocks.
+    let hung = path_with_fake_hpp(&sandbox, "hang", "exec sleep 1000");
+    let mut cmd = sandbox.command(
+        &format!("{MODULES}/gotcha-memory/hooks/gotcha-preamble.sh"),
+        &sandbox.root,
+    );
+    cmd.arg("claude-code")
+        .env("PATH", &hung)
+        .env("HPP_HOOK_DEADLINE", "1");
+    let run = Run::fed(cmd, "{}");
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run}");
+    assert!(
+        run.stderr.contains("did not answer within 1s; skipped"),
+        "{run}"
+    );
 }

@@ -73,7 +73,13 @@ pub fn holds_work(cwd: &Path, path: &str) -> Option<bool> {
         return Some(true);
     }
     let out = git_cli::in_dir(&top)
-        .args(["--literal-pathspecs", "ls-files", "-z", "--cached", "--others"])
+        .args([
+            "--literal-pathspecs",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+        ])
         .args(["--exclude-standard", "--"])
         .arg(inside)
         .output()

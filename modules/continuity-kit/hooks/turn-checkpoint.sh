@@ -4,8 +4,10 @@
 # refs/hpp/checkpoints/<session>/turn/<n> (the snapshot tree and checkpoint.json), without
 # touching the index or HEAD; a turn that changed nothing writes none. The JSON is read by
 # `git hpp hook turn-checkpoint`. Prints nothing and always exits 0.
-# Fails open: it guards nothing, so when git-hpp cannot run it still exits 0 and the agent
-# goes on (the guarding hooks are the ones that fail closed).
+# Fails open, under a deadline: it guards nothing, so when git-hpp cannot run, or does not end
+# within 20 s (`hpp-run.sh`; the installed hook declares a `timeout` of 30), it says so on
+# stderr, exits 0, and the agent goes on (the guarding hooks are the ones that fail closed).
 # Usage: turn-checkpoint.sh [claude-code|codex]
-git hpp hook turn-checkpoint --host "${1:-${HPP_HOST:-claude-code}}"
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+bash "$here/hpp-run.sh" note "turn checkpoint" 20 hook turn-checkpoint --host "${1:-${HPP_HOST:-claude-code}}"
 exit 0

@@ -810,7 +810,10 @@ mod tests {
             ("git clean -f", "discard-work"),
         ] {
             let v = Policy::built_in().classify(command);
-            assert_eq!((v.action.max(Action::Manual), v.rule.as_str()), (v.action, rule));
+            assert_eq!(
+                (v.action.max(Action::Manual), v.rule.as_str()),
+                (v.action, rule)
+            );
         }
     }
 

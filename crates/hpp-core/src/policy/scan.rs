@@ -143,7 +143,9 @@ impl Operands<'_> {
     /// The path word `at` (an index into the argv) names, if it can be read for certain.
     fn path(self, at: usize, word: &str, found: &Found) -> Option<String> {
         match self {
-            Operands::Read(dynamic) if !found.moved && !dynamic.get(at).copied().unwrap_or(true) => {
+            Operands::Read(dynamic)
+                if !found.moved && !dynamic.get(at).copied().unwrap_or(true) =>
+            {
                 Some(word.to_owned())
             }
             _ => None,
@@ -563,7 +565,10 @@ fn scan_git(args: &[&str], operands: Operands<'_>, found: &mut Found) {
             break;
         }
     }
-    let sub = args.get(i).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
+    let sub = args
+        .get(i)
+        .map(|s| s.to_ascii_lowercase())
+        .unwrap_or_default();
     if sub != "push" {
         let rest = args.get(i + 1..).unwrap_or_default();
         // The operands' dynamic flags, aligned with `rest`.

@@ -39,7 +39,10 @@ impl Command {
 
     /// Tells, for each word, whether it is [`Word::dynamic`].
     pub(super) fn dynamic(&self) -> Vec<bool> {
-        self.words.iter().map(|w| w.dynamic || !w.nested.is_empty()).collect()
+        self.words
+            .iter()
+            .map(|w| w.dynamic || !w.nested.is_empty())
+            .collect()
     }
 
     /// Returns every script nested in it.
@@ -108,7 +111,9 @@ struct Reader {
 }
 
 enum Redirect {
-    HereDoc { strip_tabs: bool },
+    HereDoc {
+        strip_tabs: bool,
+    },
     HereString,
     /// `>`, `>>`, `>|`, `&>`: into a file named by the target.
     Output,
@@ -230,10 +235,8 @@ impl Reader {
                 self.pos += 1;
             }
             // `>&2` and `>&-` duplicate or close a descriptor; `>& file` is bash's `&>`.
-            let duplicates = second == Some('&')
-                && self
-                    .peek(0)
-                    .is_some_and(|c| c.is_ascii_digit() || c == '-');
+            let duplicates =
+                second == Some('&') && self.peek(0).is_some_and(|c| c.is_ascii_digit() || c == '-');
             if output && !duplicates {
                 Redirect::Output
             } else {
@@ -359,8 +362,8 @@ impl Reader {
                     self.ansi_c(&mut w);
                 }
                 _ => {
-                    w.dynamic |= matches!(c, '$' | '*' | '?' | '[' | '{')
-                        || (c == '~' && w.text.is_empty());
+                    w.dynamic |=
+                        matches!(c, '$' | '*' | '?' | '[' | '{') || (c == '~' && w.text.is_empty());
                     w.text.push(c);
                     self.pos += 1;
                 }
