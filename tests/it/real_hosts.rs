@@ -733,3 +733,210 @@ fn control_claude_plugin_validate_warns_about_a_plugin_without_an_author() {
         "{warned:?}: {run}"
     );
 }
+
+/// How a `git-hpp` placed first on the client's PATH answers `policy hook`, exec'ing the real
+/// one for every other command.
+#[derive(Clone, Copy, Debug)]
+enum Broken {
+    /// It never ends.
+    Hangs,
+    /// Exit 0 with text that is no JSON answer.
+    Garbage,
+    /// Exit 1, which both hosts read as a non-blocking error.
+    Exit1,
+}
+
+/// Puts a `git-hpp` that is broken as `how` on `policy hook` first on every PATH the sandbox
+/// gives, with a 3 s hook deadline.
+fn break_policy_hook(sandbox: &mut Sandbox, how: Broken) {
+    let dir = sandbox.path("broken-bin");
+    std::fs::create_dir_all(&dir).expect("the sandbox is writable");
+    let real = crate::harness::BIN;
+    let on_hook = match how {
+        Broken::Hangs => "while :; do sleep 1; done",
+        Broken::Garbage => "cat >/dev/null; echo 'ok, go ahead'; exit 0",
+        Broken::Exit1 => "cat >/dev/null; echo 'policy: warning' >&2; exit 1",
+    };
+    let fake = dir.join("git-hpp");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncase \"$1 $2\" in \"policy hook\") {on_hook} ;; esac\nexec '{real}' \"$@\"\n"
+        ),
+    )
+    .expect("the sandbox is writable");
+    let mut perms = std::fs::metadata(&fake).expect("written").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).expect("chmod");
+    let cmd = sandbox.command("true", &sandbox.root);
+    let path = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v)
+        .expect("the sandbox sets PATH")
+        .to_owned();
+    let mut dirs = vec![dir];
+    dirs.extend(std::env::split_paths(&path));
+    let joined = std::env::join_paths(dirs).expect("PATH entries join");
+    sandbox
+        .env
+        .insert("PATH".into(), joined.to_string_lossy().into_owned());
+    sandbox.env.insert("HPP_HOOK_DEADLINE".into(), "3".into());
+}
+
+fn broken_git_hpp_blocks(host: Host, how: Broken) {
+    let Some((mut sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    break_policy_hook(&mut sandbox, how);
+    let calls = [
+        Call::Shell("rm -rf src".into()),
+        Call::Shell("find src -delete".into()),
+    ];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert!(
+        sandbox.root.join("src/lib.rs").exists(),
+        "{host:?} deleted src past a git-hpp that {how:?}:\n{why}"
+    );
+    let said = match how {
+        Broken::Hangs => "policy gate: git-hpp did not answer within 3s",
+        Broken::Garbage => "policy gate: git-hpp exited 0 without a well-formed answer",
+        Broken::Exit1 => "policy gate: git-hpp could not run (exit 1: policy: warning)",
+    };
+    assert!(
+        server.saw(said),
+        "{host:?}: the model never heard {said:?}:\n{why}"
+    );
+}
+
+#[test]
+fn claude_code_a_hung_git_hpp_blocks_at_the_deadline() {
+    broken_git_hpp_blocks(Host::ClaudeCode, Broken::Hangs);
+}
+
+#[test]
+fn codex_a_hung_git_hpp_blocks_at_the_deadline() {
+    broken_git_hpp_blocks(Host::Codex, Broken::Hangs);
+}
+
+#[test]
+fn claude_code_a_garbage_printing_git_hpp_blocks() {
+    broken_git_hpp_blocks(Host::ClaudeCode, Broken::Garbage);
+}
+
+#[test]
+fn codex_a_garbage_printing_git_hpp_blocks() {
+    broken_git_hpp_blocks(Host::Codex, Broken::Garbage);
+}
+
+#[test]
+fn claude_code_an_exit_1_git_hpp_blocks() {
+    broken_git_hpp_blocks(Host::ClaudeCode, Broken::Exit1);
+}
+
+#[test]
+fn codex_an_exit_1_git_hpp_blocks() {
+    broken_git_hpp_blocks(Host::Codex, Broken::Exit1);
+}
+
+/// Every spelling of a recursive delete or a discard the issue names, in the order the model
+/// asks for them.
+const DELETES: [&str; 9] = [
+    "rm -r src",
+    "rm -R src",
+    "rm --recursive src",
+    "find src -type f -exec rm {} +",
+    "python3 -c \"import shutil; shutil.rmtree('src')\"",
+    "git clean -fdx",
+    "git reset --hard",
+    "git checkout -- .",
+    "git restore .",
+];
+
+/// A repository whose `src/lib.rs` has an uncommitted edit and whose `notes.txt` is untracked,
+/// with the modules installed and committed (so `git clean` has only `notes.txt` to take).
+fn work_at_risk(host: Host) -> Option<(Sandbox, PathBuf)> {
+    let (sandbox, client) = repo(host)?;
+    install_modules(&sandbox, host);
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "install the modules"]);
+    std::fs::write(
+        sandbox.root.join("src/lib.rs"),
+        "pub fn f() { /* unsaved */ }\n",
+    )
+    .expect("the sandbox is writable");
+    std::fs::write(sandbox.root.join("notes.txt"), "mine\n").expect("the sandbox is writable");
+    Some((sandbox, client))
+}
+
+fn every_delete_spelling(host: Host) {
+    let Some((sandbox, client)) = work_at_risk(host) else {
+        return;
+    };
+    let calls: Vec<Call> = DELETES.iter().map(|c| Call::Shell((*c).into())).collect();
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("src/lib.rs"))
+            .ok()
+            .as_deref(),
+        Some("pub fn f() { /* unsaved */ }\n"),
+        "{host:?}: src/lib.rs or its uncommitted edit was lost:\n{why}"
+    );
+    assert!(
+        sandbox.root.join("notes.txt").exists(),
+        "{host:?}: the untracked notes.txt was lost:\n{why}"
+    );
+    let heard = server.turns().last().map_or(0, |r| {
+        r.body
+            .matches("by git hpp policy (rule recursive-delete")
+            .count()
+            + r.body
+                .matches("by git hpp policy (rule discard-work")
+                .count()
+    });
+    assert!(
+        heard >= DELETES.len(),
+        "{host:?}: the model heard the policy {heard} times for {} commands:\n{why}",
+        DELETES.len()
+    );
+}
+
+#[test]
+fn claude_code_every_spelling_of_a_recursive_delete_is_refused() {
+    every_delete_spelling(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_every_spelling_of_a_recursive_delete_is_refused() {
+    every_delete_spelling(Host::Codex);
+}
+
+/// With the reference's verdicts the same commands destroy the work: the checks above can fail.
+fn reference_verdicts(host: Host) {
+    let Some((sandbox, client)) = work_at_risk(host) else {
+        return;
+    };
+    sandbox.git(["config", "hpp.policyRules", "reference"]);
+    let calls: Vec<Call> = DELETES.iter().map(|c| Call::Shell((*c).into())).collect();
+    let (done, _) = session(&sandbox, host, &client, &calls);
+    // `git reset --hard` brings back the committed src/lib.rs; the edit and notes.txt are gone.
+    let edit = std::fs::read_to_string(sandbox.root.join("src/lib.rs")).unwrap_or_default();
+    assert!(
+        !edit.contains("unsaved") && !sandbox.root.join("notes.txt").exists(),
+        "{host:?} kept the work under the reference's verdicts:\n{}",
+        done.run
+    );
+}
+
+#[test]
+fn control_claude_code_with_the_reference_verdicts_loses_the_work() {
+    reference_verdicts(Host::ClaudeCode);
+}
+
+#[test]
+fn control_codex_with_the_reference_verdicts_loses_the_work() {
+    reference_verdicts(Host::Codex);
+}
