@@ -84,7 +84,7 @@ pub fn holds_work(cwd: &Path, path: &str) -> Option<bool> {
         .arg(inside)
         .output()
         .ok()?;
-    out.status.success().then(|| !out.stdout.is_empty())
+    out.status.success().then_some(!out.stdout.is_empty())
 }
 
 /// Whether tracked files under `pathspecs` (git's pathspecs, from `cwd`; every tracked file
@@ -95,7 +95,7 @@ pub fn has_uncommitted(cwd: &Path, pathspecs: &[String]) -> Option<bool> {
         .args(pathspecs)
         .output()
         .ok()?;
-    out.status.success().then(|| !out.stdout.is_empty())
+    out.status.success().then_some(!out.stdout.is_empty())
 }
 
 /// Whether `git clean` with `args` (the words after `clean`), run in `cwd`, would remove an
@@ -146,7 +146,7 @@ pub fn clean_removes_work(cwd: &Path, args: &[String]) -> Option<bool> {
         .args(&kept)
         .output()
         .ok()?;
-    out.status.success().then(|| !out.stdout.is_empty())
+    out.status.success().then_some(!out.stdout.is_empty())
 }
 
 /// The value of the git configuration `key` as git reads it in `cwd` (every scope, the
