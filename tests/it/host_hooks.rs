@@ -599,6 +599,51 @@ fn control_the_secret_guard_lets_ordinary_writes_through_silently() {
 }
 
 #[test]
+fn the_secret_guard_reads_a_shell_borne_patch_and_a_redirection_as_the_writes_they_are() {
+    let sandbox = Sandbox::repo();
+    let guard = "operator-kit/hooks/secret-guard.sh";
+    let line = "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ";
+    let patch = format!("*** Begin Patch\n*** Add File: deploy.env\n+{line}\n*** End Patch\n");
+    for command in [
+        format!("apply_patch <<'EOF'\n{patch}EOF\n"),
+        format!("bash -lc \"apply_patch <<'EOF'\n{patch}EOF\n\""),
+        format!("echo '{line}' > deploy.env"),
+        format!("printf '%s\\n' '{line}' | tee -a deploy.env"),
+        format!("cat > deploy.env <<'EOF'\n{line}\nEOF"),
+    ] {
+        for host in ["claude-code", "codex"] {
+            let run = run_script_for(
+                &sandbox,
+                &sandbox.root,
+                guard,
+                &pre_tool_use(&command).to_string(),
+                host,
+            );
+            let reason = if host == "codex" && run.code == 2 {
+                run.stderr.clone()
+            } else {
+                let answer: Value = serde_json::from_str(&run.stdout)
+                    .unwrap_or_else(|_| panic!("{host} {command}: {run}"));
+                answer["hookSpecificOutput"]["permissionDecisionReason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            assert!(
+                reason
+                    .contains("secret guard: this write puts an AWS access key id into deploy.env"),
+                "{host} {command}: {run}"
+            );
+        }
+    }
+    // The same text read, printed, or only searched for is no write.
+    for command in [format!("grep -r '{line}' ."), format!("echo '{line}'")] {
+        let run = hook(&sandbox, guard, &pre_tool_use(&command));
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{command}: {run}");
+    }
+}
+
+#[test]
 fn a_turn_checkpoint_keeps_the_workspace_after_each_turn_that_changed_it() {
     let sandbox = Sandbox::repo();
     let stop = json!({"session_id": "s-42", "hook_event_name": "Stop", "stop_hook_active": false});

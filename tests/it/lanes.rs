@@ -446,6 +446,47 @@ fn control_the_directory_a_glob_refusal_names_covers_the_files_under_it() {
 }
 
 #[test]
+fn the_territory_guard_reads_a_shell_call_that_writes_as_the_edit_it_is() {
+    let sandbox = Sandbox::repo();
+    start(&sandbox, "ui", &["src/ui"], &[]).ok();
+    let dir = lane_dir(&sandbox, "ui");
+    let git_guard = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/modules/lane-kit/hooks/git-guard.sh"
+    );
+    let bash = |command: &str| {
+        json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command}, "cwd": dir})
+    };
+    let patch = "*** Begin Patch\n*** Add File: src/api/x.rs\n+fn x() {}\n*** End Patch\n";
+    for command in [
+        format!("apply_patch <<'EOF'\n{patch}EOF\n"),
+        "echo 'fn x() {}' > src/api/x.rs".to_owned(),
+        "date | tee src/api/x.rs".to_owned(),
+    ] {
+        let run = hook(&sandbox, git_guard, &["codex"], &bash(&command));
+        assert_eq!(run.code, 2, "{command}: {run}");
+        assert!(
+            run.stderr
+                .contains("lane territory guard: src/api/x.rs is outside lane ui's territory"),
+            "{command}: {run}"
+        );
+    }
+    // Inside the territory, and a command that writes nothing, pass silently.
+    for command in [
+        "echo 'fn y() {}' > src/ui/y.rs".to_owned(),
+        format!(
+            "apply_patch <<'EOF'\n{}EOF\n",
+            patch.replace("src/api", "src/ui")
+        ),
+        "cargo test 2>&1".to_owned(),
+    ] {
+        let run = hook(&sandbox, git_guard, &["codex"], &bash(&command));
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{command}: {run}");
+    }
+}
+
+#[test]
 fn the_guard_allows_inside_the_territory_and_denies_outside_it_as_claude_code_reads_it() {
     let sandbox = Sandbox::repo();
     start(&sandbox, "ui", &["src/ui"], &["--shared"]).ok();

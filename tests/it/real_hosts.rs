@@ -14,9 +14,10 @@
 //! `-c model_auto_compact_token_limit=1`, which compacts after the first tool call.
 //!
 //! Notes on what differs:
-//! - Codex's secret guard sees `apply_patch` only: the model's other way to write a file is a
-//!   shell command, which the policy gate reads instead. Codex gets `apply_patch` from the
-//!   model's metadata, so the tests name a model Codex knows (`gpt-5.5`).
+//! - Codex applies `apply_patch <<'EOF' … EOF` sent through its shell tool itself, and its hooks
+//!   see that call as `Bash`: the secret guard (wired to `apply_patch|Bash`) and the territory
+//!   check of `git-guard.sh` read the patch in it. Codex gets an `apply_patch` tool of its own
+//!   from the model's metadata, so the tests name a model Codex knows (`gpt-5.5`).
 //! - Codex has no PostToolUseFailure; gotcha-record reads the failing exit code from the
 //!   session's transcript, so the Codex run keeps its session files (no `--ephemeral` there).
 
@@ -939,4 +940,115 @@ fn control_claude_code_with_the_reference_verdicts_loses_the_work() {
 #[test]
 fn control_codex_with_the_reference_verdicts_loses_the_work() {
     reference_verdicts(Host::Codex);
+}
+
+/// A shell call that writes `line` into `path`: on Codex the shell-borne patch Codex applies
+/// itself (`apply_patch <<'EOF'`), on Claude Code a redirection.
+fn shell_write(host: Host, path: &str, line: &str) -> Call {
+    Call::Shell(match host {
+        Host::Codex => format!(
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {path}\n+{line}\n*** End Patch\nEOF\n"
+        ),
+        Host::ClaudeCode => format!("echo '{line}' > {path}"),
+    })
+}
+
+fn shell_borne_secret(host: Host, hooks: bool) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    if hooks {
+        install_modules(&sandbox, host);
+    }
+    let calls = [shell_write(host, "deploy.env", AWS_LINE)];
+    let (done, server) = session(&sandbox, host, &client, &calls);
+    let why = format!("{}\n{}", done.run, server.dump());
+    let written = sandbox.root.join("deploy.env").exists();
+    if hooks {
+        assert!(!written, "{host:?} wrote the key through the shell:\n{why}");
+        assert!(
+            server.saw("secret guard: this write puts an AWS access key id into deploy.env"),
+            "{host:?}: the model never heard the guard:\n{why}"
+        );
+    } else {
+        assert!(
+            written,
+            "{host:?} did not apply the shell call at all:\n{why}"
+        );
+    }
+}
+
+#[test]
+fn codex_a_shell_borne_patch_with_a_secret_is_refused() {
+    shell_borne_secret(Host::Codex, true);
+}
+
+#[test]
+fn claude_code_a_redirection_with_a_secret_is_refused() {
+    shell_borne_secret(Host::ClaudeCode, true);
+}
+
+#[test]
+fn control_codex_applies_a_shell_borne_patch_itself_without_the_hooks() {
+    shell_borne_secret(Host::Codex, false);
+}
+
+#[test]
+fn control_claude_code_runs_the_redirection_without_the_hooks() {
+    shell_borne_secret(Host::ClaudeCode, false);
+}
+
+fn shell_borne_lane_write(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "install the modules"]);
+    for (id, territory) in [("ui", "src/ui"), ("api", "src/api")] {
+        let args = [
+            "lane",
+            "start",
+            id,
+            "--role",
+            "maker",
+            "--model",
+            "m",
+            "--territory",
+            territory,
+        ];
+        sandbox.hpp_in(&sandbox.root, &args).ok();
+    }
+    let lane = sandbox.path("work.lanes/ui");
+    for dir in ["src/api", "src/ui"] {
+        std::fs::create_dir_all(lane.join(dir)).expect("the lane is writable");
+    }
+    let calls = [
+        shell_write(host, "src/api/handler.rs", "pub fn handle() {}"),
+        shell_write(host, "src/ui/view.rs", "pub fn view() {}"),
+    ];
+    let (done, server) = session_in(&sandbox, &lane, host, &client, &calls);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert!(
+        !lane.join("src/api/handler.rs").exists(),
+        "{host:?}: a shell write landed in another lane's territory:\n{why}"
+    );
+    assert!(
+        server.saw("lane territory guard: src/api/handler.rs is outside lane ui"),
+        "{host:?}: the model never heard the territory guard:\n{why}"
+    );
+    assert!(
+        lane.join("src/ui/view.rs").exists(),
+        "{host:?}: the shell write inside the lane's territory did not land:\n{why}"
+    );
+}
+
+#[test]
+fn codex_a_shell_borne_patch_outside_the_lane_is_refused() {
+    shell_borne_lane_write(Host::Codex);
+}
+
+#[test]
+fn claude_code_a_redirection_outside_the_lane_is_refused() {
+    shell_borne_lane_write(Host::ClaudeCode);
 }

@@ -189,6 +189,15 @@ const PATCH_HEADERS: &[&str] = &[
     "*** Move to: ",
 ];
 
+/// The files an `apply_patch` envelope writes.
+fn patch_paths(patch: &str) -> Vec<PathBuf> {
+    patch
+        .lines()
+        .filter_map(|line| PATCH_HEADERS.iter().find_map(|p| line.strip_prefix(p)))
+        .map(|p| PathBuf::from(p.trim()))
+        .collect()
+}
+
 /// A hook's JSON input, as both hosts send it. A field of the wrong type reads as absent, as the
 /// hosts add fields over time and a hook reads only what it needs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -288,9 +297,20 @@ impl HookInput {
 
     /// Returns the files a tool call would write, as the input names them (relative to
     /// [`HookInput::dir`], or absolute): the path of Claude Code's Edit, Write, MultiEdit and
-    /// NotebookEdit, and every file of Codex's `apply_patch`. Empty for any other tool.
+    /// NotebookEdit, every file of Codex's `apply_patch`, and of a `Bash` call every file of a
+    /// patch it hands to `apply_patch` and every file it names as output (`> path`, `tee path`;
+    /// [`crate::policy::shell_writes`]). Empty for any other tool.
     pub fn edited_paths(&self) -> Vec<PathBuf> {
         let tool = self.tool_name.as_deref().unwrap_or_default();
+        if tool == "Bash" {
+            let writes = crate::policy::shell_writes(self.tool_input_str("command").unwrap_or(""));
+            return writes
+                .patches
+                .iter()
+                .flat_map(|patch| patch_paths(patch))
+                .chain(writes.files.iter().map(PathBuf::from))
+                .collect();
+        }
         if EDIT_TOOLS.contains(&tool) {
             return ["file_path", "notebook_path", "path"]
                 .iter()
@@ -300,12 +320,7 @@ impl HookInput {
                 .collect();
         }
         if tool.eq_ignore_ascii_case("apply_patch") {
-            let patch = self.patch_text();
-            return patch
-                .lines()
-                .filter_map(|line| PATCH_HEADERS.iter().find_map(|p| line.strip_prefix(p)))
-                .map(|p| PathBuf::from(p.trim()))
-                .collect();
+            return patch_paths(self.patch_text());
         }
         Vec::new()
     }
@@ -320,10 +335,21 @@ impl HookInput {
     }
 
     /// Returns the text a tool call would write: Write's `content`, Edit's `new_string`,
-    /// NotebookEdit's `new_source`, every `new_string` of an older MultiEdit's `edits`, and the
-    /// added lines (`+…`) of Codex's `apply_patch`. Empty for any other tool.
+    /// NotebookEdit's `new_source`, every `new_string` of an older MultiEdit's `edits`, the
+    /// added lines (`+…`) of Codex's `apply_patch`, and of a `Bash` call that writes (a patch,
+    /// an output redirection, `tee`) the whole command, here-documents included. Empty for any
+    /// other tool.
     pub fn written_text(&self) -> String {
         let tool = self.tool_name.as_deref().unwrap_or_default();
+        if tool == "Bash" {
+            let command = self.tool_input_str("command").unwrap_or("");
+            let writes = crate::policy::shell_writes(command);
+            return if writes.any() {
+                command.to_owned()
+            } else {
+                String::new()
+            };
+        }
         if EDIT_TOOLS.contains(&tool) {
             let mut parts: Vec<&str> = ["content", "new_string", "new_source"]
                 .iter()

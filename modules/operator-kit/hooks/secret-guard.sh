@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# operator-kit/secret-guard: PreToolUse hook on Edit|Write|NotebookEdit (Codex: apply_patch)
-# (exit_policy block). Denies a write whose text has the shape of a secret (a private key block,
-# a live token), naming the file and the shape, never the value: the detector that keeps
-# secrets out of snapshots and records. The JSON is read and written by
+# operator-kit/secret-guard: PreToolUse hook on Edit|Write|NotebookEdit|Bash (Codex:
+# apply_patch|Bash) (exit_policy block). Denies a write whose text has the shape of a secret (a
+# private key block, a live token), naming the file and the shape, never the value: the
+# detector that keeps secrets out of snapshots and records. A Bash call counts as a write when
+# it hands a patch to `apply_patch` (Codex's shell-borne patch) or names an output file (`>`,
+# `>>`, `tee`); its whole text is read then. The JSON is read and written by
 # `git hpp hook secret-guard`.
 # Fails closed, under a deadline: `hpp-run.sh` gives git-hpp 20 s (the installed hook declares
 # a `timeout` of 30); a host reads any exit but 2 as "allow", so a hang past the deadline, a

@@ -37,9 +37,12 @@ pub struct LaneGuardArgs {
 pub fn cmd_lane_guard(ctx: &Ctx, args: &LaneGuardArgs) -> Result<Outcome, CliError> {
     let input = read_hook_input(ctx, Blank::Refused, HookNoun::Payload)?;
     let allow = || Outcome::answer(Answer::Silent);
-    if let Ok(Some(command)) = input.bash_command() {
-        return git_guard(ctx, args, &input, command);
+    if let Ok(Some(command)) = input.bash_command()
+        && let Some(answer) = git_guard(ctx, args, &input, command)?
+    {
+        return Outcome::answer(answer);
     }
+    // An edit, or a shell call's writes (a patch handed to `apply_patch`, `> path`, `tee`).
     let paths = input.edited_paths();
     if paths.is_empty() {
         return allow();
@@ -82,22 +85,23 @@ fn outside_edits(store: &Store) -> Result<OutsideEdits, CliError> {
 
 /// A shell command: the lane git guard. `git config hpp.lane.gitGuard` says what a sweeping git
 /// call gets while another lane is alive: `warn` (the default: Claude Code asks the person;
-/// Codex, which cannot ask, refuses, as for the policy's MANUAL) or `block` (refused).
+/// Codex, which cannot ask, refuses, as for the policy's MANUAL) or `block` (refused). `None`
+/// when the command makes no such call.
 fn git_guard(
     ctx: &Ctx,
     args: &LaneGuardArgs,
     input: &hpp_core::host::HookInput,
     command: &str,
-) -> Result<Outcome, CliError> {
+) -> Result<Option<Answer>, CliError> {
     let cwd = input.dir(ctx.cwd());
     let Ok(store) = Store::discover(&cwd) else {
-        return Outcome::answer(Answer::Silent);
+        return Ok(None);
     };
     let thresholds = args.thresholds.resolve(&store)?;
     let Some((call, others)) =
         lanes::guard_git(&store, &cwd, command, now(), thresholds).map_err(refuse)?
     else {
-        return Outcome::answer(Answer::Silent);
+        return Ok(None);
     };
     let reason = format!(
         "lane git guard: `{call}` acts on the whole worktree or shared history while lane(s) {} are alive; name the files (`git add PATH`, `git commit PATH`), or settle it with the other lanes first",
@@ -106,9 +110,9 @@ fn git_guard(
     let block = store
         .config_string("hpp.lane.gitGuard")
         .is_some_and(|mode| mode.eq_ignore_ascii_case("block"));
-    Outcome::answer(if block {
+    Ok(Some(if block {
         args.host.0.deny(reason)
     } else {
         args.host.0.ask(reason)
-    })
+    }))
 }

@@ -18,7 +18,7 @@ static DECISION_ADVISOR: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Programs that run the script they are given (`-c`), or read it from stdin.
-const SHELLS: [&str; 8] = ["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"];
+pub(super) const SHELLS: [&str; 8] = ["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"];
 
 /// Programs whose arguments are data, never a command they run: the generic wrapper rule
 /// ([`wrapped_argv`]) does not look inside them.
@@ -721,7 +721,7 @@ fn read_push(args: &[&str]) -> (bool, bool) {
 }
 
 /// How a shell is asked to run code.
-enum ShellCall<'a> {
+pub(super) enum ShellCall<'a> {
     /// `-c SCRIPT`.
     Script(&'a str),
     /// A script file.
@@ -730,7 +730,7 @@ enum ShellCall<'a> {
     Stdin,
 }
 
-fn shell_call<'a>(args: &[&'a str]) -> ShellCall<'a> {
+pub(super) fn shell_call<'a>(args: &[&'a str]) -> ShellCall<'a> {
     let (mut command, mut stdin) = (false, false);
     let mut i = 0;
     while let Some(arg) = args.get(i) {
@@ -780,7 +780,7 @@ fn script_fetches(script: &shell::Script) -> bool {
 /// Returns the index of the program a command runs once its prefixes are read: assignments,
 /// `sudo`, `doas`, `env`, `command`, `nice`, `nohup`, `time`, `timeout`, `xargs`, `exec`,
 /// `builtin` and the shell's reserved words (`if`, `then`, `do`, `!`, `{`, ...).
-fn program(words: &[&str]) -> Option<usize> {
+pub(super) fn program(words: &[&str]) -> Option<usize> {
     const SUDO: &[&str] = &[
         "-u",
         "-g",
@@ -875,7 +875,7 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// `/usr/bin/git`, `GIT`, `git.exe` all name `git`.
-fn program_name(word: &str) -> String {
+pub(super) fn program_name(word: &str) -> String {
     let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
     let lower = base.to_ascii_lowercase();
     match lower.strip_suffix(".exe") {

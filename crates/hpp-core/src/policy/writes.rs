@@ -1,0 +1,153 @@
+//! What a shell command writes that a hook can read for certain: the patches it hands to
+//! `apply_patch` (Codex applies `apply_patch <<'EOF' … EOF` sent through its shell tool itself,
+//! so the hooks see a `Bash` call), and the files it names as output (`> path`, `>> path`,
+//! `tee path`). The secret guard and the lane territory guard read a `Bash` call through this.
+//!
+//! ```
+//! let w = hpp_core::policy::shell_writes("echo x > out.txt | tee -a log.txt; cat <<'E' >> $F\nE");
+//! assert_eq!(w.files, ["out.txt", "log.txt"]);
+//! assert!(w.unread, "$F names no file the hook can read");
+//! ```
+
+use super::scan::{SHELLS, ShellCall, program, program_name, shell_call};
+use super::shell;
+
+/// The writes of one shell command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellWrites {
+    /// The text of each patch handed to `apply_patch` (its here-document, here-string or
+    /// argument).
+    pub patches: Vec<String>,
+    /// Files named as output, as written (relative to the command's directory, or absolute);
+    /// `/dev/…` left out.
+    pub files: Vec<String>,
+    /// Whether an output target cannot be read for certain (a variable, a glob, a
+    /// substitution, a directory changed first).
+    pub unread: bool,
+}
+
+impl ShellWrites {
+    /// Tells whether the command writes anything the hook can see, or might.
+    pub fn any(&self) -> bool {
+        !self.patches.is_empty() || !self.files.is_empty() || self.unread
+    }
+}
+
+/// Reads the writes of `command`.
+pub fn shell_writes(command: &str) -> ShellWrites {
+    let mut out = ShellWrites::default();
+    let mut moved = false;
+    walk(&shell::parse(command, 0), 0, &mut out, &mut moved);
+    out
+}
+
+fn walk(script: &shell::Script, depth: usize, out: &mut ShellWrites, moved: &mut bool) {
+    for command in script.pipelines.iter().flat_map(|p| &p.commands) {
+        for nested in command.nested() {
+            walk(nested, depth + 1, out, moved);
+        }
+        for target in &command.writes {
+            file(out, &target.text, target.dynamic || *moved);
+        }
+        let words = command.texts();
+        let dynamic = command.dynamic();
+        let Some(start) = program(&words) else {
+            continue;
+        };
+        let argv = &words[start..];
+        let name = program_name(argv[0]);
+        match name.as_str() {
+            "cd" | "pushd" | "popd" => *moved = true,
+            "tee" => {
+                let mut options = true;
+                for (at, arg) in argv.iter().enumerate().skip(1) {
+                    if options && *arg == "--" {
+                        options = false;
+                    } else if !options || !arg.starts_with('-') {
+                        file(out, arg, dynamic[start + at] || *moved);
+                    }
+                }
+            }
+            "apply_patch" | "applypatch" => {
+                out.patches.extend(command.stdin.iter().cloned());
+                out.patches.extend(
+                    argv[1..]
+                        .iter()
+                        .filter(|a| a.contains("*** Begin Patch"))
+                        .map(|a| (*a).to_owned()),
+                );
+            }
+            name if SHELLS.contains(&name) && depth < shell::MAX_DEPTH => {
+                if let ShellCall::Script(text) = shell_call(&argv[1..]) {
+                    walk(&shell::parse(text, depth + 1), depth + 1, out, moved);
+                }
+                if matches!(shell_call(&argv[1..]), ShellCall::Stdin) {
+                    for body in &command.stdin {
+                        walk(&shell::parse(body, depth + 1), depth + 1, out, moved);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn file(out: &mut ShellWrites, path: &str, dynamic: bool) {
+    if dynamic {
+        out.unread = true;
+    } else if !path.starts_with("/dev/") && !path.is_empty() {
+        out.files.push(path.to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATCH: &str = "*** Begin Patch\n*** Add File: deploy.env\n+x=1\n*** End Patch\n";
+
+    #[test]
+    fn a_shell_borne_patch_is_read_however_it_is_wrapped() {
+        for command in [
+            format!("apply_patch <<'EOF'\n{PATCH}EOF\n"),
+            format!("bash -lc \"apply_patch <<'EOF'\n{PATCH}EOF\n\""),
+            format!("cd sub && apply_patch '{PATCH}'"),
+            format!("apply_patch <<< '{PATCH}'"),
+        ] {
+            let w = shell_writes(&command);
+            assert_eq!(w.patches.len(), 1, "{command}");
+            assert!(
+                w.patches[0].contains("*** Add File: deploy.env"),
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn output_redirections_and_tee_name_their_files() {
+        let w = shell_writes(
+            "printf 'a' > a.txt 2>&1; echo b >> b.txt; ls | tee -a c.txt d.txt >/dev/null",
+        );
+        assert_eq!(w.files, ["a.txt", "b.txt", "c.txt", "d.txt"]);
+        assert!(!w.unread);
+        let w = shell_writes("cat <<EOF > notes.md\nhello\nEOF");
+        assert_eq!(w.files, ["notes.md"]);
+    }
+
+    #[test]
+    fn control_reads_and_descriptor_copies_write_nothing() {
+        for command in [
+            "cat < in.txt",
+            "cargo test 2>&1",
+            "echo hi >&2",
+            "grep -r x .",
+        ] {
+            assert!(!shell_writes(command).any(), "{command}");
+        }
+        let w = shell_writes("cd out && echo x > y.txt");
+        assert!(
+            w.unread && w.files.is_empty(),
+            "after cd, y.txt is somewhere else"
+        );
+    }
+}
