@@ -473,6 +473,17 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "git-hpp-restore",
+        &[
+            (
+                "What the newest checkpoint would bring back",
+                "git hpp restore",
+            ),
+            ("Every checkpoint, oldest first", "git hpp restore --list"),
+            ("Write it back", "git hpp restore --apply"),
+        ],
+    ),
+    (
         "git-hpp-demo",
         &[("The tour, kept afterwards", "git hpp demo --keep")],
     ),

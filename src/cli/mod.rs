@@ -42,6 +42,7 @@ pub mod monitor;
 pub mod output;
 pub mod policy;
 pub mod remote;
+pub mod restore;
 pub mod resume;
 pub mod retrieval;
 pub mod route;
@@ -215,6 +216,7 @@ pub enum Command {
     Resume(resume::ResumeArgs),
     Loops(loops::LoopsArgs),
     Snapshot(snapshot::SnapshotArgs),
+    Restore(restore::RestoreArgs),
     Demo(demo::DemoArgs),
     /// House Sessions: plan, validate, tally, stop, record, run, verify, decide
     #[command(subcommand)]
@@ -264,6 +266,7 @@ pub const GROUPS: [(&str, &[&str]); 4] = [
             "verify",
             "trust",
             "snapshot",
+            "restore",
             "resume",
             "loops",
             "deliberate",
@@ -517,6 +520,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<Outcome, CliError> {
         Command::Resume(args) => resume::cmd_resume(ctx, &args),
         Command::Loops(args) => loops::cmd_loops(ctx, &args),
         Command::Snapshot(args) => snapshot::cmd_snapshot(ctx, &args),
+        Command::Restore(args) => restore::cmd_restore(ctx, &args),
         Command::Demo(args) => demo::cmd_demo(ctx, &args),
         Command::Deliberate(cmd) => deliberate::dispatch(ctx, cmd),
         Command::Map(cmd) => map::dispatch(ctx, cmd),

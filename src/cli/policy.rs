@@ -94,6 +94,10 @@ pub struct PolicyHookArgs {
     /// full or reference, as for `policy check` [default: git config hpp.policyRules, else full]
     #[arg(long, value_enum, value_name = "RULES")]
     rules: Option<RulesArg>,
+    /// Take no checkpoint before a call that may run (also: git config
+    /// hpp.checkpoint.beforeCommands false)
+    #[arg(long)]
+    no_checkpoint: bool,
 }
 
 /// Runs one `policy` verb.
@@ -151,12 +155,52 @@ pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliE
     let answer = match (args.mode, verdict.action) {
         (_, Action::Allow) => Answer::Silent,
         (Mode::Audit, _) => {
-            return Ok(Outcome::answer(Answer::Silent)?.warn(format!("audit: {said}")));
+            let outcome = Outcome::answer(Answer::Silent)?.warn(format!("audit: {said}"));
+            return Ok(checkpoint(ctx, args, &input, command, outcome));
         }
         (Mode::Enforce, Action::Block) => Answer::permission(Permission::Deny, said),
         (Mode::Enforce, Action::Manual) => args.host.0.ask(said),
     };
-    Outcome::answer(answer)
+    // A call that may run (allowed, or asked about on a host that can ask) gets a checkpoint.
+    let runs = verdict.action == Action::Allow
+        || (verdict.action == Action::Manual && args.host.0 == hpp_core::host::Host::ClaudeCode);
+    let outcome = Outcome::answer(answer)?;
+    Ok(if runs {
+        checkpoint(ctx, args, &input, command, outcome)
+    } else {
+        outcome
+    })
+}
+
+/// Before a call the policy cannot prove harmless, in a repository with a worktree: a command
+/// checkpoint of the workspace ([`crate::continuity_checkpoint::before_command`]). It never
+/// changes the answer; a checkpoint that cannot be written is a warning on stderr.
+fn checkpoint(
+    ctx: &Ctx,
+    args: &PolicyHookArgs,
+    input: &hpp_core::host::HookInput,
+    command: &str,
+    outcome: Outcome,
+) -> Outcome {
+    if args.no_checkpoint || policy::read_only(command) {
+        return outcome;
+    }
+    let Ok(store) = hpp_store::Store::discover(&input.dir(ctx.cwd())) else {
+        return outcome;
+    };
+    if store.workdir().is_none()
+        || store.config_bool("hpp.checkpoint.beforeCommands") == Some(false)
+    {
+        return outcome;
+    }
+    let session = input.session_id.as_deref().unwrap_or("solo");
+    let now = time::OffsetDateTime::now_utc();
+    match crate::continuity_checkpoint::before_command(&store, session, now, command) {
+        Ok(_) => outcome,
+        Err(e) => outcome.warn(format!(
+            "policy gate: no checkpoint before this call ({e}); `git hpp restore` cannot bring back what it changes"
+        )),
+    }
 }
 
 /// The working directory, asked through git what a command would destroy there.

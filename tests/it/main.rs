@@ -61,6 +61,7 @@ mod reference;
 mod reftable;
 mod repos;
 mod repr;
+mod restore;
 mod retrieval;
 mod review_guard;
 mod route;

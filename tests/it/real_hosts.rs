@@ -915,7 +915,9 @@ fn codex_every_spelling_of_a_recursive_delete_is_refused() {
     every_delete_spelling(Host::Codex);
 }
 
-/// With the reference's verdicts the same commands destroy the work: the checks above can fail.
+/// With the reference's verdicts the same commands destroy the work (the checks above can
+/// fail), and `git hpp restore --apply` from the checkpoint the policy gate took before the
+/// first of them brings every file back.
 fn reference_verdicts(host: Host) {
     let Some((sandbox, client)) = work_at_risk(host) else {
         return;
@@ -930,15 +932,40 @@ fn reference_verdicts(host: Host) {
         "{host:?} kept the work under the reference's verdicts:\n{}",
         done.run
     );
+    let listed = sandbox
+        .hpp_in(&sandbox.root, &["restore", "--list", "--json"])
+        .json(0);
+    let first = listed["checkpoints"][0]["ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{host:?}: no checkpoint was taken:\n{listed}"))
+        .to_owned();
+    assert_eq!(listed["checkpoints"][0]["command"], DELETES[0], "{listed}");
+    sandbox
+        .hpp_in(&sandbox.root, &["restore", &first, "--apply"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("src/lib.rs"))
+            .ok()
+            .as_deref(),
+        Some("pub fn f() { /* unsaved */ }\n"),
+        "{host:?}: restore did not bring the edit back"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.root.join("notes.txt"))
+            .ok()
+            .as_deref(),
+        Some("mine\n"),
+        "{host:?}: restore did not bring notes.txt back"
+    );
 }
 
 #[test]
-fn control_claude_code_with_the_reference_verdicts_loses_the_work() {
+fn control_claude_code_with_the_reference_verdicts_loses_the_work_and_restore_brings_it_back() {
     reference_verdicts(Host::ClaudeCode);
 }
 
 #[test]
-fn control_codex_with_the_reference_verdicts_loses_the_work() {
+fn control_codex_with_the_reference_verdicts_loses_the_work_and_restore_brings_it_back() {
     reference_verdicts(Host::Codex);
 }
 

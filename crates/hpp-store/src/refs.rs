@@ -124,7 +124,12 @@ pub const CHECKPOINTS_PREFIX: &str = "refs/hpp/checkpoints/";
 
 /// Returns the ref of turn `n` of `session` (the session already checked).
 pub fn turn_checkpoint(session: &str, n: usize) -> String {
-    format!("{CHECKPOINTS_PREFIX}{session}/turn/{n}")
+    checkpoint(session, "turn", n)
+}
+
+/// Returns the ref of checkpoint `n` of `kind` (`turn`, `command`) of `session`.
+pub fn checkpoint(session: &str, kind: &str, n: usize) -> String {
+    format!("{CHECKPOINTS_PREFIX}{session}/{kind}/{n}")
 }
 
 /// Where a loop's history not kept by `event reconcile` is preserved:

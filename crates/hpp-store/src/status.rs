@@ -270,3 +270,51 @@ mod tests {
         assert!(parse_status(b"M\0").is_empty());
     }
 }
+
+impl Store {
+    /// Writes `paths` (`/`-separated, from the worktree's top level) into the worktree as
+    /// `tree` holds them, byte for byte with their modes (files, executables, symbolic links),
+    /// through `git restore --source=TREE --worktree`: the index and HEAD are left alone, and a
+    /// path `tree` lacks is an error, nothing written.
+    pub fn restore_from(&self, tree: &super::TreeId, paths: &[String]) -> Result<(), Error> {
+        use std::io::Write as _;
+        let Some(root) = self.workdir() else {
+            return Err(Error::Bare {
+                what: "restore".to_owned(),
+                needs: "worktree",
+            });
+        };
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = super::git_cli::in_repo(self.repo.git_dir(), Some(root));
+        cmd.args(["--literal-pathspecs", "restore", "--worktree"])
+            .arg(format!("--source={tree}"))
+            .args(["--pathspec-from-file=-", "--pathspec-file-nul"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let unavailable = |source| Error::GitUnavailable {
+            what: "git restore".to_owned(),
+            source,
+        };
+        let mut child = cmd.spawn().map_err(unavailable)?;
+        let mut input = Vec::new();
+        for path in paths {
+            input.extend_from_slice(path.as_bytes());
+            input.push(0);
+        }
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(&input).map_err(unavailable)?;
+        }
+        let out = child.wait_with_output().map_err(unavailable)?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(Error::GitFailed {
+                what: "git restore".to_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            })
+        }
+    }
+}

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 pub const SCHEMA: &str = "hpp.policy/v1";
 
 pub use scan::{Deletion, Scan, built_in_matches, git_calls, scan};
-pub use writes::{ShellWrites, shell_writes};
+pub use writes::{ShellWrites, read_only, shell_writes};
 
 /// The project policy file read when `--policy` is not given, relative to the working directory.
 pub const DEFAULT_FILE: &str = ".hpp/policy.json";

@@ -92,6 +92,85 @@ fn walk(script: &shell::Script, depth: usize, out: &mut ShellWrites, moved: &mut
     }
 }
 
+/// Programs that only read or print: a call made of these alone, naming no output file, cannot
+/// destroy work.
+const READ_ONLY: [&str; 40] = [
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ag", "pwd", "echo",
+    "printf", "true", "false", "which", "type", "file", "stat", "du", "df", "date", "whoami", "id",
+    "uname", "tree", "less", "more", "diff", "cmp", "basename", "dirname", "realpath", "readlink",
+    "test", "[", "nl", "cut", "printenv", "hostname",
+];
+
+/// `git` subcommands that only read.
+const GIT_READ_ONLY: [&str; 13] = [
+    "status",
+    "log",
+    "diff",
+    "show",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "blame",
+    "grep",
+    "describe",
+    "shortlog",
+    "cat-file",
+    "rev-list",
+];
+
+/// Tells whether `command` can be proved harmless: every program it runs (nested ones too)
+/// only reads (`ls`, `cat`, `grep`, `git status`, `find` without an action, …) and it names
+/// no output file. What cannot be proved so gets a checkpoint before it runs.
+///
+/// ```
+/// use hpp_core::policy::read_only;
+/// assert!(read_only("git status && ls -la | grep src"));
+/// assert!(!read_only("cargo test") && !read_only("ls > listing.txt"));
+/// ```
+pub fn read_only(command: &str) -> bool {
+    reads_only(&shell::parse(command, 0), 0)
+}
+
+fn reads_only(script: &shell::Script, depth: usize) -> bool {
+    script
+        .pipelines
+        .iter()
+        .flat_map(|p| &p.commands)
+        .all(|command| {
+            if !command.writes.is_empty() || depth >= shell::MAX_DEPTH {
+                return false;
+            }
+            if !command.nested().all(|nested| reads_only(nested, depth + 1)) {
+                return false;
+            }
+            let words = command.texts();
+            let Some(start) = program(&words) else {
+                return words.is_empty();
+            };
+            let argv = &words[start..];
+            let name = program_name(argv[0]);
+            match name.as_str() {
+                "git" => {
+                    let sub = argv[1..].iter().find(|a| !a.starts_with('-'));
+                    sub.is_some_and(|sub| GIT_READ_ONLY.contains(sub))
+                }
+                "find" => !argv[1..].iter().any(|a| {
+                    a.starts_with("-exec")
+                        || a.starts_with("-ok")
+                        || a.starts_with("-fprint")
+                        || matches!(*a, "-delete" | "-fls")
+                }),
+                name if SHELLS.contains(&name) => match shell_call(&argv[1..]) {
+                    ShellCall::Script(text) => {
+                        reads_only(&shell::parse(text, depth + 1), depth + 1)
+                    }
+                    _ => false,
+                },
+                name => READ_ONLY.contains(&name),
+            }
+        })
+}
+
 fn file(out: &mut ShellWrites, path: &str, dynamic: bool) {
     if dynamic {
         out.unread = true;
@@ -132,6 +211,38 @@ mod tests {
         assert!(!w.unread);
         let w = shell_writes("cat <<EOF > notes.md\nhello\nEOF");
         assert_eq!(w.files, ["notes.md"]);
+    }
+
+    #[test]
+    fn only_calls_that_read_are_proved_harmless() {
+        for command in [
+            "git status",
+            "git log --oneline | head -5",
+            "ls -la src && cat src/lib.rs",
+            "grep -rn TODO . 2>&1",
+            "find . -name '*.rs'",
+            "bash -c 'git diff --stat'",
+            "echo $(git rev-parse HEAD)",
+            "",
+        ] {
+            assert!(read_only(command), "{command:?}");
+        }
+        for command in [
+            "cargo test",
+            "rm notes.txt",
+            "git checkout -- .",
+            "git -C x clean -fd",
+            "ls > listing.txt",
+            "cat a | tee b",
+            "find . -delete",
+            "find . -exec touch {} +",
+            "echo $(rm -r src)",
+            "bash -c 'make'",
+            "sudo rm x",
+            "python3 script.py",
+        ] {
+            assert!(!read_only(command), "{command:?}");
+        }
     }
 
     #[test]
