@@ -85,6 +85,16 @@ fn gate(sandbox: &Sandbox, command: &str, extra: &[&str]) -> Run {
     )
 }
 
+/// Asserts the gate let the call through silently: no answer, no warning.
+#[track_caller]
+fn allowed(run: Run) {
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "", ""),
+        "{run}"
+    );
+}
+
 fn bash(sandbox: &Sandbox, command: &str) {
     let status = sandbox
         .command("bash", &sandbox.root)
@@ -114,7 +124,7 @@ fn every_file_a_delete_takes_comes_back_byte_for_byte_with_its_mode() {
     let sandbox = workspace();
     let before = files(&sandbox.root);
     for command in DESTROY {
-        gate(&sandbox, command, &[]).exit(0);
+        allowed(gate(&sandbox, command, &[]));
         bash(&sandbox, command);
     }
     let lost = files(&sandbox.root);
@@ -167,29 +177,28 @@ fn every_file_a_delete_takes_comes_back_byte_for_byte_with_its_mode() {
 fn a_call_proved_harmless_or_a_workspace_kept_already_takes_no_checkpoint() {
     let sandbox = workspace();
     for command in ["git status", "ls -la src | grep lib", "cat notes.txt"] {
-        gate(&sandbox, command, &[]).exit(0);
+        allowed(gate(&sandbox, command, &[]));
     }
     assert_eq!(checkpoints(&sandbox), Vec::<Value>::new());
-    gate(&sandbox, "cargo build", &[]).exit(0);
-    gate(&sandbox, "make", &[]).exit(0);
+    allowed(gate(&sandbox, "cargo build", &[]));
+    allowed(gate(&sandbox, "make", &[]));
     assert_eq!(
         checkpoints(&sandbox).len(),
         1,
         "the second saw the same tree"
     );
     std::fs::write(sandbox.root.join("new.txt"), "n\n").expect("writable");
-    gate(&sandbox, "make", &[]).exit(0);
+    allowed(gate(&sandbox, "make", &[]));
     let all = checkpoints(&sandbox);
     assert_eq!(all.len(), 2);
     assert_eq!(all[1]["command"], "make");
     // A command with a secret's shape is not kept in the record.
     std::fs::write(sandbox.root.join("new.txt"), "m\n").expect("writable");
-    gate(
+    allowed(gate(
         &sandbox,
         "curl -H 'Authorization: token ghp_0123456789abcdefghijABCDEFGHIJklmnopqr' x",
         &[],
-    )
-    .exit(0);
+    ));
     let last = checkpoints(&sandbox).pop().expect("a third");
     assert!(
         last["command"]
@@ -202,9 +211,9 @@ fn a_call_proved_harmless_or_a_workspace_kept_already_takes_no_checkpoint() {
 #[test]
 fn control_without_a_checkpoint_nothing_comes_back() {
     let sandbox = workspace();
-    gate(&sandbox, "rm -r src", &["--no-checkpoint"]).exit(0);
+    allowed(gate(&sandbox, "rm -r src", &["--no-checkpoint"]));
     sandbox.git(["config", "hpp.checkpoint.beforeCommands", "false"]);
-    gate(&sandbox, "rm -r src", &[]).exit(0);
+    allowed(gate(&sandbox, "rm -r src", &[]));
     bash(&sandbox, "rm -r src");
     let reason = sandbox.hpp(["restore"]).refused();
     assert_eq!(reason, "no checkpoint to restore from");
@@ -236,7 +245,7 @@ fn checkpoints_past_their_age_are_pruned_and_each_session_keeps_its_newest() {
         ]);
     }
     // A new checkpoint of s1 runs the pruning (the first in this repository).
-    gate(&sandbox, "make", &[]).exit(0);
+    allowed(gate(&sandbox, "make", &[]));
     let left: Vec<String> = checkpoints(&sandbox)
         .iter()
         .filter_map(|c| c["ref"].as_str().map(str::to_owned))

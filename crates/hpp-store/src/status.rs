@@ -248,29 +248,6 @@ impl Store {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn porcelain_status_parses_each_kind() {
-        let out = b" M a.txt\0M  b.txt\0?? new.txt\0R  c.txt\0old.txt\0MM d.txt\0";
-        let e = parse_status(out);
-        assert_eq!(e.len(), 5);
-        assert!(e[0].is_modified() && !e[0].is_staged());
-        assert!(e[1].is_staged() && !e[1].is_modified());
-        assert!(e[2].is_untracked() && !e[2].is_staged() && !e[2].is_modified());
-        assert_eq!(e[3].path, "c.txt");
-        assert!(e[4].is_staged() && e[4].is_modified());
-    }
-
-    #[test]
-    fn control_an_empty_or_short_status_has_no_entries() {
-        assert!(parse_status(b"").is_empty());
-        assert!(parse_status(b"M\0").is_empty());
-    }
-}
-
 impl Store {
     /// Writes `paths` (`/`-separated, from the worktree's top level) into the worktree as
     /// `tree` holds them, byte for byte with their modes (files, executables, symbolic links),
@@ -316,5 +293,28 @@ impl Store {
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_status_parses_each_kind() {
+        let out = b" M a.txt\0M  b.txt\0?? new.txt\0R  c.txt\0old.txt\0MM d.txt\0";
+        let e = parse_status(out);
+        assert_eq!(e.len(), 5);
+        assert!(e[0].is_modified() && !e[0].is_staged());
+        assert!(e[1].is_staged() && !e[1].is_modified());
+        assert!(e[2].is_untracked() && !e[2].is_staged() && !e[2].is_modified());
+        assert_eq!(e[3].path, "c.txt");
+        assert!(e[4].is_staged() && e[4].is_modified());
+    }
+
+    #[test]
+    fn control_an_empty_or_short_status_has_no_entries() {
+        assert!(parse_status(b"").is_empty());
+        assert!(parse_status(b"M\0").is_empty());
     }
 }
