@@ -43,6 +43,14 @@
 //! snapshot is the tree `git write-tree` writes after that add. Target: git-hpp under 100 MiB.
 //! A failure is reported, not a panic.
 //!
+//! Measurement D, the pre-command checkpoint: in `50k`, bash alone times the policy gate as an
+//! agent host runs it before a shell call it cannot prove harmless (`git hpp policy hook --host
+//! claude-code` fed a PreToolUse payload for `make`: the verdict, then a checkpoint of the
+//! workspace) against `git status --porcelain`, alternating. Twice: with the workspace as the
+//! last checkpoint kept it (the snapshot, and no record written), and with one file rewritten
+//! before each of the two commands (so every gate call writes a checkpoint record). Target:
+//! within 1.2x of git status. `HPP_BENCH_ONLY=checkpoint` runs this measurement alone.
+//!
 //! Every repository lives in a temporary directory on disk and every process runs in a hermetic
 //! environment (no user or system git config). The benchmark reports and never fails on timing,
 //! but it panics if a command it times (or a fixture's set-up or check) exits non-zero, since
@@ -102,6 +110,29 @@ for ((r = 0; r < rounds; r++)); do
   done
 done
 echo "snapshot ${snapshot[*]}"
+echo "status ${status[*]}"
+"#;
+
+/// The bash driver of measurement D: `$1` rounds, the first `$2` unrecorded, `$3` the
+/// PreToolUse payload, `$4` 1 to rewrite `scratch.txt` before each command; prints
+/// `which <path>`, then `hook <µs>...` and `status <µs>...`.
+const CHECKPOINT_DRIVER: &str = r#"set -euo pipefail
+rounds=$1 warmup=$2 payload=$3 change=$4
+hook=() status=()
+echo "which $(command -v git-hpp)"
+for ((r = 0; r < rounds; r++)); do
+  for ((k = 0; k < 2; k++)); do
+    if (( change )); then echo "$r $k" > scratch.txt; fi
+    if (( (r + k) % 2 == 0 )); then
+      t0=${EPOCHREALTIME/./}; git hpp policy hook --host claude-code < "$payload" > /dev/null; t1=${EPOCHREALTIME/./}
+      if (( r >= warmup )); then hook+=($((t1 - t0))); fi
+    else
+      t0=${EPOCHREALTIME/./}; git status --porcelain > /dev/null; t1=${EPOCHREALTIME/./}
+      if (( r >= warmup )); then status+=($((t1 - t0))); fi
+    fi
+  done
+done
+echo "hook ${hook[*]}"
 echo "status ${status[*]}"
 "#;
 
@@ -445,6 +476,60 @@ fn drive(sandbox: &Sandbox, spawner: Spawner, dir: &Path, rounds: Rounds) -> (St
     (series("snapshot"), series("status"))
 }
 
+/// Measurement D in `dir`: (gate with its checkpoint, git status), the workspace changed
+/// before each command when `change`; also how many checkpoints the gate wrote.
+fn drive_checkpoint(
+    sandbox: &Sandbox,
+    dir: &Path,
+    rounds: Rounds,
+    change: bool,
+) -> (Stats, Stats, usize) {
+    let payload = sandbox.root().join("pre-tool-use.json");
+    write(
+        &payload,
+        &format!(
+            "{{\"session_id\":\"bench\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\
+             \"tool_input\":{{\"command\":\"make\"}},\"cwd\":{:?}}}",
+            dir.display().to_string()
+        )
+        .into_bytes(),
+    );
+    let count = || {
+        let out = run(sandbox.git(dir, &["for-each-ref", "refs/hpp/checkpoints/"]));
+        out.lines().count()
+    };
+    let before = count();
+    let mut cmd = user_command(sandbox, "bash", dir);
+    cmd.arg("-c")
+        .arg(CHECKPOINT_DRIVER)
+        .arg("checkpoint-driver")
+        .arg((rounds.warmup + rounds.samples).to_string())
+        .arg(rounds.warmup.to_string())
+        .arg(&payload)
+        .arg(if change { "1" } else { "0" });
+    let what = format!("checkpoint driver in {}", dir.display());
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot spawn the {what}: {e}"));
+    check(&what, &out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: BTreeMap<&str, &str> = text
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .collect();
+    assert_eq!(lines.get("which").copied(), Some(HPP), "the {what}: git-hpp");
+    let series = |name: &str| -> Stats {
+        let samples: Vec<Duration> = lines
+            .get(name)
+            .unwrap_or_else(|| panic!("the {what} printed no {name} line:\n{text}"))
+            .split_whitespace()
+            .map(|us| Duration::from_micros(us.parse().expect("a sample in microseconds")))
+            .collect();
+        Stats::of(&samples)
+    };
+    (series("hook"), series("status"), count() - before)
+}
+
 /// One row of measurement A.
 struct Timing {
     fixture: &'static str,
@@ -629,15 +714,24 @@ fn main() {
         }
     );
 
+    let only_checkpoint = std::env::var("HPP_BENCH_ONLY").is_ok_and(|v| v == "checkpoint");
     let (files, ignored) = fifty_k();
-    let mut fixtures = vec![
-        fixture(&sandbox, "wide-600", wide(600, 3), &[]),
-        fixture(&sandbox, "wide-2000", wide(2_000, 2), &[]),
-        fixture(&sandbox, "mid", mid(), &[]),
-        fixture(&sandbox, "50k", files, &ignored),
-        fixture(&sandbox, "deep", deep(), &[]),
-    ];
+    let mut fixtures = if only_checkpoint {
+        vec![fixture(&sandbox, "50k", files, &ignored)]
+    } else {
+        vec![
+            fixture(&sandbox, "wide-600", wide(600, 3), &[]),
+            fixture(&sandbox, "wide-2000", wide(2_000, 2), &[]),
+            fixture(&sandbox, "mid", mid(), &[]),
+            fixture(&sandbox, "50k", files, &ignored),
+            fixture(&sandbox, "deep", deep(), &[]),
+        ]
+    };
     settle_and_check(&sandbox, &mut fixtures);
+    if only_checkpoint {
+        report_checkpoint(&sandbox, &fixtures, rounds);
+        return;
+    }
 
     let mut timings = Vec::new();
     for fixture in &fixtures {
@@ -663,6 +757,7 @@ fn main() {
         .collect();
 
     let memory = measure_memory(&sandbox);
+    let checkpoint = checkpoint_rows(&sandbox, &fixtures, rounds);
 
     println!();
     println!(
@@ -715,4 +810,52 @@ fn main() {
         }
         None => println!("C. memory skipped: /usr/bin/time (GNU time) is not installed"),
     }
+    println!();
+    print_checkpoint(&checkpoint);
+}
+
+/// Measurement D's rows: (what, gate with its checkpoint, git status, checkpoints written).
+fn checkpoint_rows(
+    sandbox: &Sandbox,
+    fixtures: &[Fixture],
+    rounds: Rounds,
+) -> Vec<(&'static str, Stats, Stats, usize)> {
+    let dir = &fixtures
+        .iter()
+        .find(|f| f.name == "50k")
+        .expect("the 50k fixture")
+        .dir;
+    let (hook, status, written) = drive_checkpoint(sandbox, dir, rounds, false);
+    let unchanged = ("unchanged", hook, status, written);
+    let (hook, status, written) = drive_checkpoint(sandbox, dir, rounds, true);
+    vec![unchanged, ("changed", hook, status, written)]
+}
+
+fn print_checkpoint(rows: &[(&'static str, Stats, Stats, usize)]) {
+    println!(
+        "D. the policy gate with its pre-command checkpoint vs git status --porcelain, 50k, bash \
+         (target <= 1.2x)"
+    );
+    println!(
+        "{:<10} {:>20} {:>20} {:>6} {:>12}",
+        "workspace", "gate ms (p90)", "git status ms (p90)", "ratio", "checkpoints"
+    );
+    for (what, hook, status, written) in rows {
+        println!(
+            "{:<10} {:>9.1} ({:>7.1}) {:>9.1} ({:>7.1}) {:>5.2}x {:>12}",
+            what,
+            hook.median,
+            hook.p90,
+            status.median,
+            status.p90,
+            hook.median / status.median,
+            written
+        );
+    }
+}
+
+fn report_checkpoint(sandbox: &Sandbox, fixtures: &[Fixture], rounds: Rounds) {
+    let rows = checkpoint_rows(sandbox, fixtures, rounds);
+    println!();
+    print_checkpoint(&rows);
 }
