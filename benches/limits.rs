@@ -517,7 +517,11 @@ fn drive_checkpoint(
         .lines()
         .filter_map(|line| line.split_once(' '))
         .collect();
-    assert_eq!(lines.get("which").copied(), Some(HPP), "the {what}: git-hpp");
+    assert_eq!(
+        lines.get("which").copied(),
+        Some(HPP),
+        "the {what}: git-hpp"
+    );
     let series = |name: &str| -> Stats {
         let samples: Vec<Duration> = lines
             .get(name)

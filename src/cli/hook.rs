@@ -212,23 +212,31 @@ fn stop_gate(
     use crate::gates::stop;
     let session = input.session_id.as_deref().unwrap_or("solo");
     let store = ctx.store().ok();
+    // Let go unchecked: the person is told what is still running.
+    let said = |message: String| {
+        Outcome::json(
+            &serde_json::json!({ "systemMessage": message }),
+            crate::cli::exit::Exit::Ok,
+        )
+    };
     if input.stop_hook_active {
         if let Some(store) = store {
             stop::reset(store, gate, session);
         }
-        return Ok(Outcome::raw(Vec::new()));
+        return Ok(unchecked(ctx).map_or_else(|| Outcome::raw(Vec::new()), said));
     }
     if let Some(store) = store
         && stop::blocks_in_a_row(store, gate, session) >= stop::CAP
     {
         stop::reset(store, gate, session);
-        return Ok(Outcome::json(
-            &serde_json::json!({"systemMessage": format!(
-                "{gate}: blocked this session's stop {} times in a row, so this stop goes through; the work may not be done (the next stop is checked again)",
-                stop::CAP
-            )}),
-            crate::cli::exit::Exit::Ok,
-        ));
+        let mut message = format!(
+            "{gate}: blocked this session's stop {} times in a row, so this stop goes through; the work may not be done (the next stop is checked again)",
+            stop::CAP
+        );
+        if let Some(running) = unchecked(ctx) {
+            message = format!("{message}. {running}");
+        }
+        return Ok(said(message));
     }
     match check()? {
         StopCheck::Go(answer) => {
@@ -307,6 +315,7 @@ fn cmd_hook_evidence_gate(ctx: &Ctx) -> Result<Outcome, CliError> {
 }
 
 fn evidence_gate_check(ctx: &Ctx) -> Result<StopCheck, CliError> {
+    use crate::gates::criteria::{self, Judged};
     let store = ctx.store()?;
     let criteria = store.config_strings("hpp.criterion");
     if criteria.is_empty() {
@@ -316,63 +325,88 @@ fn evidence_gate_check(ctx: &Ctx) -> Result<StopCheck, CliError> {
         )));
     }
     let mut failed = Vec::new();
+    let mut argvs = Vec::new();
     for (n, text) in criteria.iter().enumerate() {
-        let n = n + 1;
-        let argv: Vec<String> = match serde_json::from_str::<Vec<String>>(text) {
-            Ok(argv) if !argv.is_empty() => argv,
-            _ => {
-                failed.push(format!(
-                    "criterion {n} ({text}) is not a JSON array of strings"
-                ));
-                continue;
-            }
-        };
-        let id: hpp_core::evidence::EvidenceId = format!("stop-criterion-{n}").parse()?;
-        let run = crate::evidence::run(
-            store,
-            crate::evidence::RunRequest {
-                id,
-                command: argv.clone(),
-                artifacts: Vec::new(),
-                timeout_s: 600.0,
-                keep_artifacts: false,
-                signing: None,
-                echo: None,
-            },
-        );
-        match run {
-            Ok(outcome) if outcome.record.verdict == hpp_core::evidence::Verdict::Passed => {}
-            Ok(outcome) => {
-                let tail = outcome
-                    .record
-                    .output_tail
-                    .as_ref()
-                    .map(|t| t.last_lines(3).join(" / "))
-                    .unwrap_or_default();
-                failed.push(format!(
-                    "criterion {n} ({}) {}{}",
-                    argv.join(" "),
-                    outcome.record.verdict,
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {tail}")
-                    }
-                ));
-            }
-            Err(e) => failed.push(format!(
-                "criterion {n} ({}) could not run: {e}",
-                argv.join(" ")
+        match serde_json::from_str::<Vec<String>>(text) {
+            Ok(argv) if !argv.is_empty() => argvs.push(argv),
+            _ => failed.push(format!(
+                "criterion {} ({text}) is not a JSON array of strings",
+                n + 1
             )),
         }
     }
-    if failed.is_empty() {
-        return Ok(StopCheck::Go(Outcome::raw(Vec::new())));
+    if !failed.is_empty() {
+        return Ok(StopCheck::Block(format!(
+            "Not done: a criterion cannot be read. {}. Fix git config hpp.criterion and stop again.",
+            failed.join("; ")
+        )));
     }
-    Ok(StopCheck::Block(format!(
-        "Not done: a criterion does not pass. {}. Fix the cause and stop again; each run is recorded (git hpp evidence list).",
-        failed.join("; ")
-    )))
+    let budget = match store.config_string("hpp.evidenceGate.budgetSeconds") {
+        None => criteria::BUDGET,
+        Some(text) => match text.parse::<u64>() {
+            Ok(s) if (1..=criteria::BUDGET.as_secs()).contains(&s) => {
+                std::time::Duration::from_secs(s)
+            }
+            _ => {
+                return Ok(StopCheck::Block(format!(
+                    "The evidence gate cannot read git config hpp.evidenceGate.budgetSeconds ({text:?}): a whole number of seconds from 1 to {}. Fix it and stop again.",
+                    criteria::BUDGET.as_secs()
+                )));
+            }
+        },
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::internal("cannot find this git-hpp binary", &e))?;
+    let judged = criteria::judge(store, &argvs, budget, &exe)?;
+    let mut unchecked = Vec::new();
+    for (n, (argv, judged)) in argvs.iter().zip(&judged).enumerate() {
+        let n = n + 1;
+        let command = argv.join(" ");
+        match judged {
+            Judged::Passed => {}
+            Judged::Failed(why) => failed.push(format!("criterion {n} ({command}) {why}")),
+            Judged::Broken(why) => {
+                failed.push(format!("criterion {n} ({command}) could not run: {why}"));
+            }
+            Judged::Running(at) => unchecked.push(format!(
+                "criterion {n} ({command}) is still running in the background (started {at}); it records its evidence when it ends"
+            )),
+            Judged::Waiting => unchecked.push(format!(
+                "criterion {n} ({command}) waits for the one before it"
+            )),
+        }
+    }
+    if !failed.is_empty() {
+        return Ok(StopCheck::Block(format!(
+            "Not done: a criterion does not pass. {}. Fix the cause and stop again; each run is recorded (git hpp evidence list).",
+            failed.join("; ")
+        )));
+    }
+    if !unchecked.is_empty() {
+        return Ok(StopCheck::Block(format!(
+            "Not checked yet: {}. It did not finish within the stop's budget of {} s (git config hpp.evidenceGate.budgetSeconds). Go on with other work or stop again later; the next stop answers from its evidence.",
+            unchecked.join("; "),
+            budget.as_secs()
+        )));
+    }
+    Ok(StopCheck::Go(Outcome::raw(Vec::new())))
+}
+
+/// What a Stop gate that lets the stop go must tell the person: the criteria still running in
+/// the background, whose verdict this turn ends without.
+fn unchecked(ctx: &Ctx) -> Option<String> {
+    let store = ctx.store().ok()?;
+    let running = crate::gates::criteria::running(store);
+    (!running.is_empty()).then(|| {
+        let list: Vec<String> = running
+            .iter()
+            .map(|(n, at)| format!("criterion {n} (started {at})"))
+            .collect();
+        format!(
+            "evidence gate: UNCHECKED: {} still running in the background; this turn ends without its verdict (git hpp evidence list shows it when it ends)",
+            list.join(", ")
+        )
+    })
 }
 
 /// Checks the push, on the client.

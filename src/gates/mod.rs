@@ -14,6 +14,8 @@
 //! - [`push`]: the pre-push and pre-receive gates (which commits of a push must verify);
 //! - [`secrets`]: the records a push brings, read for a secret their branch does not hold;
 //! - [`stop`]: the cap on the consecutive blocks of one session's stop, shared by the Stop gates;
+//! - [`criteria`]: the evidence gate's criteria under the Stop hook's budget (a run that cannot
+//!   finish in it goes on in the background, and is answered from its evidence later);
 //! - [`records`]: the record checks the loop gates share (a bundle that still holds for a tree,
 //!   an approval by a checker who is not the maker).
 //!
@@ -22,6 +24,7 @@
 
 pub mod admit;
 pub mod append;
+pub mod criteria;
 pub mod outlook;
 pub mod push;
 pub mod records;

@@ -157,6 +157,80 @@ fn the_evidence_gate_blocks_while_a_criterion_fails_and_records_each_run() {
     );
 }
 
+fn evidence_refs(sandbox: &Sandbox) -> usize {
+    sandbox
+        .git(["for-each-ref", "--format=%(refname)", "refs/hpp/evidence/"])
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_criterion_past_the_stops_budget_runs_on_and_is_answered_from_its_evidence() {
+    let sandbox = Sandbox::repo();
+    let gate = "operator-kit/hooks/evidence-gate.sh";
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "sleep 3"]"#,
+    ]);
+    sandbox.git(["config", "--add", "hpp.criterion", r#"["true"]"#]);
+    sandbox.git(["config", "hpp.evidenceGate.budgetSeconds", "1"]);
+    let started = std::time::Instant::now();
+    let blocked = hook(&sandbox, gate, &stop(false)).json(0);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "the gate answered within its budget"
+    );
+    assert_eq!(blocked["decision"], "block", "{blocked}");
+    let reason = blocked["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("Not checked yet: criterion 1 (sh -c sleep 3) is still running")
+            && reason.contains("criterion 2 (true) waits for the one before it"),
+        "{reason}"
+    );
+    // Let go by the host meanwhile, the stop tells the person what is unchecked.
+    let let_go = hook(&sandbox, gate, &stop(true)).json(0);
+    assert!(
+        let_go["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("UNCHECKED: criterion 1")),
+        "{let_go}"
+    );
+    // The run goes on in the background and records its evidence; the next stop answers from
+    // it (and runs criterion 2).
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert_eq!(evidence_refs(&sandbox), 1, "criterion 1 recorded its run");
+    assert_eq!(hook(&sandbox, gate, &stop(false)).ok(), "");
+    assert_eq!(
+        evidence_refs(&sandbox),
+        2,
+        "criterion 2 ran; criterion 1 did not again"
+    );
+    // Nothing changed: the same evidence answers, with no run at all.
+    assert_eq!(hook(&sandbox, gate, &stop(false)).ok(), "");
+    assert_eq!(evidence_refs(&sandbox), 2);
+}
+
+#[test]
+fn control_a_budget_that_cannot_be_read_blocks_the_stop() {
+    let sandbox = Sandbox::repo();
+    let gate = "operator-kit/hooks/evidence-gate.sh";
+    sandbox.git(["config", "--add", "hpp.criterion", r#"["true"]"#]);
+    for bad in ["0", "soon", "100000"] {
+        sandbox.git(["config", "hpp.evidenceGate.budgetSeconds", bad]);
+        let blocked = hook(&sandbox, gate, &stop(false)).json(0);
+        assert_eq!(blocked["decision"], "block", "{bad}: {blocked}");
+        assert!(
+            blocked["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("hpp.evidenceGate.budgetSeconds")),
+            "{blocked}"
+        );
+    }
+    assert_eq!(evidence_refs(&sandbox), 0, "nothing ran");
+}
+
 #[test]
 fn control_the_evidence_gate_blocks_on_a_criterion_that_is_not_a_json_argv() {
     let sandbox = Sandbox::repo();

@@ -1079,3 +1079,49 @@ fn codex_a_shell_borne_patch_outside_the_lane_is_refused() {
 fn claude_code_a_redirection_outside_the_lane_is_refused() {
     shell_borne_lane_write(Host::ClaudeCode);
 }
+
+/// A criterion longer than the stop's budget: the stop is blocked with what is unchecked (never
+/// let go as if it passed), the session still ends, and the run, left going in its own process
+/// group, records its evidence after the client exited.
+fn slow_criterion(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "sleep 8"]"#,
+    ]);
+    sandbox.git(["config", "hpp.evidenceGate.budgetSeconds", "2"]);
+    let (done, server) = session(&sandbox, host, &client, &[]);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert!(
+        server.saw("Not checked yet: criterion 1 (sh -c sleep 8) is still running"),
+        "{host:?}: the agent was never told the criterion is unchecked:\n{why}"
+    );
+    let recorded = || {
+        sandbox
+            .git(["for-each-ref", "--format=%(refname)", "refs/hpp/evidence/"])
+            .contains("stop-criterion-1-")
+    };
+    let started = std::time::Instant::now();
+    while !recorded() && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        recorded(),
+        "{host:?}: the criterion's run did not outlive the session:\n{why}"
+    );
+}
+
+#[test]
+fn claude_code_a_criterion_past_the_stops_budget_is_reported_unchecked_and_runs_on() {
+    slow_criterion(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_a_criterion_past_the_stops_budget_is_reported_unchecked_and_runs_on() {
+    slow_criterion(Host::Codex);
+}
