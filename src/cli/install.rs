@@ -104,28 +104,35 @@ pub fn dispatch(ctx: &Ctx, args: InstallArgs) -> Result<Outcome, CliError> {
     value["protocol_version"] = json!(validated.protocol_version);
     value["mode"] = json!(mode);
     value["written"] = json!(written);
-    value["wiring_note"] = json!(if args.plugin {
-        PLUGIN_NOTE
+    let note = if args.plugin {
+        PLUGIN_NOTE.to_owned()
     } else {
         wiring_note(&args.host)
-    });
+    };
+    value["wiring_note"] = json!(note);
     let human = human(&plan, mode, (create, unchanged, conflict), written);
     Ok(Outcome::document(args.json, &value, human, exit))
 }
 
-/// How the plugin is enabled, once written (Claude Code's plugin and marketplace references).
-const PLUGIN_NOTE: &str = "the hooks are in .claude/plugins/git-hpp/hooks/hooks.json; enable the plugin in Claude Code with `/plugin marketplace add ./` then `/plugin install git-hpp@git-hpp-workspace` (or for one session `claude --plugin-dir .claude/plugins/git-hpp`); to offer it to everyone who opens the repository, commit it and add to .claude/settings.json: {\"extraKnownMarketplaces\": {\"git-hpp-workspace\": {\"source\": {\"source\": \"directory\", \"path\": \".\"}}}, \"enabledPlugins\": {\"git-hpp@git-hpp-workspace\": true}}";
+/// How the plugin is enabled, once written: the routes that load its hooks in a headless
+/// `claude -p` session first (`tests/it/real_hosts.rs` runs each), then the one that does not.
+const PLUGIN_NOTE: &str = "the hooks are in .claude/plugins/git-hpp/hooks/hooks.json; enable the plugin with `claude plugin marketplace add ./` then `claude plugin install git-hpp@git-hpp-workspace` (once per machine; `/plugin …` inside a session does the same), or for one session `claude --plugin-dir .claude/plugins/git-hpp`: both load its hooks in headless `claude -p` sessions too. A committed .claude/settings.json with {\"extraKnownMarketplaces\": {\"git-hpp-workspace\": {\"source\": {\"source\": \"directory\", \"path\": \".\"}}}, \"enabledPlugins\": {\"git-hpp@git-hpp-workspace\": true}} only offers it: it loads after someone trusts the folder and accepts the marketplace in an interactive session, and a headless session loads nothing from it (no hook runs), so CI and scripted runs need one of the two routes above";
 
-fn wiring_note(host: &str) -> &'static str {
+fn wiring_note(host: &str) -> String {
     match host {
         "claude-code" => {
             "paste the hooks block into .claude/settings.json (it is never written for you)"
+                .to_owned()
         }
-        _ => {
-            "written to .codex/hooks.json, where Codex CLI reads a repository's hooks (kept, and to merge by hand, when one is already there); the commands name the scripts from the repository's top level. Codex runs none of them until you do two things, and `codex exec` never asks for either: it ignores the repository's .codex/ until the project is trusted, then skips every hook not yet trusted, silently. 1) Trust the project: Codex's --trust flag, or trust_level = \"trusted\" for this repository's path under [projects] in ~/.codex/config.toml. 2) Review and trust the hooks: start an interactive `codex` in the repository once and accept them (and, if your Codex version keeps hooks behind a feature flag, enable it under [features] in that config.toml)"
-        }
+        _ => format!(
+            "{CODEX_NOTE}. Its hooks feature: {}",
+            modules::codex_feature_note()
+        ),
     }
 }
+
+/// Where Codex reads the hooks, and the two trusts it needs before it runs them.
+const CODEX_NOTE: &str = "written to .codex/hooks.json, where Codex CLI reads a repository's hooks (kept, and to merge by hand, when one is already there); the commands name the scripts from the repository's top level. Codex runs none of them until you do two things, and `codex exec` never asks for either: it ignores the repository's .codex/ until the project is trusted, then skips every hook not yet trusted, silently. 1) Trust the project: Codex's --trust flag, or trust_level = \"trusted\" for this repository's path under [projects] in ~/.codex/config.toml. 2) Review and trust the hooks: start an interactive `codex` in the repository once and accept them";
 
 fn human(plan: &Plan, mode: &str, counts: (usize, usize, usize), written: Option<usize>) -> String {
     let (create, unchanged, conflict) = counts;

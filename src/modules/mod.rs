@@ -534,6 +534,98 @@ pub fn timeout_seconds(exit_policy: &str, event: &str) -> u64 {
     }
 }
 
+/// The first Codex CLI release that runs hooks with no feature flag (its `hooks` feature,
+/// formerly `codex_hooks`, became stable and on by default).
+pub const CODEX_HOOKS_BY_DEFAULT: (u64, u64, u64) = (0, 124, 0);
+
+/// Whether the Codex CLI on PATH needs its hooks feature switched on to run a repository's
+/// hooks, as one sentence: read from `codex --version` and the `[features]` table of
+/// `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`), where `hooks = false` (or the older
+/// `codex_hooks = false`) turns them off whatever the version.
+pub fn codex_feature_note() -> String {
+    let version = std::process::Command::new("codex")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| parse_version(&String::from_utf8_lossy(&o.stdout)));
+    let home = std::env::var_os("CODEX_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".codex")));
+    let off = home
+        .and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok())
+        .is_some_and(|text| hooks_turned_off(&text));
+    feature_sentence(version, off)
+}
+
+/// The sentence [`codex_feature_note`] says for a Codex `version` (`None`: not on PATH) and a
+/// config that turns hooks off.
+fn feature_sentence(version: Option<(u64, u64, u64)>, off: bool) -> String {
+    let (major, minor, patch) = CODEX_HOOKS_BY_DEFAULT;
+    let since = format!("{major}.{minor}.{patch}");
+    let mut sentence = match version {
+        Some(v) if v >= CODEX_HOOKS_BY_DEFAULT => format!(
+            "the codex on PATH is {}.{}.{}, which runs hooks with no feature flag (from {since} on)",
+            v.0, v.1, v.2
+        ),
+        Some(v) => format!(
+            "the codex on PATH is {}.{}.{}, older than {since}: switch its hooks on first, `codex_hooks = true` under [features] in ~/.codex/config.toml (or upgrade)",
+            v.0, v.1, v.2
+        ),
+        None => format!(
+            "no codex on PATH here: from {since} on Codex runs hooks with no feature flag; before it, set `codex_hooks = true` under [features] in ~/.codex/config.toml"
+        ),
+    };
+    if off {
+        sentence.push_str("; your config.toml turns hooks off (`hooks = false` under [features]): Codex runs none until that line goes");
+    }
+    sentence
+}
+
+/// `codex-cli 0.171.0` → (0, 171, 0).
+fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let word = text.split_whitespace().find(|w| w.contains('.'))?;
+    let mut parts = word.split(['.', '-']).map(|p| p.parse::<u64>());
+    Some((
+        parts.next()?.ok()?,
+        parts.next()?.ok()?,
+        parts.next()?.ok()?,
+    ))
+}
+
+/// Tells whether a Codex `config.toml` sets `hooks = false` (or `codex_hooks = false`) under
+/// `[features]`, or `features.hooks = false` at the top.
+fn hooks_turned_off(text: &str) -> bool {
+    let mut table = String::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            table = name.trim().to_owned();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim();
+        let key = if table == "features" {
+            key.to_owned()
+        } else if table.is_empty() {
+            match key.strip_prefix("features.") {
+                Some(k) => k.to_owned(),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        if matches!(key.as_str(), "hooks" | "codex_hooks") && value.trim() == "false" {
+            return true;
+        }
+    }
+    false
+}
+
 /// The hook events Codex CLI has (its hooks documentation); a hook declared for another event
 /// (such as Claude Code's `PostToolUseFailure`) is left out of the Codex wiring.
 const CODEX_EVENTS: &[&str] = &[
@@ -694,6 +786,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_codex_note_says_whether_the_version_or_the_config_needs_the_feature_switched_on() {
+        assert_eq!(parse_version("codex-cli 0.171.0\n"), Some((0, 171, 0)));
+        assert_eq!(parse_version("codex-cli 0.99.1-alpha.2"), Some((0, 99, 1)));
+        assert!(
+            feature_sentence(Some((0, 171, 0)), false).contains("runs hooks with no feature flag")
+        );
+        assert!(feature_sentence(Some((0, 123, 9)), false).contains("`codex_hooks = true`"));
+        assert!(feature_sentence(None, false).starts_with("no codex on PATH"));
+        assert!(hooks_turned_off("[features]\nhooks = false\n"));
+        assert!(hooks_turned_off("features.codex_hooks = false # old\n"));
+        assert!(feature_sentence(Some((0, 171, 0)), true).contains("turns hooks off"));
+    }
+
+    #[test]
+    fn control_hooks_on_or_elsewhere_are_not_read_as_off() {
+        assert!(!hooks_turned_off("[features]\nhooks = true\n"));
+        assert!(!hooks_turned_off("[projects.\"/x\"]\nhooks = false\n"));
+        assert!(!hooks_turned_off("[features]\napps = false\n"));
+        assert_eq!(parse_version("codex"), None);
     }
 
     #[test]

@@ -1125,3 +1125,153 @@ fn claude_code_a_criterion_past_the_stops_budget_is_reported_unchecked_and_runs_
 fn codex_a_criterion_past_the_stops_budget_is_reported_unchecked_and_runs_on() {
     slow_criterion(Host::Codex);
 }
+
+/// How the plugin `install --plugin` writes is enabled for a headless session.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Route {
+    /// `claude --plugin-dir .claude/plugins/git-hpp -p …`.
+    PluginDir,
+    /// `claude plugin marketplace add ./` then `claude plugin install git-hpp@git-hpp-workspace`.
+    Marketplace,
+    /// `.claude/settings.json` with `extraKnownMarketplaces` and `enabledPlugins`, committed.
+    Settings,
+}
+
+/// Runs `rm -rf src` in a headless Claude Code session with the plugin enabled by `route`;
+/// returns whether src survived.
+fn plugin_route_keeps_src(route: Route) -> Option<bool> {
+    let (sandbox, client) = repo(Host::ClaudeCode)?;
+    sandbox
+        .hpp([
+            "install",
+            "--host",
+            "claude-code",
+            "--bundle",
+            "reliable-coding",
+            "--plugin",
+            "--apply",
+        ])
+        .ok();
+    let claude = |args: &[&str]| {
+        let mut cmd = sandbox.command(&client.display().to_string(), &sandbox.root);
+        cmd.env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9")
+            .env("HTTP_PROXY", "http://127.0.0.1:9")
+            .args(args);
+        let run = crate::harness::Run::from_output(&cmd.output().expect("claude runs"));
+        assert_eq!(run.code, 0, "claude {args:?}: {run}");
+    };
+    let mut extra: Vec<String> = Vec::new();
+    match route {
+        Route::PluginDir => {
+            extra = vec!["--plugin-dir".into(), ".claude/plugins/git-hpp".into()];
+        }
+        Route::Marketplace => {
+            claude(&["plugin", "marketplace", "add", "./"]);
+            claude(&["plugin", "install", "git-hpp@git-hpp-workspace"]);
+        }
+        Route::Settings => {
+            std::fs::write(
+                sandbox.root.join(".claude/settings.json"),
+                r#"{"extraKnownMarketplaces": {"git-hpp-workspace": {"source": {"source": "directory", "path": "."}}}, "enabledPlugins": {"git-hpp@git-hpp-workspace": true}}"#,
+            )
+            .expect("the sandbox is writable");
+        }
+    }
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "the plugin"]);
+    let server = ModelServer::start(Script {
+        root: sandbox.root.clone(),
+        calls: vec![Call::Shell("rm -rf src".into())],
+    });
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let done = run_client_with(
+        &sandbox,
+        (Host::ClaudeCode, &client),
+        &server,
+        &sandbox.root,
+        true,
+        ("do the scripted work", &extra),
+    );
+    assert!(done.code == 0, "{route:?}: {}\n{}", done.run, server.dump());
+    Some(sandbox.root.join("src/lib.rs").exists())
+}
+
+#[test]
+fn the_plugin_routes_install_suggests_for_headless_sessions_load_the_hooks() {
+    for route in [Route::PluginDir, Route::Marketplace] {
+        let Some(kept) = plugin_route_keeps_src(route) else {
+            return;
+        };
+        assert!(
+            kept,
+            "{route:?}: rm -rf src ran, so the plugin's hooks did not load"
+        );
+    }
+}
+
+#[test]
+fn control_committed_plugin_settings_load_nothing_in_a_headless_session() {
+    // Why `install --plugin` says this route needs an interactive session that trusts the
+    // folder first: headless, it loads no hook, and the policy gate is absent.
+    if let Some(kept) = plugin_route_keeps_src(Route::Settings) {
+        assert!(
+            !kept,
+            "the committed settings now load the plugin headless: say so in PLUGIN_NOTE"
+        );
+    }
+}
+
+#[test]
+fn the_codex_install_says_the_installed_version_runs_hooks_with_no_feature_flag() {
+    // The Codex sessions above run the hooks with no `[features]` hooks entry in their config,
+    // which is what this sentence promises for the version on PATH.
+    let Some((mut sandbox, client)) = repo(Host::Codex) else {
+        return;
+    };
+    let bin = client
+        .parent()
+        .expect("the client's directory")
+        .to_path_buf();
+    let path = sandbox
+        .command("true", &sandbox.root)
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v)
+        .expect("the sandbox sets PATH")
+        .to_owned();
+    let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
+        .expect("PATH entries join");
+    sandbox
+        .env
+        .insert("PATH".into(), joined.to_string_lossy().into_owned());
+    let doc = sandbox
+        .hpp(["install", "--host", "codex", "--bundle", "solo", "--json"])
+        .json(0);
+    let note = doc["wiring_note"].as_str().unwrap_or_default();
+    let (_, version) = Host::Codex.package();
+    assert!(
+        note.contains(&format!(
+            "the codex on PATH is {version}, which runs hooks with no feature flag"
+        )),
+        "{note}"
+    );
+    // A config that turns them off is named.
+    std::fs::create_dir_all(sandbox.path("home/.codex")).expect("writable");
+    std::fs::write(
+        sandbox.path("home/.codex/config.toml"),
+        "[features]\nhooks = false\n",
+    )
+    .expect("writable");
+    let doc = sandbox
+        .hpp(["install", "--host", "codex", "--bundle", "solo", "--json"])
+        .json(0);
+    assert!(
+        doc["wiring_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("your config.toml turns hooks off")),
+        "{doc}"
+    );
+}
