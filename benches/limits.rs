@@ -441,6 +441,16 @@ fn settle_and_check(sandbox: &Sandbox, fixtures: &mut [Fixture]) {
     }
 }
 
+/// The samples (microseconds) a driver printed on its `name` line.
+fn samples(lines: &BTreeMap<&str, &str>, name: &str, what: &str, text: &str) -> Vec<Duration> {
+    lines
+        .get(name)
+        .unwrap_or_else(|| panic!("the {what} printed no {name} line:\n{text}"))
+        .split_whitespace()
+        .map(|us| Duration::from_micros(us.parse().expect("a sample in microseconds")))
+        .collect()
+}
+
 /// What a driver measured: (snapshot, git status).
 fn drive(sandbox: &Sandbox, spawner: Spawner, dir: &Path, rounds: Rounds) -> (Stats, Stats) {
     let mut cmd = spawner.command(sandbox, dir, rounds);
@@ -460,12 +470,7 @@ fn drive(sandbox: &Sandbox, spawner: Spawner, dir: &Path, rounds: Rounds) -> (St
         "the {what}: git-hpp should resolve to the binary under test"
     );
     let series = |name: &str| -> Stats {
-        let samples: Vec<Duration> = lines
-            .get(name)
-            .unwrap_or_else(|| panic!("the {what} printed no {name} line:\n{text}"))
-            .split_whitespace()
-            .map(|us| Duration::from_micros(us.parse().expect("a sample in microseconds")))
-            .collect();
+        let samples = samples(&lines, name, &what, &text);
         assert_eq!(
             samples.len(),
             rounds.samples,
@@ -522,15 +527,7 @@ fn drive_checkpoint(
         Some(HPP),
         "the {what}: git-hpp"
     );
-    let series = |name: &str| -> Stats {
-        let samples: Vec<Duration> = lines
-            .get(name)
-            .unwrap_or_else(|| panic!("the {what} printed no {name} line:\n{text}"))
-            .split_whitespace()
-            .map(|us| Duration::from_micros(us.parse().expect("a sample in microseconds")))
-            .collect();
-        Stats::of(&samples)
-    };
+    let series = |name: &str| Stats::of(&samples(&lines, name, &what, &text));
     (series("hook"), series("status"), count() - before)
 }
 

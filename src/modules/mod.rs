@@ -811,6 +811,27 @@ mod tests {
     }
 
     #[test]
+    fn every_module_ships_the_same_runner() {
+        // Each module installs alone, so each carries `hooks/hpp-run.sh`; one copy may not drift.
+        let v = validated();
+        let runners: Vec<(&str, &[u8])> = v
+            .modules
+            .iter()
+            .filter_map(|m| {
+                embedded::file(&m.path, "hooks/hpp-run.sh").map(|f| (m.id.as_str(), f.bytes))
+            })
+            .collect();
+        assert!(runners.len() >= 5, "{runners:?}");
+        for (id, bytes) in &runners {
+            assert_eq!(
+                *bytes, runners[0].1,
+                "{id}'s hpp-run.sh differs from {}'s",
+                runners[0].0
+            );
+        }
+    }
+
+    #[test]
     fn control_a_script_without_a_deadline_is_found() {
         assert_eq!(
             deadline_of("git hpp policy hook --host codex\nexit 0\n"),

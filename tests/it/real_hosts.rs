@@ -769,20 +769,24 @@ fn break_policy_hook(sandbox: &mut Sandbox, how: Broken) {
     let mut perms = std::fs::metadata(&fake).expect("written").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&fake, perms).expect("chmod");
-    let cmd = sandbox.command("true", &sandbox.root);
-    let path = cmd
+    put_first_on_path(sandbox, dir);
+    sandbox.env.insert("HPP_HOOK_DEADLINE".into(), "3".into());
+}
+
+/// Puts `dir` first on every PATH the sandbox gives (before the built binaries).
+fn put_first_on_path(sandbox: &mut Sandbox, dir: PathBuf) {
+    let path = sandbox
+        .command("true", &sandbox.root)
         .get_envs()
         .find(|(k, _)| *k == "PATH")
         .and_then(|(_, v)| v)
         .expect("the sandbox sets PATH")
         .to_owned();
-    let mut dirs = vec![dir];
-    dirs.extend(std::env::split_paths(&path));
-    let joined = std::env::join_paths(dirs).expect("PATH entries join");
+    let joined = std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&path)))
+        .expect("PATH entries join");
     sandbox
         .env
         .insert("PATH".into(), joined.to_string_lossy().into_owned());
-    sandbox.env.insert("HPP_HOOK_DEADLINE".into(), "3".into());
 }
 
 fn broken_git_hpp_blocks(host: Host, how: Broken) {
@@ -1116,6 +1120,44 @@ fn slow_criterion(host: Host) {
     );
 }
 
+/// Inside the budget the same kind of criterion is waited for: the stop takes its verdict, and
+/// nothing is reported unchecked.
+fn criterion_inside_the_budget(host: Host) {
+    let Some((sandbox, client)) = repo(host) else {
+        return;
+    };
+    install_modules(&sandbox, host);
+    sandbox.git([
+        "config",
+        "--add",
+        "hpp.criterion",
+        r#"["sh", "-c", "sleep 2"]"#,
+    ]);
+    let (done, server) = session(&sandbox, host, &client, &[]);
+    let why = format!("{}\n{}", done.run, server.dump());
+    assert!(
+        !server.saw("Not checked yet"),
+        "{host:?}: a criterion inside the budget was reported unchecked:\n{why}"
+    );
+    let listed = sandbox
+        .hpp_in(&sandbox.root, &["evidence", "list", "--json"])
+        .json(0);
+    assert!(
+        listed.to_string().contains("stop-criterion-1") && listed.to_string().contains("passed"),
+        "{host:?}: the stop did not take the criterion's verdict:\n{listed}\n{why}"
+    );
+}
+
+#[test]
+fn control_claude_code_a_criterion_inside_the_budget_is_waited_for() {
+    criterion_inside_the_budget(Host::ClaudeCode);
+}
+
+#[test]
+fn control_codex_a_criterion_inside_the_budget_is_waited_for() {
+    criterion_inside_the_budget(Host::Codex);
+}
+
 #[test]
 fn claude_code_a_criterion_past_the_stops_budget_is_reported_unchecked_and_runs_on() {
     slow_criterion(Host::ClaudeCode);
@@ -1235,18 +1277,7 @@ fn the_codex_install_says_the_installed_version_runs_hooks_with_no_feature_flag(
         .parent()
         .expect("the client's directory")
         .to_path_buf();
-    let path = sandbox
-        .command("true", &sandbox.root)
-        .get_envs()
-        .find(|(k, _)| *k == "PATH")
-        .and_then(|(_, v)| v)
-        .expect("the sandbox sets PATH")
-        .to_owned();
-    let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
-        .expect("PATH entries join");
-    sandbox
-        .env
-        .insert("PATH".into(), joined.to_string_lossy().into_owned());
+    put_first_on_path(&mut sandbox, bin);
     let doc = sandbox
         .hpp(["install", "--host", "codex", "--bundle", "solo", "--json"])
         .json(0);
