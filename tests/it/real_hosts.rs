@@ -1029,13 +1029,15 @@ fn control_claude_code_runs_the_redirection_without_the_hooks() {
     shell_borne_secret(Host::ClaudeCode, false);
 }
 
-fn shell_borne_lane_write(host: Host) {
+fn shell_borne_lane_write(host: Host, hooks: bool) {
     let Some((sandbox, client)) = repo(host) else {
         return;
     };
-    install_modules(&sandbox, host);
+    if hooks {
+        install_modules(&sandbox, host);
+    }
     sandbox.git(["add", "-A"]);
-    sandbox.git(["commit", "-q", "-m", "install the modules"]);
+    sandbox.git(["commit", "-q", "--allow-empty", "-m", "install the modules"]);
     for (id, territory) in [("ui", "src/ui"), ("api", "src/api")] {
         let args = [
             "lane",
@@ -1060,6 +1062,13 @@ fn shell_borne_lane_write(host: Host) {
     ];
     let (done, server) = session_in(&sandbox, &lane, host, &client, &calls);
     let why = format!("{}\n{}", done.run, server.dump());
+    if !hooks {
+        assert!(
+            lane.join("src/api/handler.rs").exists(),
+            "{host:?}: without the hooks the shell write did not land either:\n{why}"
+        );
+        return;
+    }
     assert!(
         !lane.join("src/api/handler.rs").exists(),
         "{host:?}: a shell write landed in another lane's territory:\n{why}"
@@ -1076,12 +1085,22 @@ fn shell_borne_lane_write(host: Host) {
 
 #[test]
 fn codex_a_shell_borne_patch_outside_the_lane_is_refused() {
-    shell_borne_lane_write(Host::Codex);
+    shell_borne_lane_write(Host::Codex, true);
+}
+
+#[test]
+fn control_codex_without_the_hooks_a_shell_borne_patch_lands_outside_the_lane() {
+    shell_borne_lane_write(Host::Codex, false);
 }
 
 #[test]
 fn claude_code_a_redirection_outside_the_lane_is_refused() {
-    shell_borne_lane_write(Host::ClaudeCode);
+    shell_borne_lane_write(Host::ClaudeCode, true);
+}
+
+#[test]
+fn control_claude_code_without_the_hooks_a_redirection_lands_outside_the_lane() {
+    shell_borne_lane_write(Host::ClaudeCode, false);
 }
 
 /// A criterion longer than the stop's budget: the stop is blocked with what is unchecked (never
