@@ -143,7 +143,8 @@ pub struct Change {
     pub commit: CommitId,
     /// Its position, from 1.
     pub seq: usize,
-    /// The roots whose signatures verified.
+    /// The roots whose signatures verified; empty for a change a reader did not check because
+    /// a later checked change chains over it (`trust show` checks every one).
     pub signed_by: Vec<String>,
     /// The commit's message: what changed.
     pub summary: String,
@@ -394,7 +395,8 @@ fn verify_uncached(
                 let chain = store
                     .read_chain_since(ref_name, POLICY_FILE, &r.commit, usize::MAX)?
                     .ok_or_else(|| not_descending(&tip, r))?;
-                walk.checked = check_signatures(store, &chain.links, Some(&before), walk.now)?;
+                walk.checked =
+                    check_signatures(store, &chain.links, Some(&before), walk.now, false)?;
                 walk.trusted = Some((policy, before));
                 walk.seq = r.seq;
                 for link in &chain.links {
@@ -405,7 +407,10 @@ fn verify_uncached(
         }
         _ => {
             let chain = store.read_chain(ref_name, POLICY_FILE)?;
-            walk.checked = check_signatures(store, &chain.links, None, walk.now)?;
+            // A reader (not `trust show`, which lists who signed each change) checks the roots'
+            // signatures only where they decide what is trusted now.
+            let chained = !walk.summaries;
+            walk.checked = check_signatures(store, &chain.links, None, walk.now, chained)?;
             if let Some(r) = remembered {
                 let place = chain.links.iter().position(|l| l.commit == r.commit);
                 if place.map(|p| p as u64 + 1) != Some(r.seq) {
@@ -525,7 +530,7 @@ impl<'s> Walk<'s> {
         let Some(root) = pinned else {
             return Ok(false);
         };
-        let tree = self.store.commit_tree(&link.commit)?;
+        let tree = tree_of(self.store, link)?;
         let signed = root_signatures(self.store, &tree, &policy, bytes, self.now)?;
         Ok(signed.contains(&root))
     }
@@ -553,19 +558,36 @@ impl<'s> Walk<'s> {
         let Some(bytes) = link.payload.as_deref() else {
             return Err(refuse(format!("it holds no {POLICY_FILE}")));
         };
-        let policy = Policy::parse(bytes).map_err(|e| refuse(e.to_string()))?;
-        if policy.to_bytes() != bytes {
-            return Err(refuse(format!(
-                "its {POLICY_FILE} is not in canonical form"
-            )));
-        }
-        // The signers file is compared by blob id: the same bytes, without reading them.
-        let tree = self.store.commit_tree(&link.commit)?;
-        let rendered = self.store.blob_id(policy.allowed_signers().as_bytes());
-        if self.store.tree_entry_id(&tree, SIGNERS_FILE)?.as_deref() != Some(rendered.as_str()) {
-            return Err(refuse(format!(
-                "its {SIGNERS_FILE} is not the one its policy renders"
-            )));
+        let parsed = self
+            .checked
+            .get_mut(&link.commit)
+            .and_then(|c| c.policy.take());
+        let policy = match parsed {
+            Some(policy) => policy,
+            None => Policy::parse(bytes).map_err(|e| refuse(e.to_string()))?,
+        };
+        // A change a later checked one chains over (see [`Checked::chained`]): its bytes are
+        // vouched for by that one, so only its place, its digest and its roots are read.
+        let chained = self.checked.get(&link.commit).is_some_and(|c| c.chained)
+            && self
+                .trusted
+                .as_ref()
+                .is_some_and(|(previous, _)| !policy.rotates(previous));
+        let tree = tree_of(self.store, link)?;
+        if !chained {
+            if policy.to_bytes() != bytes {
+                return Err(refuse(format!(
+                    "its {POLICY_FILE} is not in canonical form"
+                )));
+            }
+            // The signers file is compared by blob id: the same bytes, without reading them.
+            let rendered = self.store.blob_id(policy.allowed_signers().as_bytes());
+            if self.store.tree_entry_id(&tree, SIGNERS_FILE)?.as_deref() != Some(rendered.as_str())
+            {
+                return Err(refuse(format!(
+                    "its {SIGNERS_FILE} is not the one its policy renders"
+                )));
+            }
         }
         let before = self
             .trusted
@@ -601,6 +623,7 @@ impl<'s> Walk<'s> {
             None => root_signatures(self.store, &tree, &policy, bytes, self.now),
         };
         let signed_by = match &self.trusted {
+            Some(_) if chained => Vec::new(),
             Some((previous, _)) => {
                 let signed = match checked {
                     Some(c) => c.previous.clone(),
@@ -716,6 +739,15 @@ struct Checked {
     /// Checked only where the walk needs them (the log's first policy, a change of roots);
     /// `None` elsewhere, and the walk checks them itself if it asks.
     own: Option<Vec<String>>,
+    /// Not checked: a sealed change that keeps the roots and the threshold, with a sealed
+    /// change after it. The change after it signs its digest (`previous`), and so on up to the
+    /// newest policy, whose signatures are checked; so its bytes are the ones the roots in
+    /// force vouch for, and the roots it names are those of the last change of roots, which is
+    /// checked against the roots before it and its own (TUF's rule: every root version in
+    /// turn, and the newest of the rest).
+    chained: bool,
+    /// The policy as parsed for the checks, handed to the walk (which parses once).
+    policy: Option<Policy>,
 }
 
 /// Checks the signatures of `links` (the policy before the first is `before`, when there is
@@ -728,6 +760,7 @@ fn check_signatures(
     links: &[store::Link],
     before: Option<&[u8]>,
     now: OffsetDateTime,
+    chained_ok: bool,
 ) -> Result<HashMap<CommitId, Checked>, Error> {
     struct Job {
         link: usize,
@@ -742,6 +775,7 @@ fn check_signatures(
     let before = before.and_then(|b| Policy::parse(b).ok());
     let mut jobs = Vec::new();
     let mut own_checked_at = vec![false; links.len()];
+    let mut chained_at = vec![false; links.len()];
     let mut signers: Vec<(Option<AllowedSigners>, Option<AllowedSigners>)> = Vec::new();
     for (i, link) in links.iter().enumerate() {
         let previous = if i == 0 {
@@ -753,7 +787,19 @@ fn check_signatures(
             signers.push((None, None));
             continue;
         };
-        let tree = store.commit_tree(&link.commit)?;
+        let next_sealed = policies
+            .get(i + 1)
+            .is_some_and(|next| next.as_ref().is_some_and(|n| n.version.is_some()));
+        let chained = chained_ok
+            && next_sealed
+            && own.version.is_some()
+            && previous.is_some_and(|p| p.version.is_some() && !own.rotates(p));
+        if chained {
+            chained_at[i] = true;
+            signers.push((None, None));
+            continue;
+        }
+        let tree = tree_of(store, link)?;
         let own_needed = previous.is_none_or(|p| own.version.is_some() && own.rotates(p));
         let own_checked = own_needed.then_some(own);
         own_checked_at[i] = own_needed;
@@ -814,15 +860,19 @@ fn check_signatures(
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
+    drop(signers);
     let mut checked: HashMap<CommitId, Checked> = links
         .iter()
-        .zip(&own_checked_at)
-        .map(|(l, own)| {
+        .zip(own_checked_at.iter().zip(&chained_at))
+        .zip(policies)
+        .map(|((l, (own, chained)), policy)| {
             (
                 l.commit.clone(),
                 Checked {
                     previous: Vec::new(),
                     own: own.then(Vec::new),
+                    chained: *chained,
+                    policy,
                 },
             )
         })
@@ -844,6 +894,14 @@ fn check_signatures(
         }
     }
     Ok(checked)
+}
+
+/// The tree of a policy commit: as the chain's read had it, else read.
+fn tree_of(store: &Store, link: &store::Link) -> Result<store::TreeId, Error> {
+    match &link.tree {
+        Some(tree) => Ok(tree.clone()),
+        None => Ok(store.commit_tree(&link.commit)?),
+    }
 }
 
 /// The roots of `policy` whose signature in the policy commit's `tree` verifies over `bytes`.

@@ -619,3 +619,119 @@ fn control_an_approval_made_in_this_history_verifies_beside_another_historys() {
     let run = sandbox.hpp(["verify", "HEAD"]);
     assert_eq!(run.code, 0, "{run}");
 }
+
+/// Rebuilds `refs/hpp/trust` in `repo` with the roots' signatures taken out of the change
+/// `back` changes before the tip; every later change keeps its bytes and its signatures (they
+/// sign the policy, not the commit). Returns the stripped change's new commit.
+fn strip_signatures(sandbox: &Sandbox, repo: &Path, back: usize) -> String {
+    let git = |args: &[&str]| sandbox.git_in(repo, args).trim().to_owned();
+    let commits: Vec<String> = git(&["rev-list", "--reverse", "refs/hpp/trust"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let target = commits.len() - 1 - back;
+    let mut parent = git(&["rev-parse", &format!("{}~1", commits[target])]);
+    let mut stripped = String::new();
+    for (i, commit) in commits.iter().enumerate().skip(target) {
+        let mut tree = git(&["rev-parse", &format!("{commit}^{{tree}}")]);
+        if i == target {
+            let listing: String = git(&["ls-tree", &tree])
+                .lines()
+                .filter(|l| !l.ends_with("\tsignatures"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            tree = sandbox
+                .git_fed_in(repo, &["mktree"], &listing)
+                .trim()
+                .to_owned();
+        }
+        let message = git(&["log", "-1", "--format=%B", commit]);
+        parent = git(&["commit-tree", &tree, "-p", &parent, "-m", &message]);
+        if i == target {
+            stripped = parent.clone();
+        }
+    }
+    git(&["update-ref", "refs/hpp/trust", &parent]);
+    stripped
+}
+
+/// A checker `name` added by the root: a change that keeps the roots.
+fn add_checker(p: &Policy, name: &str) {
+    let key = keygen(&p.sandbox, name);
+    p.sandbox
+        .hpp([
+            "trust",
+            "add",
+            name,
+            "--key",
+            &public(&key),
+            "--role",
+            "checker",
+            "--sign-key",
+            text(&p.root),
+            "--apply",
+        ])
+        .ok();
+}
+
+#[test]
+fn a_fresh_clone_checks_every_change_of_roots_whatever_signed_changes_follow_it() {
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    second_root(&p);
+    add_checker(&p, "checker-c");
+    add_checker(&p, "checker-d");
+    // The change that made root2 a root, two changes before the tip, loses its signatures.
+    let stripped = strip_signatures(&p.sandbox, &p.sandbox.root, 2);
+    let (_remote, fresh) = published(&p, "fresh");
+    let run = p.sandbox.hpp_in(&fresh, &["fetch"]);
+    assert_ne!(run.code, 0, "{run}");
+    assert!(
+        run.stdout
+            .contains(&format!("the trust policy at {stripped} is refused"))
+            || run
+                .stderr
+                .contains(&format!("the trust policy at {stripped} is refused")),
+        "{run}"
+    );
+}
+
+#[test]
+fn control_a_change_that_keeps_the_roots_is_vouched_for_by_the_checked_one_after_it() {
+    // A reader checks the roots' signatures where they decide what is trusted now (every change
+    // of roots, and the newest policy); a change in between is vouched for by the next one,
+    // which signs its digest. `trust show`, which lists who signed each change, checks it.
+    let p = with_policy();
+    p.attest("checker-b", Some(&p.checker)).ok();
+    add_checker(&p, "checker-c");
+    add_checker(&p, "checker-d");
+    let stripped = strip_signatures(&p.sandbox, &p.sandbox.root, 1);
+    let (_remote, fresh) = published(&p, "fresh");
+    pin_fetch_and_verify(&p, &fresh, &pinned_root(&p));
+    let shown = p.sandbox.hpp_in(&fresh, &["trust", "show"]).refused();
+    assert!(
+        shown.contains(&format!("the trust policy at {stripped} is refused"))
+            && shown.contains("signed by 0 of the 1"),
+        "{shown}"
+    );
+    // The tip is always checked: the same stripping there is refused by the reader too.
+    strip_signatures(&p.sandbox, &p.sandbox.root, 0);
+    let (_remote, again) = published(&p, "again");
+    p.sandbox
+        .hpp_in(&again, &["trust", "pin", &pinned_root(&p), "--apply"])
+        .ok();
+    let run = p.sandbox.hpp_in(&again, &["fetch"]);
+    assert_ne!(run.code, 0, "{run}");
+    let taken = p
+        .sandbox
+        .command("git", &again)
+        .args(["rev-parse", "--verify", "-q", "refs/hpp/trust"])
+        .output()
+        .expect("git runs");
+    assert!(
+        !taken.status.success(),
+        "the unsigned tip was taken in: {run}"
+    );
+    let verified = p.sandbox.hpp_in(&again, &["verify", "HEAD"]);
+    assert_ne!(verified.code, 0, "{verified}");
+}

@@ -501,6 +501,9 @@ pub struct Link {
     pub parents: Vec<CommitId>,
     /// The bytes of the record blob, or `None` if the tree has no such blob.
     pub payload: Option<Vec<u8>>,
+    /// The commit's tree, where the read that made the link had it (so a reader of the tree
+    /// does not decode the commit again).
+    pub tree: Option<TreeId>,
 }
 
 /// A log as read from its ref: the tip, and the first-parent chain oldest first.

@@ -131,10 +131,11 @@ impl Store {
         Ok(commits
             .into_iter()
             .zip(payloads)
-            .map(|((id, parents, _), payload)| Link {
+            .map(|((id, parents, tree), payload)| Link {
                 commit: id.into(),
                 parents: parents.into_iter().map(Into::into).collect(),
                 payload,
+                tree: Some(tree.into()),
             })
             .collect())
     }

@@ -242,14 +242,14 @@ impl Store {
             tip: Some(tip.clone()),
             links: entries
                 .into_iter()
-                .map(|entry| Link {
-                    parents: known.nodes[known.numbers[&entry.commit.oid()] as usize]
-                        .parents
-                        .iter()
-                        .map(|p| (*p).into())
-                        .collect(),
-                    commit: entry.commit,
-                    payload: entry.read.flatten(),
+                .map(|entry| {
+                    let node = &known.nodes[known.numbers[&entry.commit.oid()] as usize];
+                    Link {
+                        parents: node.parents.iter().map(|p| (*p).into()).collect(),
+                        tree: Some(node.tree.into()),
+                        commit: entry.commit,
+                        payload: entry.read.flatten(),
+                    }
                 })
                 .collect(),
         })
