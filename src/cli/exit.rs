@@ -178,7 +178,9 @@ impl From<store::Error> for CliError {
             | E::Unmerged { .. }
             | E::UnstorableMode { .. }
             | E::OptionLikeRemote { .. }
-            | E::GitFailed { .. } => CliError::refused(e),
+            | E::GitFailed { .. }
+            | E::GitHung { .. }
+            | E::BadFetchTimeout { .. } => CliError::refused(e),
             E::GitUnavailable { ref what, .. } => {
                 let context = what.clone();
                 CliError::internal(&context, &e)

@@ -312,6 +312,68 @@ fn control_a_shallow_clone_that_cannot_fetch_the_roots_says_what_was_not_checked
     assert!(run.stdout.contains("fix: deepen this clone"), "{run}");
 }
 
+/// A shallow clone of `project` whose records are in and whose learnt roots are forgotten,
+/// pointed at a remote that accepts connections and never answers (a git:// listener on
+/// 127.0.0.1 that reads and sleeps); returns the clone and the listener's port.
+fn shallow_against_a_silent_remote(project: &Project) -> (PathBuf, std::net::TcpListener) {
+    let clone = project.sandbox.path("shallow-silent");
+    project.git(
+        &project.sandbox.root,
+        &["clone", "-q", "--depth", "1", &project.url(), text(&clone)],
+    );
+    project.sandbox.hpp_in(&clone, &["fetch", "origin"]).ok();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port on 127.0.0.1");
+    let port = listener.local_addr().expect("bound").port();
+    let url = format!("git://127.0.0.1:{port}/project.git");
+    project.git(&clone, &["remote", "set-url", "origin", &url]);
+    let _ = std::fs::remove_file(clone.join(".git/hpp-cache/roots"));
+    (clone, listener)
+}
+
+#[test]
+fn a_remote_that_never_answers_is_given_its_time_and_then_refused() {
+    let project = project();
+    let (clone, listener) = shallow_against_a_silent_remote(&project);
+    // Accept and hold every connection, answering nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    project.git(&clone, &["config", "hpp.fetchTimeout", "2"]);
+    let started = std::time::Instant::now();
+    let run = project.sandbox.hpp_in(&clone, &["verify", "HEAD"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the reader waited past the timeout: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.code, 2, "not a pass: {run}");
+    assert!(
+        run.stdout
+            .contains("no answer within 2 s (git config hpp.fetchTimeout)"),
+        "{run}"
+    );
+    assert!(
+        run.stdout.contains("not checked: this clone is shallow"),
+        "{run}"
+    );
+}
+
+#[test]
+fn control_a_fetch_timeout_that_cannot_be_read_is_refused() {
+    let project = project();
+    let (clone, _listener) = shallow_against_a_silent_remote(&project);
+    project.git(&clone, &["config", "hpp.fetchTimeout", "soon"]);
+    let run = project.sandbox.hpp_in(&clone, &["verify", "HEAD"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        format!("{}{}", run.stdout, run.stderr).contains("hpp.fetchTimeout is \"soon\""),
+        "{run}"
+    );
+}
+
 /// The commands an example CI file runs that call git-hpp (`run: git hpp ...` in a workflow,
 /// `- git hpp ...` in a GitLab script), in order; the install step is left to the harness,
 /// whose binary is already on `PATH`. Read from the file, so the test breaks if it drifts.

@@ -262,19 +262,26 @@ impl Store {
             run(&["config", key, value], "git config")?;
         }
         let what = format!("git fetch --filter=tree:0 {remote} {commit} (its commits only)");
-        run(
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--filter=tree:0",
-                "--recurse-submodules=no",
-                "origin",
-                commit.as_str(),
-            ],
-            &what,
-        )?;
+        // A remote that accepts and never answers must not hang the reader: it is given
+        // `hpp.fetchTimeout` seconds (default 120), then refused.
+        let mut fetch = git_cli::in_dir(&here);
+        fetch.arg("--git-dir").arg(&git_dir).args([
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--filter=tree:0",
+            "--recurse-submodules=no",
+            "origin",
+            commit.as_str(),
+        ]);
+        let out = git_cli::output_within(&mut fetch, &what, self.fetch_timeout()?)?;
+        if !out.status.success() {
+            return Err(Error::GitFailed {
+                what,
+                stderr: reason(&out.stderr),
+            });
+        }
         let listed = run(
             &["rev-list", "--max-parents=0", commit.as_str()],
             "git rev-list --max-parents=0",
@@ -285,6 +292,21 @@ impl Store {
             .collect();
         roots.sort();
         Ok(roots)
+    }
+}
+
+impl Store {
+    /// How long a fetch the store makes on its own (a shallow clone's history) may take:
+    /// `hpp.fetchTimeout` seconds, 120 when unset; a value that is not a whole number of
+    /// seconds from 1 to 86400 is refused.
+    pub fn fetch_timeout(&self) -> Result<std::time::Duration, Error> {
+        match self.config_string("hpp.fetchTimeout") {
+            None => Ok(std::time::Duration::from_secs(120)),
+            Some(value) => match value.trim().parse::<u64>() {
+                Ok(s) if (1..=86_400).contains(&s) => Ok(std::time::Duration::from_secs(s)),
+                _ => Err(Error::BadFetchTimeout { value }),
+            },
+        }
     }
 }
 

@@ -43,6 +43,61 @@ pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
     })
 }
 
+/// [`output`] within `limit`: past it the command is killed with its whole process group (a
+/// fetch's transport helper, an ssh, started under it), and the result is [`Error::GitHung`].
+pub(super) fn output_within(
+    cmd: &mut Command,
+    what: &str,
+    limit: std::time::Duration,
+) -> Result<Output, Error> {
+    use std::io::Read as _;
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+    let unavailable = |source| Error::GitUnavailable {
+        what: what.to_owned(),
+        source,
+    };
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(unavailable)?;
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(unavailable)? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
+            let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+            return Err(Error::GitHung {
+                what: what.to_owned(),
+                seconds: limit.as_secs(),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Ok(Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
 /// What a watcher's `tick` is told: that the watched directory changed (inotify said so), or
 /// only that time passed (no inotify: the watcher looks for itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -208,6 +208,21 @@ pub enum Error {
         /// The remote as given.
         remote: String,
     },
+    /// A `git` command gave no answer in its time (a remote that accepts and never answers):
+    /// it was killed, with everything it started.
+    #[error("{what}: no answer within {seconds} s (git config hpp.fetchTimeout)")]
+    GitHung {
+        /// The operation.
+        what: String,
+        /// How long it was given.
+        seconds: u64,
+    },
+    /// `hpp.fetchTimeout` is not a whole number of seconds from 1 to 86400.
+    #[error("git config hpp.fetchTimeout is {value:?}: a whole number of seconds from 1 to 86400")]
+    BadFetchTimeout {
+        /// The value as set.
+        value: String,
+    },
     /// The `git` program could not be started: not installed, or not on `PATH`.
     #[error("cannot run git")]
     GitUnavailable {
