@@ -666,6 +666,13 @@ pub fn receive(
 /// Reads one update of `refs/hpp/`; returns why it is refused, if it is.
 fn receive_one(store: &Store, spec: &LoopSpec, update: &Received) -> Result<Option<String>, Error> {
     let name = &update.name;
+    if refs::namespace(name).is_none() {
+        let known: Vec<&str> = refs::NAMESPACES.iter().map(|(_, place)| *place).collect();
+        return Ok(Some(format!(
+            "{name} is in no namespace of the ref layout (rule: known namespaces only; a server takes what `git hpp fetch` reads: {})",
+            known.join(", ")
+        )));
+    }
     let Some(new) = &update.new else {
         return Ok(Some(
             "records are never deleted: a ref under refs/hpp/ only moves forward".to_owned(),

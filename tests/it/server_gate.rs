@@ -302,3 +302,23 @@ fn control_an_honest_push_of_new_records_and_events_passes_the_server() {
         server.sandbox.git(["rev-parse", "refs/hpp/loops/main"])
     );
 }
+
+#[test]
+fn the_server_refuses_a_namespace_outside_the_ref_layout_naming_the_rule() {
+    let server = server_with_records();
+    let loop_tip = server.sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
+    for name in [
+        "refs/hpp/whatever/x",
+        "refs/hpp/loops",
+        "refs/hpp/hop/elsewhere/y",
+    ] {
+        server.refused(
+            &[&format!("{}:{name}", loop_tip.trim())],
+            "in no namespace of the ref layout (rule: known namespaces only",
+        );
+    }
+    // Control: the same commit under a namespace of the layout is read as that kind (a loop's
+    // history under another loop's name reads, and is taken).
+    let run = server.push(&[&format!("{}:refs/hpp/loops/copy", loop_tip.trim())]);
+    assert_eq!(run.code, 0, "{run}");
+}

@@ -122,6 +122,48 @@ pub const GOTCHA_PROMOTED: &str = "refs/hpp/gotchas/promoted";
 /// Where a session's turn checkpoints live: `refs/hpp/checkpoints/<session>/turn/<n>`.
 pub const CHECKPOINTS_PREFIX: &str = "refs/hpp/checkpoints/";
 
+/// The record kinds of the ref layout, each with where its refs live: an exact name, or a
+/// prefix (ending in `/`) that at least one more segment follows.
+pub const NAMESPACES: [(&str, &str); 18] = [
+    ("loop", LOOPS_PREFIX),
+    ("evidence", EVIDENCE_PREFIX),
+    ("attestation", ATTESTATIONS_PREFIX),
+    ("deliberation", DELIBERATIONS_PREFIX),
+    ("lane", LANES_PREFIX),
+    ("board", BOARD_LOG),
+    ("hop state", HOP_STATES_PREFIX),
+    ("hop accepted", HOP_ACCEPTED),
+    ("hop attempt", HOP_ATTEMPTS_PREFIX),
+    ("hop prompt", HOP_PROMPTS_PREFIX),
+    ("hop check", HOP_CHECKS_PREFIX),
+    ("handoff", HANDOFFS_PREFIX),
+    ("gotcha failures", GOTCHA_FAILURES),
+    ("gotcha promoted", GOTCHA_PROMOTED),
+    ("trust policy", TRUST),
+    ("monitor", "refs/hpp/monitors/"),
+    ("checkpoint", CHECKPOINTS_PREFIX),
+    ("preserved", PRESERVED_PREFIX),
+];
+
+/// The record kind whose namespace holds `name` (a full ref name), `None` outside the ref
+/// layout (`refs/hpp/whatever/x`).
+///
+/// ```
+/// use hpp_store::refs::namespace;
+/// assert_eq!(namespace("refs/hpp/hop/states/S_1"), Some("hop state"));
+/// assert_eq!(namespace("refs/hpp/whatever/x"), None);
+/// assert_eq!(namespace("refs/hpp/loops/"), None);
+/// ```
+pub fn namespace(name: &str) -> Option<&'static str> {
+    NAMESPACES.iter().find_map(|(kind, place)| {
+        let holds = match place.strip_suffix('/') {
+            Some(_) => name.len() > place.len() && name.starts_with(place),
+            None => name == *place,
+        };
+        holds.then_some(*kind)
+    })
+}
+
 /// Returns the ref of turn `n` of `session` (the session already checked).
 pub fn turn_checkpoint(session: &str, n: usize) -> String {
     checkpoint(session, "turn", n)
