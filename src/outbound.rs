@@ -158,8 +158,8 @@ fn in_pieces<R>(
     }
 }
 
-/// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/` and
-/// `refs/hpp/evidence/` that `remote` does not have, and refuses the first that keeps a secret
+/// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/`,
+/// `refs/hpp/evidence/` and `refs/hpp/hop/states/` that `remote` does not have, and refuses the first that keeps a secret
 /// the branch does not already hold ([`record_leak`]). What the remote has is what its staging
 /// namespace (`refs/hpp-remote/<remote>/`) last saw: `git hpp fetch` fills it, and a push
 /// updates it where `remote setup` mapped it; these records are write-once, so one seen there
@@ -181,6 +181,7 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
         refs::ATTESTATIONS_PREFIX,
         refs::CHECKPOINTS_PREFIX,
         refs::EVIDENCE_PREFIX,
+        refs::HOP_STATES_PREFIX,
     ] {
         for name in store.list_names(prefix)? {
             if there.contains(&name[refs::PREFIX.len()..]) {
@@ -200,11 +201,24 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reads the record `name` at `commit`: for an attestation or a turn checkpoint, its snapshot
-/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts.
+/// Reads the record `name` at `commit`: for an attestation or a checkpoint, its snapshot
+/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts;
+/// for a Hop state, its tree (the workspace it names) against the state before it.
 /// Returns the first file that holds a secret the base does not. Any other ref is not read
 /// (`None`).
 pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
+    // A Hop state's commit tree is the workspace it names; its base is the state before it.
+    if name.starts_with(refs::HOP_STATES_PREFIX) {
+        let Some(id) = store.commit_id(commit) else {
+            return Ok(None);
+        };
+        let (tree, parents, _) = store.read_commit(&id)?;
+        let base = match parents.first() {
+            Some(parent) => store.commit_tree(parent)?,
+            None => store.empty_tree(),
+        };
+        return first_leak(store, name, &base, &tree);
+    }
     let (kept, base) = if name.starts_with(refs::ATTESTATIONS_PREFIX) {
         (
             hpp_core::attestation::SNAPSHOT_ENTRY,
@@ -231,7 +245,17 @@ pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Lea
     else {
         return Ok(None);
     };
-    Ok(secrets_brought(store, &base, &tree)?
+    first_leak(store, name, &base, &tree)
+}
+
+/// The first secret-shaped file `tree` holds that `base` does not, as the record `name`'s leak.
+fn first_leak(
+    store: &Store,
+    name: &str,
+    base: &TreeId,
+    tree: &TreeId,
+) -> Result<Option<Leak>, store::Error> {
+    Ok(secrets_brought(store, base, tree)?
         .into_iter()
         .next()
         .map(|(path, shape)| Leak {

@@ -257,3 +257,71 @@ fn a_record_made_after_a_fetch_is_read_though_the_remote_was_seen_before() {
         "nothing new reached the remote"
     );
 }
+
+/// A Hop state commit at `refs/hpp/hop/states/<id>`: HEAD's tree with `config.txt` holding
+/// `line`, on HEAD. Returns the ref.
+fn hop_state(sandbox: &Sandbox, id: &str, line: &str) -> String {
+    let blob = sandbox.git_fed(
+        &["hash-object", "-w", "--stdin"],
+        &format!("name = service\n{line}\n"),
+    );
+    let listing: String = sandbox
+        .git(["ls-tree", "HEAD"])
+        .lines()
+        .map(|l| {
+            if l.ends_with("\tconfig.txt") {
+                format!("100644 blob {}\tconfig.txt\n", blob.trim())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let tree = sandbox.git_fed(&["mktree"], &listing);
+    let commit = sandbox.git(["commit-tree", tree.trim(), "-p", "HEAD", "-m", "hop state"]);
+    let name = format!("refs/hpp/hop/states/{id}");
+    sandbox.git(["update-ref", &name, commit.trim()]);
+    name
+}
+
+#[test]
+fn a_hop_state_holding_a_key_is_read_by_push_and_by_the_server() {
+    let (sandbox, remote) = pushed_repo("name = service\n");
+    sandbox
+        .hpp_in(&remote, &["hooks", "install", "--server", "--apply"])
+        .ok();
+    let state = hop_state(&sandbox, "S_leak", &format!("aws = {}", aws_key()));
+    let reason = sandbox.hpp(["push"]).refused();
+    assert!(
+        reason.contains(&format!(
+            "{state} keeps config.txt, which looks like it holds an AWS access key id"
+        )),
+        "{reason}"
+    );
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .args(["push", "--no-verify", "origin", &format!("{state}:{state}")])
+        .output()
+        .expect("git push runs");
+    let run = Run::from_output(&out);
+    assert_ne!(run.code, 0, "the server refused:\n{run}");
+    assert!(
+        run.stderr.contains(&format!("{state} keeps config.txt")),
+        "{run}"
+    );
+    assert_eq!(remote_records(&sandbox), "", "the server took no record");
+}
+
+#[test]
+fn control_a_clean_hop_state_pushes() {
+    let (sandbox, remote) = pushed_repo("name = service\n");
+    sandbox
+        .hpp_in(&remote, &["hooks", "install", "--server", "--apply"])
+        .ok();
+    let state = hop_state(&sandbox, "S_clean", "region = eu-west-1");
+    sandbox.hpp(["push"]).ok();
+    assert!(
+        remote_records(&sandbox).contains(&state),
+        "{}",
+        remote_records(&sandbox)
+    );
+}
