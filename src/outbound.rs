@@ -22,7 +22,7 @@ use hpp_store::{self as store, Store, TreeId, refs};
 /// A record that would publish something secret-shaped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "refusing to push: {record} keeps {path}, which looks like it holds {shape}; nothing was pushed (delete the record with git update-ref -d, or rewrite it without the file)"
+    "{record} keeps {path}, which looks like it holds {shape}; fix: take the secret out of {path}, then `git update-ref -d {record}` and make the record again"
 )]
 pub struct Leak {
     /// The record's ref.
@@ -159,13 +159,14 @@ fn in_pieces<R>(
 }
 
 /// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/`,
-/// `refs/hpp/evidence/` and `refs/hpp/hop/states/` that `remote` does not have, and refuses the first that keeps a secret
-/// the branch does not already hold ([`record_leak`]). What the remote has is what its staging
+/// `refs/hpp/evidence/` and `refs/hpp/hop/states/` that `remote` does not have, and returns
+/// each that keeps a secret the branch does not already hold ([`record_leak`]), to be held
+/// back while the rest is pushed. What the remote has is what its staging
 /// namespace (`refs/hpp-remote/<remote>/`) last saw: `git hpp fetch` fills it, and a push
 /// updates it where `remote setup` mapped it; these records are write-once, so one seen there
 /// has left already. With nothing staged, one `git ls-remote` asks. A push with nothing new
 /// then costs no round trip before git's own.
-pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
+pub fn unpushed_leaks(store: &Store, remote: &str) -> Result<Vec<Leak>, Error> {
     let prefix = format!("{}{}/", store::STAGING_PREFIX, store.staging_name(remote));
     // Names only: which records the remote has is a question of names, and reading 10,000
     // staged refs' files would cost a third of a push with nothing new.
@@ -177,6 +178,7 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
         under = refs::PREFIX.len();
     }
     let there: std::collections::HashSet<&str> = there.iter().map(|n| &n[under..]).collect();
+    let mut leaks = Vec::new();
     for prefix in [
         refs::ATTESTATIONS_PREFIX,
         refs::CHECKPOINTS_PREFIX,
@@ -194,11 +196,11 @@ pub fn check_unpushed(store: &Store, remote: &str) -> Result<(), Error> {
                 Err(e) => return Err(e.into()),
             };
             if let Some(leak) = record_leak(store, &name, commit.as_str())? {
-                return Err(leak.into());
+                leaks.push(leak);
             }
         }
     }
-    Ok(())
+    Ok(leaks)
 }
 
 /// Reads the record `name` at `commit`: for an attestation or a checkpoint, its snapshot

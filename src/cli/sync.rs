@@ -53,12 +53,14 @@ pub struct FetchArgs {
 /// Pushes the records.
 pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
-    crate::outbound::check_unpushed(store, &args.remote).map_err(|e| match e {
+    // A record that would publish a secret is held back; every other one still goes.
+    let held = crate::outbound::unpushed_leaks(store, &args.remote).map_err(|e| match e {
         crate::outbound::Error::Store(inner) => CliError::from(inner),
-        leak => CliError::refused(leak),
+        other => CliError::refused(other),
     })?;
-    let report = store.push_records(&args.remote)?;
-    render_push(store, &report, args.format.json)
+    let names: Vec<String> = held.iter().map(|leak| leak.record.clone()).collect();
+    let report = store.push_records_except(&args.remote, &names)?;
+    render_push(store, &report, &held, args.format.json)
 }
 
 /// Fetches the records.
@@ -178,6 +180,7 @@ fn rebuild_notes(
 fn render_push(
     store: &hpp_store::Store,
     report: &SyncReport,
+    held: &[crate::outbound::Leak],
     json: bool,
 ) -> Result<Outcome, CliError> {
     let mut human = format!(
@@ -206,12 +209,22 @@ fn render_push(
             r.name, r.reason, report.remote,
         ));
     }
-    let exit = if report.rejected.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Block
+    for leak in held {
+        human.push_str(&format!("\nheld back: {leak}"));
+    }
+    let exit = match (report.rejected.is_empty(), held.is_empty()) {
+        (false, _) => Exit::Block,
+        (true, false) => Exit::Warn,
+        (true, true) => Exit::Ok,
     };
-    Ok(Outcome::document(json, report, human, exit))
+    let mut value =
+        serde_json::to_value(report).map_err(|e| CliError::internal("the push report", &e))?;
+    value["held_back"] = serde_json::json!(
+        held.iter()
+            .map(|l| serde_json::json!({"ref": l.record, "path": l.path, "shape": l.shape, "reason": l.to_string()}))
+            .collect::<Vec<_>>()
+    );
+    Ok(Outcome::document(json, &value, human, exit))
 }
 
 /// The loop `name` names, when the remote's form of it is staged and neither side holds the

@@ -52,6 +52,19 @@ fn remote_records(sandbox: &Sandbox) -> String {
     sandbox.git(["ls-remote", "origin", "refs/hpp/*"])
 }
 
+/// Asserts `git hpp push` held records back (exit 1) without printing a secret's value;
+/// returns what it said.
+#[track_caller]
+fn held_back(run: Run) -> String {
+    assert_eq!(run.code, 1, "records were held back:\n{run}");
+    assert!(
+        !run.stdout.contains(&aws_key()) && !run.stderr.contains(&aws_key()),
+        "{run}"
+    );
+    assert!(run.stdout.contains("held back: "), "{run}");
+    run.stdout
+}
+
 /// The one attestation ref this repository holds.
 fn attestation_ref(sandbox: &Sandbox) -> String {
     let refs = sandbox.git([
@@ -74,23 +87,24 @@ fn control_a_secret_line_added_to_a_tracked_file_is_never_pushed() {
     );
     assert!(
         attested.stderr.contains(
-            "config.txt holds an AWS access key id that HEAD does not; git hpp push will refuse"
+            "config.txt holds an AWS access key id that HEAD does not; git hpp push will hold"
         ),
         "{attested}"
     );
     assert!(!attested.stderr.contains(&aws_key()), "{attested}");
     assert!(!attested.stdout.contains(&aws_key()), "{attested}");
     let record = attestation_ref(&sandbox);
-    let pushed = sandbox.hpp(["push"]);
-    assert!(!pushed.stderr.contains(&aws_key()), "{pushed}");
-    let reason = pushed.refused();
+    let said = held_back(sandbox.hpp(["push"]));
     assert!(
-        reason.contains(&format!(
-            "{record} keeps config.txt, which looks like it holds an AWS access key id"
+        said.contains(&format!(
+            "held back: {record} keeps config.txt, which looks like it holds an AWS access key id; fix: take the secret out of config.txt, then `git update-ref -d {record}`"
         )),
-        "{reason}"
+        "{said}"
     );
-    assert_eq!(remote_records(&sandbox), "", "no record reached the remote");
+    assert!(
+        !remote_records(&sandbox).contains(record.trim()),
+        "the record did not reach the remote"
+    );
     let blob = sandbox.git(["hash-object", "config.txt"]);
     let objects = sandbox.git_in(
         &remote,
@@ -221,16 +235,17 @@ fn a_turn_checkpoint_with_a_secret_line_is_not_pushed_either() {
     );
     let run = Run::fed(cmd, stop);
     assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run}");
-    let pushed = sandbox.hpp(["push"]);
-    assert!(!pushed.stderr.contains(&aws_key()), "{pushed}");
-    let reason = pushed.refused();
+    let said = held_back(sandbox.hpp(["push"]));
     assert!(
-        reason.contains(
-            "refs/hpp/checkpoints/s-1/turn/1 keeps config.txt, which looks like it holds an AWS access key id"
+        said.contains(
+            "held back: refs/hpp/checkpoints/s-1/turn/1 keeps config.txt, which looks like it holds an AWS access key id"
         ),
-        "{reason}"
+        "{said}"
     );
-    assert_eq!(remote_records(&sandbox), "", "nothing reached the remote");
+    assert!(
+        !remote_records(&sandbox).contains("refs/hpp/checkpoints/s-1/turn/1"),
+        "the checkpoint did not reach the remote"
+    );
 }
 
 #[test]
@@ -248,13 +263,12 @@ fn a_record_made_after_a_fetch_is_read_though_the_remote_was_seen_before() {
     let args = crate::harness::attest_args("review:2", "approved");
     sandbox.hpp_in(&sandbox.root, &args).ok();
     let before = remote_records(&sandbox);
-    let reason = sandbox.hpp(["push"]).refused();
-    assert!(reason.contains("AWS access key id"), "{reason}");
-    assert!(!reason.contains(&aws_key()), "{reason}");
+    let said = held_back(sandbox.hpp(["push"]));
+    assert!(said.contains("AWS access key id"), "{said}");
     assert_eq!(
         remote_records(&sandbox),
         before,
-        "nothing new reached the remote"
+        "the held record did not reach the remote"
     );
 }
 
@@ -290,12 +304,12 @@ fn a_hop_state_holding_a_key_is_read_by_push_and_by_the_server() {
         .hpp_in(&remote, &["hooks", "install", "--server", "--apply"])
         .ok();
     let state = hop_state(&sandbox, "S_leak", &format!("aws = {}", aws_key()));
-    let reason = sandbox.hpp(["push"]).refused();
+    let said = held_back(sandbox.hpp(["push"]));
     assert!(
-        reason.contains(&format!(
-            "{state} keeps config.txt, which looks like it holds an AWS access key id"
+        said.contains(&format!(
+            "held back: {state} keeps config.txt, which looks like it holds an AWS access key id"
         )),
-        "{reason}"
+        "{said}"
     );
     let out = sandbox
         .command("git", &sandbox.root)
@@ -309,6 +323,28 @@ fn a_hop_state_holding_a_key_is_read_by_push_and_by_the_server() {
         "{run}"
     );
     assert_eq!(remote_records(&sandbox), "", "the server took no record");
+}
+
+#[test]
+fn a_held_back_record_does_not_stall_the_clean_ones() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    let leaked = hop_state(&sandbox, "S_leak", &format!("aws = {}", aws_key()));
+    let clean = hop_state(&sandbox, "S_clean", "region = eu-west-1");
+    let first = held_back(sandbox.hpp(["push"]));
+    assert!(first.contains(&format!("held back: {leaked}")), "{first}");
+    let there = remote_records(&sandbox);
+    assert!(
+        there.contains(&clean) && !there.contains(&leaked),
+        "{there}"
+    );
+    // Again: the clean one is up to date, the leaked one still held back, still exit 1.
+    let again = held_back(sandbox.hpp(["push"]));
+    assert!(again.contains(&format!("held back: {leaked}")), "{again}");
+    // The fix the message names lets the next push exit 0.
+    sandbox.git(["update-ref", "-d", &leaked]);
+    sandbox.hpp(["push"]).ok();
+    let json = sandbox.hpp(["push", "--json"]).json(0);
+    assert_eq!(json["held_back"], serde_json::json!([]), "{json}");
 }
 
 #[test]

@@ -99,8 +99,16 @@ impl Store {
 
     /// Pushes every record to `remote` without forcing.
     pub fn push_records(&self, remote: &str) -> Result<SyncReport, Error> {
+        self.push_records_except(remote, &[])
+    }
+
+    /// As [`Store::push_records`], leaving out the records `held` names (negative refspecs,
+    /// `^refs/hpp/...`): every other record still goes.
+    pub fn push_records_except(&self, remote: &str, held: &[String]) -> Result<SyncReport, Error> {
         not_an_option(remote)?;
-        let args = vec!["push", "--porcelain", "--", remote, RECORDS, NOTES_PUSH];
+        let negatives: Vec<String> = held.iter().map(|name| format!("^{name}")).collect();
+        let mut args = vec!["push", "--porcelain", "--", remote, RECORDS, NOTES_PUSH];
+        args.extend(negatives.iter().map(String::as_str));
         let (ok, stdout, stderr) = self.run_git(&args, &format!("git push {remote}"))?;
         let mut report = SyncReport {
             remote: remote.to_owned(),
@@ -122,7 +130,10 @@ impl Store {
                 _ => report.updated.push(name),
             }
         }
-        if !ok && report.rejected.is_empty() {
+        // Every record held back and nothing else to send: git has no ref to push.
+        let nothing_left =
+            !held.is_empty() && stderr.contains("No refs in common and none specified");
+        if !ok && report.rejected.is_empty() && !nothing_left {
             return Err(Error::GitFailed {
                 what: format!("git push {remote}"),
                 stderr: whole_error(&stderr),

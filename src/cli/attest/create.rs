@@ -162,7 +162,7 @@ pub fn cmd_attest_create(ctx: &Ctx, args: &AttestCreateArgs) -> Result<Outcome, 
     }
     for kept in &created.secrets_kept {
         outcome = outcome.warn(format!(
-            "{} holds {} that HEAD does not; git hpp push will refuse {} (remove it from the file, delete the record with git update-ref -d, and attest again)",
+            "{} holds {} that HEAD does not; git hpp push will hold {} back (remove it from the file, delete the record with git update-ref -d, and attest again)",
             kept.path, kept.shape, created.attestation_ref
         ));
     }
