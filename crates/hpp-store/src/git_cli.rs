@@ -43,6 +43,18 @@ pub(super) fn output(cmd: &mut Command, what: &str) -> Result<Output, Error> {
     })
 }
 
+/// Reads `pipe` to its end in a thread of its own (so a full pipe never stalls the child).
+fn drain(pipe: Option<Box<dyn std::io::Read + Send>>) -> std::thread::JoinHandle<Vec<u8>> {
+    use std::io::Read as _;
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
 /// [`output`] within `limit`: past it the command is killed with its whole process group (a
 /// fetch's transport helper, an ssh, started under it), and the result is [`Error::GitHung`].
 pub(super) fn output_within(
@@ -50,7 +62,6 @@ pub(super) fn output_within(
     what: &str,
     limit: std::time::Duration,
 ) -> Result<Output, Error> {
-    use std::io::Read as _;
     use std::os::unix::process::CommandExt as _;
     use std::process::Stdio;
     let unavailable = |source| Error::GitUnavailable {
@@ -64,15 +75,6 @@ pub(super) fn output_within(
         .process_group(0)
         .spawn()
         .map_err(unavailable)?;
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
     let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
     let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let deadline = std::time::Instant::now() + limit;
@@ -121,7 +123,6 @@ pub(super) fn output_watching(
     dir: &Path,
     mut tick: impl FnMut(Tick) -> bool,
 ) -> Result<Output, Error> {
-    use std::io::Read as _;
     use std::process::Stdio;
     let unavailable = |source| Error::GitUnavailable {
         what: what.to_owned(),
@@ -135,15 +136,6 @@ pub(super) fn output_watching(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(unavailable)?;
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
     let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
     let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let (done, exited) = std::sync::mpsc::channel();
