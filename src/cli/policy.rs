@@ -111,7 +111,7 @@ pub fn dispatch(ctx: &Ctx, command: PolicyCommand) -> Result<Outcome, CliError> 
 /// Classifies `--command` and prints the verdict.
 pub fn cmd_policy_check(ctx: &Ctx, args: &PolicyCheckArgs) -> Result<Outcome, CliError> {
     let (policy, shown) = load_policy(ctx, args.policy.as_deref())?;
-    let verdict = classify(ctx, &policy, &args.command, args.rules)?;
+    let verdict = classify(ctx.cwd(), &policy, &args.command, args.rules)?;
     let exit = match (args.mode, verdict.action) {
         (Mode::Audit, _) | (Mode::Enforce, Action::Allow) => Exit::Ok,
         (Mode::Enforce, Action::Manual) => Exit::Warn,
@@ -144,7 +144,9 @@ pub fn cmd_policy_hook(ctx: &Ctx, args: &PolicyHookArgs) -> Result<Outcome, CliE
     let Some(command) = input.bash_command()? else {
         return Outcome::answer(Answer::Silent);
     };
-    let verdict = classify(ctx, &policy, command, args.rules)?;
+    // Paths are read where the command runs: the directory the agent works in.
+    let dir = input.dir(ctx.cwd());
+    let verdict = classify(&dir, &policy, command, args.rules)?;
     let said = format!(
         "{} by git hpp policy (rule {}, {}): {}",
         verdict.action,
@@ -218,11 +220,11 @@ impl Workspace for GitWorkspace<'_> {
     }
 }
 
-/// Classifies `command` in the working directory. The rules in force are `--rules`, else git
-/// config `hpp.policyRules` (read only when the command deletes or discards something), else
+/// Classifies `command` as run in `dir`. The rules in force are `--rules`, else git config
+/// `hpp.policyRules` there (read only when the command deletes or discards something), else
 /// full; a value that is neither is refused.
 fn classify(
-    ctx: &Ctx,
+    dir: &Path,
     policy: &Policy,
     command: &str,
     explicit: Option<RulesArg>,
@@ -231,7 +233,7 @@ fn classify(
         Some(RulesArg::Full) => Rules::Full,
         Some(RulesArg::Reference) => Rules::Reference,
         None if policy::scan(command).deletions.is_empty() => Rules::Full,
-        None => match hpp_store::probe::config(ctx.cwd(), "hpp.policyRules").as_deref() {
+        None => match hpp_store::probe::config(dir, "hpp.policyRules").as_deref() {
             None | Some("full") => Rules::Full,
             Some("reference") => Rules::Reference,
             Some(other) => {
@@ -241,7 +243,7 @@ fn classify(
             }
         },
     };
-    Ok(policy.classify_in(command, rules, &GitWorkspace(ctx.cwd())))
+    Ok(policy.classify_in(command, rules, &GitWorkspace(dir)))
 }
 
 fn source_name(verdict: &Verdict) -> &'static str {

@@ -224,3 +224,35 @@ fn the_hook_denies_a_delete_of_work_and_lets_an_ignored_one_through() {
     );
     assert_eq!(hook("rm -r build").stdout, "");
 }
+
+#[test]
+fn the_hook_reads_paths_from_the_directory_the_agent_works_in() {
+    // The agent works in `app/`, whose `src` holds work; the hook process runs at the top,
+    // where no `src` exists. Judged from the hook's own directory, `rm -r src` would look
+    // harmless: it must be judged where it runs, the payload's `cwd`.
+    let sandbox = Sandbox::repo();
+    sandbox
+        .child("app/src/lib.rs")
+        .write_str("pub fn f() {}\n")
+        .expect("writable");
+    sandbox.git(["add", "-A"]);
+    sandbox.git(["commit", "-q", "-m", "app"]);
+    let app = sandbox.root.join("app");
+    let input = |cwd: &std::path::Path| {
+        json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "rm -r src"}, "cwd": cwd})
+        .to_string()
+    };
+    let args = ["policy", "hook", "--host", "claude-code", "--no-checkpoint"];
+    let run = Run::fed(sandbox.hpp_command(&sandbox.root, &args), &input(&app)).json(0);
+    assert_eq!(
+        run["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{run}"
+    );
+    // Control: from the top, where `src` does not exist, the same command deletes nothing.
+    let top = Run::fed(
+        sandbox.hpp_command(&sandbox.root, &args),
+        &input(&sandbox.root),
+    );
+    assert_eq!((top.code, top.stdout.as_str()), (0, ""), "{top}");
+}
