@@ -33,17 +33,6 @@ pub struct Leak {
     pub shape: &'static str,
 }
 
-/// Why the check could not run or refused.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A record would publish something secret-shaped.
-    #[error(transparent)]
-    Leak(#[from] Leak),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] store::Error),
-}
-
 /// Finds the first file `tree` adds to `base` whose contents have a secret's shape
 /// ([`secrets::shape_in_file`]): its path and the shape. Files `base` has are not re-read.
 pub fn secret_file_added(
@@ -166,7 +155,7 @@ fn in_pieces<R>(
 /// updates it where `remote setup` mapped it; these records are write-once, so one seen there
 /// has left already. With nothing staged, one `git ls-remote` asks. A push with nothing new
 /// then costs no round trip before git's own.
-pub fn unpushed_leaks(store: &Store, remote: &str) -> Result<Vec<Leak>, Error> {
+pub fn unpushed_leaks(store: &Store, remote: &str) -> Result<Vec<Leak>, store::Error> {
     let prefix = format!("{}{}/", store::STAGING_PREFIX, store.staging_name(remote));
     // Names only: which records the remote has is a question of names, and reading 10,000
     // staged refs' files would cost a third of a push with nothing new.

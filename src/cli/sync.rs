@@ -54,10 +54,7 @@ pub struct FetchArgs {
 pub fn cmd_push(ctx: &Ctx, args: &PushArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     // A record that would publish a secret is held back; every other one still goes.
-    let held = crate::outbound::unpushed_leaks(store, &args.remote).map_err(|e| match e {
-        crate::outbound::Error::Store(inner) => CliError::from(inner),
-        other => CliError::refused(other),
-    })?;
+    let held = crate::outbound::unpushed_leaks(store, &args.remote)?;
     let names: Vec<String> = held.iter().map(|leak| leak.record.clone()).collect();
     let report = store.push_records_except(&args.remote, &names)?;
     render_push(store, &report, &held, args.format.json)
