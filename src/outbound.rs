@@ -182,7 +182,7 @@ pub fn unpushed_leaks(store: &Store, remote: &str) -> Result<Vec<Leak>, store::E
             let commit = match store.tip(&name) {
                 Ok(Some(commit)) => commit,
                 Ok(None) | Err(store::Error::Symbolic { .. }) => continue,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             };
             if let Some(leak) = record_leak(store, &name, commit.as_str())? {
                 leaks.push(leak);
