@@ -93,12 +93,13 @@ fn walk(script: &shell::Script, depth: usize, out: &mut ShellWrites, moved: &mut
 }
 
 /// Programs that only read or print: a call made of these alone, naming no output file, cannot
-/// destroy work.
-const READ_ONLY: [&str; 40] = [
+/// destroy work. Left out on purpose: `tree -o FILE`, `less -o FILE` and `file -C` write a
+/// file; `sort -o`, `tee`, `dd` too.
+const READ_ONLY: [&str; 36] = [
     "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ag", "pwd", "echo",
-    "printf", "true", "false", "which", "type", "file", "stat", "du", "df", "date", "whoami", "id",
-    "uname", "tree", "less", "more", "diff", "cmp", "basename", "dirname", "realpath", "readlink",
-    "test", "[", "nl", "cut", "printenv", "hostname",
+    "printf", "true", "false", "which", "type", "stat", "du", "df", "date", "whoami", "id",
+    "uname", "more", "diff", "cmp", "basename", "dirname", "realpath", "readlink", "test", "[",
+    "nl", "cut", "printenv",
 ];
 
 /// `git` subcommands that only read.
@@ -150,10 +151,19 @@ fn reads_only(script: &shell::Script, depth: usize) -> bool {
             let argv = &words[start..];
             let name = program_name(argv[0]);
             match name.as_str() {
+                // `--output=FILE` (log, diff, show) writes a file; `-O`/`--open-files-in-pager`
+                // (grep) runs a program.
                 "git" => {
                     let sub = argv[1..].iter().find(|a| !a.starts_with('-'));
-                    sub.is_some_and(|sub| GIT_READ_ONLY.contains(sub))
+                    let writes = argv[1..].iter().any(|a| {
+                        a.starts_with("--output")
+                            || a.starts_with("--open-files-in-pager")
+                            || (a.starts_with("-O") && !a.starts_with("--"))
+                    });
+                    !writes && sub.is_some_and(|sub| GIT_READ_ONLY.contains(sub))
                 }
+                // `rg --pre COMMAND` runs COMMAND on every file it searches.
+                "rg" => !argv[1..].iter().any(|a| a.starts_with("--pre")),
                 "find" => !argv[1..].iter().any(|a| {
                     a.starts_with("-exec")
                         || a.starts_with("-ok")
@@ -240,6 +250,13 @@ mod tests {
             "bash -c 'make'",
             "sudo rm x",
             "python3 script.py",
+            "tree -o notes.md",
+            "less -o log.txt README",
+            "file -C -m magic",
+            "git log --output=src/lib.rs",
+            "git diff --output src/lib.rs",
+            "git grep -Orm foo",
+            "rg --pre ./wipe.sh foo",
         ] {
             assert!(!read_only(command), "{command:?}");
         }
