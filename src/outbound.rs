@@ -21,9 +21,7 @@ use hpp_store::{self as store, Store, TreeId, refs};
 
 /// A record that would publish something secret-shaped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{record} keeps {path}, which looks like it holds {shape}; fix: take the secret out of {path}, then `git update-ref -d {record}` and make the record again"
-)]
+#[error("{record} keeps {path}, which looks like it holds {shape}; fix: {fix}")]
 pub struct Leak {
     /// The record's ref.
     pub record: String,
@@ -31,6 +29,8 @@ pub struct Leak {
     pub path: String,
     /// The shape found.
     pub shape: &'static str,
+    /// What takes it out: the record made again, or its log moved back before the entry.
+    pub fix: String,
 }
 
 /// Finds the first file `tree` adds to `base` whose contents have a secret's shape
@@ -44,7 +44,9 @@ pub fn secret_file_added(
         if store.tree_entry_id(base, &path)?.is_some() {
             continue;
         }
-        if let Some(shape) = in_pieces(store, tree, &path, secrets::shape_in_text)? {
+        if let Some(shape) = in_pieces(store, tree, &path, |piece| {
+            secrets::shape_in_text_at(Some(&path), piece)
+        })? {
             return Ok(Some((path, shape)));
         }
     }
@@ -59,23 +61,45 @@ pub fn secrets_brought(
     base: &TreeId,
     tree: &TreeId,
 ) -> Result<Vec<(String, &'static str)>, store::Error> {
+    secrets_brought_except(store, base, tree, None)
+}
+
+/// [`secrets_brought`] without the entry `except` (a record's kept snapshot, read on its own)
+/// and what is under it.
+fn secrets_brought_except(
+    store: &Store,
+    base: &TreeId,
+    tree: &TreeId,
+    except: Option<&str>,
+) -> Result<Vec<(String, &'static str)>, store::Error> {
     let mut found = Vec::new();
     for path in store.changed_paths(base, tree)? {
+        if except.is_some_and(|e| {
+            path.strip_prefix(e)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        }) {
+            continue;
+        }
+        let at = Some(path.as_str());
         // Most files hold no secret: one match of each piece decides them.
-        if in_pieces(store, tree, &path, secrets::shape_in_text)?.is_none() {
+        if in_pieces(store, tree, &path, |piece| {
+            secrets::shape_in_text_at(at, piece)
+        })?
+        .is_none()
+        {
             continue;
         }
         let mut held = std::collections::HashSet::new();
         in_pieces(store, base, &path, |piece| {
             held.extend(
-                secrets::shaped_units(piece)
+                secrets::shaped_units_at(at, piece)
                     .into_iter()
                     .map(|(unit, _)| unit),
             );
             None::<()>
         })?;
         let brought = in_pieces(store, tree, &path, |piece| {
-            secrets::shaped_units(piece)
+            secrets::shaped_units_at(at, piece)
                 .into_iter()
                 .find(|(unit, _)| !held.contains(unit))
                 .map(|(_, shape)| shape)
@@ -147,59 +171,183 @@ fn in_pieces<R>(
     }
 }
 
-/// Reads every record under `refs/hpp/attestations/`, `refs/hpp/checkpoints/`,
-/// `refs/hpp/evidence/` and `refs/hpp/hop/states/` that `remote` does not have, and returns
-/// each that keeps a secret the branch does not already hold ([`record_leak`]), to be held
-/// back while the rest is pushed. What the remote has is what its staging
+/// Reads every record under `refs/hpp/` and the notes mirror that `remote` does not have in
+/// the state they are here, and returns each that would publish a secret ([`record_leak`]),
+/// to be held back while the rest is pushed. What the remote has is what its staging
 /// namespace (`refs/hpp-remote/<remote>/`) last saw: `git hpp fetch` fills it, and a push
-/// updates it where `remote setup` mapped it; these records are write-once, so one seen there
-/// has left already. With nothing staged, one `git ls-remote` asks. A push with nothing new
-/// then costs no round trip before git's own.
+/// updates it where `remote setup` mapped it. With nothing staged, one `git ls-remote` asks. A
+/// record the remote has at the same commit costs nothing; one that moved (a log) is read from
+/// the commit the remote has on.
 pub fn unpushed_leaks(store: &Store, remote: &str) -> Result<Vec<Leak>, store::Error> {
-    let prefix = format!("{}{}/", store::STAGING_PREFIX, store.staging_name(remote));
-    // Names only: which records the remote has is a question of names, and reading 10,000
-    // staged refs' files would cost a third of a push with nothing new.
-    let mut there = store.list_names(&prefix)?;
-    // Compared by what follows each namespace, so 10,000 names are not written out again.
-    let mut under = prefix.len();
-    if there.is_empty() {
-        there = store.remote_records(remote)?;
-        under = refs::PREFIX.len();
-    }
-    let there: std::collections::HashSet<&str> = there.iter().map(|n| &n[under..]).collect();
+    let staging = format!("{}{}/", store::STAGING_PREFIX, store.staging_name(remote));
+    // Names first: which write-once records the remote has is a question of names, and reading
+    // 10,000 staged refs' files would cost a third of a push with nothing new. A record that
+    // moves (a log) is then read from the commit the remote has on.
+    let staged = store.list_names(&staging)?;
+    let advertised = if staged.is_empty() {
+        store.remote_record_tips(remote)?
+    } else {
+        std::collections::BTreeMap::new()
+    };
+    let there = |name: &str| -> Result<Option<Option<String>>, store::Error> {
+        let rest = &name[refs::PREFIX.len()..];
+        if staged.is_empty() {
+            return Ok(advertised.get(name).map(|tip| Some(tip.clone())));
+        }
+        let staged_name = format!("{staging}{rest}");
+        if !staged.contains(&staged_name) {
+            return Ok(None);
+        }
+        if refs::WRITE_ONCE.iter().any(|p| name.starts_with(p)) {
+            return Ok(Some(None));
+        }
+        Ok(Some(store.tip(&staged_name)?.map(|tip| tip.to_string())))
+    };
     let mut leaks = Vec::new();
-    for prefix in [
-        refs::ATTESTATIONS_PREFIX,
-        refs::CHECKPOINTS_PREFIX,
-        refs::EVIDENCE_PREFIX,
-        refs::HOP_STATES_PREFIX,
-    ] {
-        for name in store.list_names(prefix)? {
-            if there.contains(&name[refs::PREFIX.len()..]) {
+    for name in store.list_names(refs::PREFIX)? {
+        let old = match there(&name)? {
+            // A write-once record the remote has is the one here.
+            Some(_) if refs::WRITE_ONCE.iter().any(|p| name.starts_with(p)) => {
                 continue;
             }
-            // A symbolic ref is no record (a listing with ids skips it too).
-            let commit = match store.tip(&name) {
-                Ok(Some(commit)) => commit,
-                Ok(None) | Err(store::Error::Symbolic { .. }) => continue,
-                Err(e) => return Err(e),
-            };
-            if let Some(leak) = record_leak(store, &name, commit.as_str())? {
-                leaks.push(leak);
-            }
+            Some(old) => old,
+            None => None,
+        };
+        // A symbolic ref is no record (a listing with ids skips it too).
+        let tip = match store.tip(&name) {
+            Ok(Some(tip)) => tip,
+            Ok(None) | Err(store::Error::Symbolic { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        if old.as_deref() == Some(tip.as_str()) {
+            continue;
+        }
+        if let Some(leak) = record_leak(store, &name, tip.as_str(), old.as_deref())? {
+            leaks.push(leak);
+        }
+    }
+    if let Some(notes) = store.tip(store::NOTES_REF)? {
+        let old = store
+            .tip(&store::notes_staging(&store.staging_name(remote)))?
+            .map(|tip| tip.to_string());
+        if old.as_deref() != Some(notes.as_str())
+            && let Some(leak) =
+                record_leak(store, store::NOTES_REF, notes.as_str(), old.as_deref())?
+        {
+            leaks.push(leak);
         }
     }
     Ok(leaks)
 }
 
-/// Reads the record `name` at `commit`: for an attestation or a checkpoint, its snapshot
-/// against the tree of the commit it was made at; for an evidence bundle, its kept artifacts;
-/// for a Hop state, its tree (the workspace it names) against the state before it.
-/// Returns the first file that holds a secret the base does not. Any other ref is not read
-/// (`None`).
-pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
+/// Reads what the record `name` brings at `commit` over `old` (the commit the other side
+/// already has of it, `None` when it has none), and returns the first secret it would publish:
+///
+/// - every entry of its log (each commit from `commit` back to `old`): the files the entry adds
+///   or changes against the entry before it (an event, a deliberation's seats, a handoff, a
+///   board or lane entry, a Hop prompt, a policy, a note), each line read for a secret's shape
+///   ([`secrets::shaped_units_at`]);
+/// - a record that keeps a workspace snapshot (an attestation, a checkpoint): the snapshot
+///   against the tree of the commit it was made at, so what the branch holds is not a leak;
+/// - a Hop state or the accepted chain, whose commit tree is the workspace: that tree against
+///   the state before it.
+///
+/// Any ref outside `refs/hpp/` and the notes mirror is not read (`None`).
+pub fn record_leak(
+    store: &Store,
+    name: &str,
+    commit: &str,
+    old: Option<&str>,
+) -> Result<Option<Leak>, store::Error> {
+    if !name.starts_with(refs::PREFIX) && name != store::NOTES_REF {
+        return Ok(None);
+    }
+    let Some(tip) = store.commit_id(commit) else {
+        return Ok(None);
+    };
+    let old = old.and_then(|hex| store.commit_id(hex));
+    if let Some(leak) = snapshot_leak(store, name, commit)? {
+        return Ok(Some(leak));
+    }
+    // The workspace a record keeps was read above; its own files are read here.
+    let kept = if name.starts_with(refs::ATTESTATIONS_PREFIX) {
+        Some(hpp_core::attestation::SNAPSHOT_ENTRY)
+    } else if name.starts_with(refs::CHECKPOINTS_PREFIX) {
+        Some(crate::continuity_checkpoint::SNAPSHOT)
+    } else {
+        None
+    };
+    let workspace = name.starts_with(refs::HOP_STATES_PREFIX) || name == refs::HOP_ACCEPTED;
+    for entry in entries(store, &tip, old.as_ref())? {
+        let (tree, parents, _) = store.read_commit(&entry)?;
+        let base = match parents.first() {
+            Some(parent) => store.commit_tree(parent)?,
+            None => store.empty_tree(),
+        };
+        let found = if workspace {
+            // Read by snapshot_leak at the tip; an older state against the one before it.
+            if entry == tip {
+                continue;
+            }
+            secrets_brought(store, &base, &tree)?.into_iter().next()
+        } else {
+            secrets_brought_except(store, &base, &tree, kept)?
+                .into_iter()
+                .next()
+        };
+        if let Some((path, shape)) = found {
+            let fix = match (entry == tip, parents.first()) {
+                (true, None) => format!(
+                    "take the secret out of {path}, then `git update-ref -d {name}` and make the record again"
+                ),
+                (_, Some(parent)) => format!(
+                    "`git update-ref {name} {parent} {tip}` drops entry {} and every entry after it (the reflog keeps them)",
+                    &entry.as_str()[..12]
+                ),
+                (false, None) => format!(
+                    "`git update-ref -d {name}` drops the whole log, whose first entry {} holds it (the reflog keeps it)",
+                    &entry.as_str()[..12]
+                ),
+            };
+            return Ok(Some(Leak {
+                record: name.to_owned(),
+                path,
+                shape,
+                fix,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// The commits of a record's log from `tip` back to `old` (not included), newest first: every
+/// parent is followed, and a commit `old` is (or that was already seen) ends that line.
+fn entries(
+    store: &Store,
+    tip: &store::CommitId,
+    old: Option<&store::CommitId>,
+) -> Result<Vec<store::CommitId>, store::Error> {
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = std::collections::VecDeque::from([tip.clone()]);
+    let mut out = Vec::new();
+    while let Some(commit) = queue.pop_front() {
+        if Some(&commit) == old || !seen.insert(commit.clone()) {
+            continue;
+        }
+        let (_, parents, _) = store.read_commit(&commit)?;
+        queue.extend(parents);
+        out.push(commit);
+    }
+    Ok(out)
+}
+
+/// For an attestation or a checkpoint, its snapshot against the tree of the commit it was made
+/// at; for an evidence bundle, its kept artifacts; for a Hop state or the accepted chain, its
+/// tree (the workspace it names) against the state before it. The first file that holds a
+/// secret the base does not.
+fn snapshot_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>, store::Error> {
     // A Hop state's commit tree is the workspace it names; its base is the state before it.
-    if name.starts_with(refs::HOP_STATES_PREFIX) {
+    if name.starts_with(refs::HOP_STATES_PREFIX) || name == refs::HOP_ACCEPTED {
         let Some(id) = store.commit_id(commit) else {
             return Ok(None);
         };
@@ -225,8 +373,6 @@ pub fn record_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Lea
             crate::continuity_checkpoint::SNAPSHOT,
             recorded_base(store, commit, crate::continuity_checkpoint::FILE, "head")?,
         )
-    } else if name.starts_with(refs::EVIDENCE_PREFIX) {
-        (hpp_core::evidence::ARTIFACTS_DIR, store.empty_tree())
     } else {
         return Ok(None);
     };
@@ -251,6 +397,9 @@ fn first_leak(
         .next()
         .map(|(path, shape)| Leak {
             record: name.to_owned(),
+            fix: format!(
+                "take the secret out of {path}, then `git update-ref -d {name}` and make the record again"
+            ),
             path,
             shape,
         }))

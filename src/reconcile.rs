@@ -469,17 +469,6 @@ fn take_accepted(store: &Store, theirs: &CommitId, staged: &str) -> Result<Outco
     })
 }
 
-/// Records created once: a ref that names one never moves once it exists here.
-const WRITE_ONCE: [&str; 7] = [
-    refs::EVIDENCE_PREFIX,
-    refs::ATTESTATIONS_PREFIX,
-    refs::HOP_STATES_PREFIX,
-    refs::HOP_PROMPTS_PREFIX,
-    refs::HOP_CHECKS_PREFIX,
-    refs::CHECKPOINTS_PREFIX,
-    refs::PRESERVED_PREFIX,
-];
-
 /// The files a person's decision adds to a sealed House Session, its one step forward.
 const DECISION_FILES: [&str; 2] = ["human_decision.json", "human_decision.sig"];
 
@@ -501,7 +490,9 @@ fn admissible(
 ) -> Result<Result<Option<Join>, String>, Error> {
     if let Some(ours) = &ours
         && ours != theirs
-        && WRITE_ONCE.iter().any(|prefix| name.starts_with(prefix))
+        && refs::WRITE_ONCE
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
         && store.relation(ours, theirs)? != Relation::Ahead
     {
         return Ok(Err(
@@ -696,7 +687,10 @@ fn receive_one(store: &Store, spec: &LoopSpec, update: &Received) -> Result<Opti
         },
     };
     if let Some(ours) = &ours {
-        if WRITE_ONCE.iter().any(|prefix| name.starts_with(prefix)) {
+        if refs::WRITE_ONCE
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
             return Ok(Some(
                 "this record is written once: it may be created, never moved".to_owned(),
             ));

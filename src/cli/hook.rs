@@ -441,7 +441,9 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
         })
         .collect();
     let store = ctx.receive(&pending)?;
-    // The records first: what the push does under refs/hpp/ is read as a fetch reads it.
+    // A record that would publish a secret is refused for that, whatever else is wrong with it.
+    crate::gates::secrets::check(store, &updates)?;
+    // The records next: what the push does under refs/hpp/ is read as a fetch reads it.
     let received: Vec<crate::reconcile::Received> = updates
         .iter()
         .map(|u| crate::reconcile::Received {
@@ -462,7 +464,6 @@ pub fn cmd_hook_pre_receive(ctx: &Ctx, _args: &PreReceiveArgs) -> Result<Outcome
         }
         return Err(error);
     }
-    crate::gates::secrets::check(store, &updates)?;
     check(ctx, &updates, "this repository")
 }
 

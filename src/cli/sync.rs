@@ -218,7 +218,7 @@ fn render_push(
         serde_json::to_value(report).map_err(|e| CliError::internal("the push report", &e))?;
     value["held_back"] = serde_json::json!(
         held.iter()
-            .map(|l| serde_json::json!({"ref": l.record, "path": l.path, "shape": l.shape, "reason": l.to_string()}))
+            .map(|l| serde_json::json!({"ref": l.record, "path": l.path, "shape": l.shape, "fix": l.fix, "reason": l.to_string()}))
             .collect::<Vec<_>>()
     );
     Ok(Outcome::document(json, &value, human, exit))

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use crate::harness::{Run, Sandbox};
 
-/// An AWS access key id's shape, assembled so this file does not hold one literally.
+/// An AWS access key id's shape, assembled so this file does not hold one literally (and not
+/// the documentation's example key, which is no secret).
 fn aws_key() -> String {
-    format!("AKIA{}", "IOSFODNN7EXAMPLE")
+    format!("AKIA{}", "Q7ZK2M4XW5R3T6PB")
 }
 
 /// A private key block's header, assembled the same way.
@@ -360,4 +361,234 @@ fn control_a_clean_hop_state_pushes() {
         "{}",
         remote_records(&sandbox)
     );
+}
+
+/// Issue 54's shapes the hand-written set missed, each as a line of a file: an `.npmrc` token,
+/// an Azure SAS URL, a PuTTY key file, and four tokens the maintained rule set knows. Assembled
+/// so this file holds none literally.
+fn missed_shapes() -> Vec<(&'static str, String)> {
+    let random = "Zq3v9Lk2Xw8Rt5Pm1Nb7Hc4Jd6Fg0Ks";
+    vec![
+        (
+            "an npm registry token",
+            format!("//registry.npmjs.org/:_auth{}={random}", "Token"),
+        ),
+        (
+            "an Azure shared access signature",
+            format!(
+                "url = https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&s{}={random}%2B{random}%3D",
+                "ig"
+            ),
+        ),
+        (
+            "a PuTTY private key",
+            format!("PuTTY-User-Key-{}-3: ssh-ed25519", "File"),
+        ),
+        (
+            "a Stripe Webhook",
+            format!("webhook = wh{}_{random}{random}", "sec"),
+        ),
+        (
+            "a Heroku",
+            format!("HRKU-{}{random}{}", "AA", "Ab3dE6gH9jK2mN5pQ7rS8tU0vW1"),
+        ),
+        (
+            "a Fly.io",
+            format!("token = fo{}_{random}{}", "1", "Ab3dE6gH9jK2"),
+        ),
+        (
+            "a Mailgun",
+            format!("mailgun = ke{}-{}", "y", "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d"),
+        ),
+    ]
+}
+
+#[test]
+fn the_shapes_the_old_set_missed_are_held_back_and_name_what_they_are() {
+    for (shape, line) in missed_shapes() {
+        let (sandbox, _remote) = pushed_repo("region = eu-west-1\n");
+        append(&sandbox, &line);
+        attest(&sandbox).ok();
+        let record = attestation_ref(&sandbox);
+        let said = held_back(sandbox.hpp(["push"]));
+        assert!(
+            said.contains(&format!(
+                "held back: {} keeps config.txt, which looks like it holds {shape}",
+                record.trim()
+            )),
+            "{line}: {said}"
+        );
+        assert!(!said.contains(&line), "the value is never printed: {said}");
+        assert!(!remote_records(&sandbox).contains(record.trim()), "{line}");
+    }
+}
+
+#[test]
+fn control_the_documentation_example_key_and_placeholders_push() {
+    let corpus = [
+        format!("aws_access_key_id = AKIA{}", "IOSFODNN7EXAMPLE"),
+        format!(
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}",
+            "EXAMPLEKEY"
+        ),
+        "//registry.npmjs.org/:_authToken=${NPM_TOKEN}".to_owned(),
+        "password = \"{{ .Values.db.password }}\"".to_owned(),
+        "api_key: <your-api-key>".to_owned(),
+        "api_key = load_api_key_from_environment()".to_owned(),
+        "request_id = 0f8fad5b-d9cb-469f-a165-70867728950e".to_owned(),
+        "checksum = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".to_owned(),
+        "database_url = postgres://postgres:postgres@localhost:5432/app".to_owned(),
+    ];
+    let (sandbox, _remote) = pushed_repo("region = eu-west-1\n");
+    for line in &corpus {
+        append(&sandbox, line);
+    }
+    attest(&sandbox).ok();
+    let record = attestation_ref(&sandbox);
+    let json = sandbox.hpp(["push", "--json"]).json(0);
+    assert_eq!(json["held_back"], serde_json::json!([]), "{json}");
+    assert!(remote_records(&sandbox).contains(record.trim()));
+}
+
+/// A log entry written by another tool: a commit on `name` (after its tip, when it has one)
+/// whose tree is `file` holding `text`. Returns the commit.
+fn log_entry(sandbox: &Sandbox, name: &str, file: &str, text: &str) -> String {
+    let blob = sandbox.git_fed(&["hash-object", "-w", "--stdin"], text);
+    let tree = sandbox.git_fed(
+        &["mktree"],
+        &format!("100644 blob {}\t{file}\n", blob.trim()),
+    );
+    let tip = sandbox.git(["for-each-ref", "--format=%(objectname)", name]);
+    let mut args = vec!["commit-tree", tree.trim(), "-m", "entry"];
+    if !tip.trim().is_empty() {
+        args.extend(["-p", tip.trim()]);
+    }
+    let commit = sandbox.git_in(&sandbox.root, &args);
+    sandbox.git(["update-ref", name, commit.trim()]);
+    commit.trim().to_owned()
+}
+
+/// Every record kind that keeps no workspace, each with the file its entries hold.
+const KINDS: &[(&str, &str)] = &[
+    ("refs/hpp/loops/L1", "event.json"),
+    ("refs/hpp/deliberations/D1", "seat-b.md"),
+    ("refs/hpp/handoffs/H1", "handoff.json"),
+    ("refs/hpp/lanes/lane-a", "lane.json"),
+    ("refs/hpp/board/log", "entry.json"),
+    ("refs/hpp/gotchas/failures", "failure.json"),
+    ("refs/hpp/hop/prompts/P1", "prompt.md"),
+    ("refs/hpp/monitors/M1", "monitor.json"),
+    ("refs/hpp/evidence/E1-1", "record.json"),
+    ("refs/hpp/trust", "policy.json"),
+    ("refs/notes/hpp", "4b825dc642cb6eb9a060e54bf8d69288fbee4904"),
+];
+
+#[test]
+fn every_record_kind_holding_a_key_is_held_back_and_the_clean_ones_go() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    for (name, file) in KINDS {
+        log_entry(
+            &sandbox,
+            name,
+            file,
+            &format!("{{\"note\":\"aws = {}\"}}\n", aws_key()),
+        );
+    }
+    log_entry(
+        &sandbox,
+        "refs/hpp/loops/clean",
+        "event.json",
+        "{\"note\":\"ok\"}\n",
+    );
+    let said = held_back(sandbox.hpp(["push"]));
+    for (name, file) in KINDS {
+        assert!(
+            said.contains(&format!(
+                "held back: {name} keeps {file}, which looks like it holds an AWS access key id"
+            )),
+            "{name}: {said}"
+        );
+    }
+    let there = remote_records(&sandbox);
+    assert!(there.contains("refs/hpp/loops/clean"), "{there}");
+    for (name, _) in KINDS {
+        assert!(!there.contains(name), "{name} reached the remote: {there}");
+    }
+    let notes = sandbox.git(["ls-remote", "origin", "refs/notes/*"]);
+    assert_eq!(notes, "", "the notes did not leave");
+}
+
+#[test]
+fn control_the_same_kinds_without_a_key_all_push() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    for (name, file) in KINDS {
+        log_entry(&sandbox, name, file, "{\"note\":\"region = eu-west-1\"}\n");
+    }
+    let json = sandbox.hpp(["push", "--json"]).json(0);
+    assert_eq!(json["held_back"], serde_json::json!([]), "{json}");
+    let there = remote_records(&sandbox);
+    for (name, _) in KINDS.iter().filter(|(n, _)| n.starts_with("refs/hpp/")) {
+        assert!(there.contains(name), "{name}: {there}");
+    }
+}
+
+#[test]
+fn an_entry_with_a_key_after_one_the_remote_has_is_held_back_with_the_fix_that_drops_it() {
+    let (sandbox, _remote) = pushed_repo("name = service\n");
+    let name = "refs/hpp/loops/L1";
+    let first = log_entry(&sandbox, name, "event.json", "{\"n\":1}\n");
+    sandbox.hpp(["push"]).ok();
+    let second = log_entry(
+        &sandbox,
+        name,
+        "event.json",
+        &format!("{{\"n\":2,\"note\":\"aws = {}\"}}\n", aws_key()),
+    );
+    let third = log_entry(&sandbox, name, "event.json", "{\"n\":3}\n");
+    let said = held_back(sandbox.hpp(["push"]));
+    let fix = format!(
+        "fix: `git update-ref {name} {first} {third}` drops entry {} and every entry after it",
+        &second[..12]
+    );
+    assert!(said.contains(&fix), "{said}");
+    let there = remote_records(&sandbox);
+    assert!(
+        there.contains(&first),
+        "the remote keeps the first entry: {there}"
+    );
+    // The fix the message names lets the next push go.
+    sandbox.git(["update-ref", name, &first, &third]);
+    let json = sandbox.hpp(["push", "--json"]).json(0);
+    assert_eq!(json["held_back"], serde_json::json!([]), "{json}");
+}
+
+#[test]
+fn the_server_refuses_a_deliberation_holding_a_key_for_that_reason() {
+    let (sandbox, remote) = pushed_repo("name = service\n");
+    sandbox
+        .hpp_in(&remote, &["hooks", "install", "--server", "--apply"])
+        .ok();
+    let name = "refs/hpp/deliberations/D1";
+    log_entry(
+        &sandbox,
+        name,
+        "seat-b.md",
+        &format!("aws = {}\n", aws_key()),
+    );
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .args(["push", "--no-verify", "origin", &format!("{name}:{name}")])
+        .output()
+        .expect("git push runs");
+    let run = Run::from_output(&out);
+    assert_ne!(run.code, 0, "the server refused:\n{run}");
+    assert!(
+        run.stderr.contains(&format!(
+            "{name} keeps seat-b.md, which looks like it holds an AWS access key id"
+        )),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("never deleted"), "{run}");
+    assert!(!run.stderr.contains(&aws_key()), "{run}");
+    assert_eq!(remote_records(&sandbox), "", "the server took no record");
 }

@@ -247,13 +247,13 @@ fn mktree(sandbox: &Sandbox, entries: &str) -> String {
         .to_owned()
 }
 
-/// The secret shapes issue 33 found accepted in event data, each built from pieces (the AWS
-/// documentation's example key, a placeholder JWT, filler).
+/// The secret shapes issue 33 found accepted in event data, each built from pieces (an AWS
+/// secret key that is not the documentation's example, a placeholder JWT, filler).
 fn issue_33_secrets() -> Vec<String> {
     vec![
         format!(
             "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}",
-            "EXAMPLEKEY"
+            "Q2vT9kLm4Z"
         ),
         format!(
             "{}.{}.{}",

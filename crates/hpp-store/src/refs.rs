@@ -145,6 +145,17 @@ pub const NAMESPACES: [(&str, &str); 18] = [
     ("preserved", PRESERVED_PREFIX),
 ];
 
+/// Records created once: a ref that names one never moves once it exists.
+pub const WRITE_ONCE: [&str; 7] = [
+    EVIDENCE_PREFIX,
+    ATTESTATIONS_PREFIX,
+    HOP_STATES_PREFIX,
+    HOP_PROMPTS_PREFIX,
+    HOP_CHECKS_PREFIX,
+    CHECKPOINTS_PREFIX,
+    PRESERVED_PREFIX,
+];
+
 /// The record kind whose namespace holds `name` (a full ref name), `None` outside the ref
 /// layout (`refs/hpp/whatever/x`).
 ///

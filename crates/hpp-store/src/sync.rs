@@ -147,6 +147,15 @@ impl Store {
         &self,
         remote: &str,
     ) -> Result<std::collections::BTreeSet<String>, Error> {
+        Ok(self.remote_record_tips(remote)?.into_keys().collect())
+    }
+
+    /// The records `remote` advertises under `refs/hpp/`, each with the commit it is at (hex):
+    /// one `git ls-remote`.
+    pub fn remote_record_tips(
+        &self,
+        remote: &str,
+    ) -> Result<std::collections::BTreeMap<String, String>, Error> {
         not_an_option(remote)?;
         let (ok, advertised, stderr) = self.run_git(
             &["ls-remote", "--", remote, "refs/hpp/*"],
@@ -160,7 +169,10 @@ impl Store {
         }
         Ok(advertised
             .lines()
-            .filter_map(|line| line.split_once('\t').map(|(_, name)| name.to_owned()))
+            .filter_map(|line| {
+                line.split_once('\t')
+                    .map(|(id, name)| (name.to_owned(), id.to_owned()))
+            })
             .collect())
     }
 

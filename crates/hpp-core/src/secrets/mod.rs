@@ -5,8 +5,16 @@
 //! like a credential, a PEM header, a vendor token prefix), never words: prose that mentions a
 //! secret or a password is not a match. It is the reference harness's `_SECRET_PATTERN` plus the
 //! token shapes it checks on evidence command lines.
+//!
+//! A file is read for ours ([`SHAPES`]) and then for a maintained rule set's
+//! ([`RULE_SET`], `maintained.rs`); a value that says it is an example or is a placeholder is not
+//! a secret in either ([`placeholder`]).
+
+mod maintained;
 
 use std::sync::LazyLock;
+
+pub use maintained::{SOURCE as RULE_SET, looks_random, placeholder};
 
 use regex::Regex;
 
@@ -156,6 +164,18 @@ pub const SHAPES: &[Shape] = &[
     shape("a HashiCorp Vault token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
     shape("a Databricks token", r"\bdapi[a-f0-9]{32}"),
     shape("an Artifactory token", r"\bAKCp[A-Za-z0-9]{69}"),
+    shape(
+        "an npm registry token (_authToken)",
+        r#"(?m)(?:^|[\s"'])(?://[^\s=]*:)?_auth(?:Token)?\s*=\s*["']?[A-Za-z0-9_.+/=-]{16,}"#,
+    ),
+    shape(
+        "an Azure shared access signature",
+        r"(?i)[?&]sig=[A-Za-z0-9%+/]{30,}",
+    ),
+    shape(
+        "a PuTTY private key",
+        r"\b(?:PuTTY-User-Key-File-[0-9]+:|Private-MAC: [0-9a-f]{40,})",
+    ),
     text_shape(
         "a JSON Web Token",
         r"\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
@@ -191,10 +211,26 @@ static COMPILED: LazyLock<Vec<(Shape, Regex)>> = LazyLock::new(|| {
 /// assert_eq!(shape_of("0f8fad5b-d9cb-469f-a165-70867728950e"), None);
 /// ```
 pub fn shape_of(text: &str) -> Option<&'static str> {
-    COMPILED
-        .iter()
-        .find(|(_, re)| re.is_match(text))
+    first_shape(COMPILED.iter(), text, None)
+}
+
+/// The first of `shapes` that finds something in `text` that is no example, or else the first
+/// rule of the maintained set that does (honouring its paths where `path` is known).
+fn first_shape<'a>(
+    mut shapes: impl Iterator<Item = &'a (Shape, Regex)>,
+    text: &str,
+    path: Option<&str>,
+) -> Option<&'static str> {
+    shapes
+        .find(|(_, re)| {
+            re.find_iter(text)
+                .any(|m| !m.as_str().to_ascii_lowercase().contains("example"))
+        })
         .map(|(s, _)| s.name)
+        .or_else(|| {
+            let rules: &'static maintained::RuleSet = &maintained::RULES;
+            rules.find(text.as_bytes(), path)
+        })
 }
 
 /// The shapes of [`SHAPES`] read in whole files.
@@ -230,10 +266,14 @@ pub fn shape_in_file(bytes: &[u8]) -> Option<&'static str> {
 /// read in pieces ([`piece_end`]) was judged text or binary by its first piece
 /// ([`is_binary`]).
 pub fn shape_in_text(bytes: &[u8]) -> Option<&'static str> {
+    shape_in_text_at(None, bytes)
+}
+
+/// [`shape_in_text`] of a file at `path`: the maintained rules that name the files they skip
+/// (a private key rule skips `*.pub`) honour it.
+pub fn shape_in_text_at(path: Option<&str>, bytes: &[u8]) -> Option<&'static str> {
     let text = String::from_utf8_lossy(bytes);
-    file_shapes()
-        .find(|(_, re)| re.is_match(&text))
-        .map(|(s, _)| s.name)
+    first_shape(file_shapes(), &text, path)
 }
 
 /// Names the secret shape of the first secret-shaped line of `new` that `old` does not hold,
@@ -244,10 +284,10 @@ pub fn shape_in_text(bytes: &[u8]) -> Option<&'static str> {
 ///
 /// ```
 /// use hpp_core::secrets::shape_added;
-/// let key = b"aws = AKIAIOSFODNN7EXAMPLE\n";
+/// let key = b"aws = AKIAQ7ZK2M4XW5R3T6PB\n";
 /// assert_eq!(shape_added(None, key), Some("an AWS access key id"));
-/// assert_eq!(shape_added(Some(b"x = 1\n"), b"x = 1\naws = AKIAIOSFODNN7EXAMPLE\n"), Some("an AWS access key id"));
-/// assert_eq!(shape_added(Some(key), b"x = 1\naws = AKIAIOSFODNN7EXAMPLE\n"), None);
+/// assert_eq!(shape_added(Some(b"x = 1\n"), b"x = 1\naws = AKIAQ7ZK2M4XW5R3T6PB\n"), Some("an AWS access key id"));
+/// assert_eq!(shape_added(Some(key), b"x = 1\naws = AKIAQ7ZK2M4XW5R3T6PB\n"), None);
 /// ```
 pub fn shape_added(old: Option<&[u8]>, new: &[u8]) -> Option<&'static str> {
     if is_binary(new) {
@@ -273,15 +313,23 @@ pub fn shape_added(old: Option<&[u8]>, new: &[u8]) -> Option<&'static str> {
 /// secret where they hold the same unit; a unit without a shape is never a secret, so comparing
 /// these alone is comparing every unit.
 pub fn shaped_units(bytes: &[u8]) -> Vec<(String, &'static str)> {
+    shaped_units_at(None, bytes)
+}
+
+/// [`shaped_units`] of a file at `path` ([`shape_in_text_at`]).
+pub fn shaped_units_at(path: Option<&str>, bytes: &[u8]) -> Vec<(String, &'static str)> {
     let text = String::from_utf8_lossy(bytes);
     units(&text)
         .filter_map(|unit| {
-            let shape = file_shapes()
-                .find(|(_, re)| re.is_match(&unit))
-                .map(|(s, _)| s.name)?;
+            let shape = first_shape(file_shapes(), &unit, path)?;
             Some((unit, shape))
         })
         .collect()
+}
+
+/// How many rules of the maintained set block a push ([`RULE_SET`]).
+pub fn maintained_rules() -> usize {
+    maintained::RULES.len()
 }
 
 /// Where the first piece of `bytes` may end when a file is read in pieces: just after its last
@@ -496,20 +544,20 @@ mod tests {
             ),
             (
                 "an AWS access key id",
-                format!("AKIA{}", "IOSFODNN7EXAMPLE"),
+                format!("AKIA{}", "Q7ZK2M4XW5R3T6PB"),
             ),
             (
                 "an AWS secret access key",
                 format!(
                     "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}",
-                    "EXAMPLEKEY"
+                    "Q2vT9kLm4Z"
                 ),
             ),
             (
                 "an AWS secret access key",
                 format!(
                     "{{\"AWS_SECRET_KEY\":\"wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}\"}}",
-                    "EXAMPLEKEY"
+                    "Q2vT9kLm4Z"
                 ),
             ),
             ("a GitHub token", format!("gh{}_{}", "p", fill(ALNUM, 36))),
@@ -602,6 +650,22 @@ mod tests {
             (
                 "an Artifactory token",
                 format!("AK{}{}", "Cp", fill(ALNUM, 69)),
+            ),
+            (
+                "an npm registry token (_authToken)",
+                format!("//registry.npmjs.org/:_auth{}={}", "Token", fill(HEX, 36)),
+            ),
+            (
+                "an Azure shared access signature",
+                format!(
+                    "https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&{}={}%3D",
+                    "sig",
+                    fill(ALNUM, 43)
+                ),
+            ),
+            (
+                "a PuTTY private key",
+                format!("PuTTY-User-Key-{}-3: ssh-ed25519", "File"),
             ),
             (
                 "a JSON Web Token",
@@ -711,6 +775,57 @@ mod tests {
         }
     }
 
+    /// Lines of workspace files that hold example keys, placeholders, template expressions and
+    /// identifiers where a credential would go: a file may hold them and still be pushed.
+    pub(crate) const FALSE_POSITIVES: &[&str] = &[
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "password = \"${PASSWORD}\"",
+        "password: \"{{ .Values.db.password }}\"",
+        "api_key: <your-api-key>",
+        "api_key = \"your_api_key_here_1234\"",
+        "//registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+        "let secret = compute_the_secret_value_here();",
+        "api_key = load_api_key_from_environment()",
+        "client_secret = os.environ[\"CLIENT_SECRET\"]",
+        "GITHUB_TOKEN=$GITHUB_TOKEN",
+        "request_id = 0f8fad5b-d9cb-469f-a165-70867728950e",
+        "integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+        "checksum = \"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\"",
+        "password = \"********\"",
+        "secret: xxxxxxxxxxxxxxxxxxxxxxxx",
+    ];
+
+    #[test]
+    fn the_false_positive_corpus_is_no_secret_in_a_file() {
+        for line in FALSE_POSITIVES {
+            let text = format!("{line}\n");
+            assert_eq!(shape_in_file(text.as_bytes()), None, "{line}");
+            assert_eq!(
+                shape_in_text_at(Some("config/app.yaml"), text.as_bytes()),
+                None,
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn control_the_same_lines_with_real_looking_values_are_secrets() {
+        for line in [
+            format!("aws_access_key_id = AKIA{}", "Q7ZK2M4XW5R3T6PB"),
+            format!("password = \"{}\"", "Zq3v9Lk2Xw8Rt5Pm1Nb7"),
+            format!("api_key = \"{}\"", "Zq3v9Lk2Xw8Rt5Pm1Nb7"),
+            format!(
+                "//registry.npmjs.org/:_authToken={}",
+                "Zq3v9Lk2Xw8Rt5Pm1Nb7"
+            ),
+            format!("client_secret = {}", "Zq3v9Lk2Xw8Rt5Pm1Nb7"),
+        ] {
+            let text = format!("{line}\n");
+            assert!(shape_in_file(text.as_bytes()).is_some(), "{line}");
+        }
+    }
+
     #[test]
     fn reference_shapes_match() {
         for text in [
@@ -733,7 +848,7 @@ mod tests {
                 "a private key block",
             ),
             (b"TOKEN=xoxb-1234567890-abcdefghij\n", "a Slack token"),
-            (b"aws = AKIAIOSFODNN7EXAMPLE\n", "an AWS access key id"),
+            (b"aws = AKIAQ7ZK2M4XW5R3T6PB\n", "an AWS access key id"),
             (
                 b"export STRIPE_API_KEY=rk_live_0123456789abcdef\n",
                 "a Stripe key",
@@ -768,7 +883,7 @@ mod tests {
 
     #[test]
     fn a_secret_line_is_new_unless_the_old_contents_hold_it() {
-        let aws = "aws = AKIAIOSFODNN7EXAMPLE";
+        let aws = "aws = AKIAQ7ZK2M4XW5R3T6PB";
         let old = format!("region = eu\n{aws}\n");
         let moved = format!("{aws}\nregion = eu\nretries = 3\n");
         assert_eq!(shape_added(Some(old.as_bytes()), moved.as_bytes()), None);
@@ -823,7 +938,7 @@ mod tests {
             "ghp_0123456789abcdefghijABCDEFGHIJ",
             "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
             "xoxb-1234567890-abcdef",
-            "AKIAIOSFODNN7EXAMPLE",
+            "AKIAQ7ZK2M4XW5R3T6PB",
         ] {
             assert!(looks_secret(text), "{text}");
         }
