@@ -56,6 +56,25 @@
 //! fetch`, next to `git fetch` of the same refs (the transfer alone). The fresh clone verifies
 //! the whole log once, every signature of every change. `HPP_BENCH_ONLY=policy` runs D alone.
 //!
+//! Measurement E, the secret check a push makes (issue 54, item 4): the repository of
+//! measurement A (its own copy) with 1,000 tracked files modified (spread over the
+//! directories, no secret in them), its `origin` a bare repository that holds `main` (pushed
+//! before timing), and one attestation of the modified workspace, made before timing, whose
+//! snapshot changes those 1,000 files against the commit it was made at. Series:
+//! `git-hpp attest create` (which also reads the snapshot for secrets HEAD does not hold) next
+//! to `git status --porcelain`; and `git-hpp push origin`, which reads the record the remote
+//! lacks (its 1,000 changed snapshot files) and then runs git push, next to the `git push
+//! --porcelain -- origin 'refs/hpp/*:refs/hpp/*' 'refs/notes/hpp*:refs/notes/hpp*'` it runs,
+//! from the same clone. Before every sample (not timed) both repositories go back to the same
+//! state: the clone holds the one record (an attestation an `attest create` sample added is
+//! deleted) and nothing staged from the remote (`refs/hpp-remote/origin/`,
+//! `refs/notes/remote-hpp/`), the remote no ref under `refs/hpp/` or `refs/notes/hpp` and none
+//! of the packs a push brought, so every push sends the same record to a remote that lacks it.
+//! The target: push within 1.1x of git push. With `HPP_BASELINE_BIN` naming a git-hpp built
+//! from commit d2642a6 (whose push read attestations, checkpoints, evidence and Hop states, each
+//! without its log), its `attest create` and `push` run in the same interleaving as two more
+//! series; without it those rows are skipped. `HPP_BENCH_ONLY=leaks` runs E alone.
+//!
 //! Every sample is timed from spawn to exit. The series of a measurement run interleaved
 //! (A, B, C, A, B, C, ...) so machine noise falls on all of them alike. Every repository lives in
 //! a temporary directory on disk and every process runs in a hermetic environment (no user or
@@ -64,7 +83,11 @@
 //!
 //! Run it with `cargo bench --bench trust` (this builds the release binary first; the setup of
 //! the large repository takes about a minute); set `HPP_BENCH_QUICK=1` for a smoke run with
-//! fewer samples.
+//! fewer samples. E's baseline binary is built once, outside this repository's checkout:
+//! `git worktree add /tmp/hpp-base d2642a6`, then in it `CARGO_TARGET_DIR=/tmp/bench-base-target
+//! cargo build --release --locked`, and
+//! `HPP_BASELINE_BIN=/tmp/bench-base-target/release/git-hpp HPP_BENCH_ONLY=leaks cargo bench
+//! --bench trust`.
 
 #![allow(
     clippy::print_stdout,
@@ -215,9 +238,10 @@ fn tracked_path(dir: &Path, d: usize, f: usize) -> PathBuf {
     dir.join(format!("d{d:03}")).join(format!("f{f:03}.txt"))
 }
 
-/// The large repository of measurement A, committed, with its ignored files.
-fn large_repo(sandbox: &Sandbox) -> PathBuf {
-    let dir = sandbox.init("large");
+/// The large repository of measurement A, committed, with its ignored files, as `name` in the
+/// sandbox.
+fn large_repo(sandbox: &Sandbox, name: &str) -> PathBuf {
+    let dir = sandbox.init(name);
     let start = Instant::now();
     write(&dir.join("SPEC.md"), SPEC.as_bytes());
     write(&dir.join(".gitignore"), b"target/\n");
@@ -456,7 +480,7 @@ struct LargeTree {
 }
 
 fn measure_large_tree(sandbox: &Sandbox, plan: Plan) -> LargeTree {
-    let dir = large_repo(sandbox);
+    let dir = large_repo(sandbox, "large");
     let add_write_tree = "T=$(mktemp -u); cp .git/index \"$T\"; GIT_INDEX_FILE=\"$T\" git add -A; \
                           GIT_INDEX_FILE=\"$T\" git write-tree; rm -f \"$T\"";
     let states = measure_states(sandbox, &dir, plan, add_write_tree);
@@ -855,13 +879,280 @@ fn print_policy(log: &PolicyLog) {
     );
 }
 
+/// The commit the baseline binary of measurement E is built from: push read attestations,
+/// checkpoints, evidence and Hop states only, each against nothing older.
+const BASELINE_COMMIT: &str = "d2642a6";
+
+/// The baseline binary of measurement E, from `HPP_BASELINE_BIN` (unset or empty: no baseline).
+fn baseline_bin() -> Option<String> {
+    std::env::var("HPP_BASELINE_BIN")
+        .ok()
+        .filter(|bin| !bin.is_empty())
+}
+
+/// What `git hpp push` hands `git push` (`RECORDS` and `NOTES_PUSH` of hpp-store's sync.rs).
+const PUSH_ARGS: &[&str] = &[
+    "push",
+    "--porcelain",
+    "--",
+    "origin",
+    "refs/hpp/*:refs/hpp/*",
+    "refs/notes/hpp*:refs/notes/hpp*",
+];
+
+/// What measurement E measured; the baseline binary's series are `None` without one.
+struct Leaks {
+    setup: Duration,
+    /// Paths the pushed record's snapshot changes against the commit it was made at.
+    changed: usize,
+    attest: Stats,
+    attest_base: Option<Stats>,
+    status: Stats,
+    push: Stats,
+    push_base: Option<Stats>,
+    git_push: Stats,
+}
+
+/// The refs of the repository at `dir` (a worktree or a bare repository).
+fn ref_names(sandbox: &Sandbox, dir: &Path) -> Vec<String> {
+    run(sandbox.git(dir, &["for-each-ref", "--format=%(refname)"]))
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Deletes the refs `doomed` picks in the repository at `dir`, with one `git update-ref --stdin`.
+fn delete_refs(sandbox: &Sandbox, dir: &Path, doomed: impl Fn(&str) -> bool) {
+    let script: String = ref_names(sandbox, dir)
+        .iter()
+        .filter(|name| doomed(name))
+        .map(|name| format!("delete {name}\n"))
+        .collect();
+    if !script.is_empty() {
+        run_with_input(
+            sandbox.git(dir, &["update-ref", "--stdin"]),
+            script.as_bytes(),
+        );
+    }
+}
+
+/// The files in `dir`, by name.
+fn file_names(dir: &Path) -> HashSet<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").file_name())
+        .collect()
+}
+
+/// Measurement E: the large repository with `MANY` tracked files modified, its `origin` a bare
+/// repository holding `main`, and one attestation of the workspace. Before every sample (not
+/// timed) the repositories go back to that state: the clone holds that one record and nothing
+/// staged from the remote, the remote holds no record and none of the objects a push brought.
+fn measure_leaks(sandbox: &Sandbox, plan: Plan, baseline: Option<&str>) -> Leaks {
+    let start = Instant::now();
+    let dir = large_repo(sandbox, "leaks");
+    let remote = sandbox.root().join("leaks-remote.git");
+    let url = remote.display().to_string();
+    run(sandbox.git(
+        sandbox.root(),
+        &["init", "-q", "--bare", "-b", "main", &url],
+    ));
+    // The packs of the timed pushes are taken away again; no gc may pack them in meanwhile.
+    run(sandbox.git(&remote, &["config", "receive.autogc", "false"]));
+    run(sandbox.git(&remote, &["config", "gc.auto", "0"]));
+    run(sandbox.git(&dir, &["remote", "add", "origin", &url]));
+    run(sandbox.git(&dir, &["push", "-q", "origin", "main"]));
+    let packs = remote.join("objects").join("pack");
+    let remote_packs = file_names(&packs);
+    for i in 0..MANY {
+        append(&spread_path(&dir, i), "modified\n");
+    }
+    // No index entry left racily clean, no file too recent for the snapshot's cache.
+    let _ = Command::new("sync").status();
+    std::thread::sleep(SETTLE);
+    let status = run(sandbox.git(&dir, &["status", "--porcelain"]));
+    assert_eq!(
+        status.lines().count(),
+        MANY,
+        "git status should see exactly the modified files"
+    );
+    let attested = run(sandbox.hpp(&dir, ATTEST));
+    let kept: HashSet<String> = ref_names(sandbox, &dir)
+        .into_iter()
+        .filter(|name| name.starts_with("refs/hpp/") || name.starts_with("refs/notes/hpp"))
+        .collect();
+    let record = kept
+        .iter()
+        .find(|name| name.starts_with("refs/hpp/attestations/"))
+        .unwrap_or_else(|| panic!("attest create should record an attestation: {attested}"))
+        .clone();
+    let changed = run(sandbox.git(
+        &dir,
+        &[
+            "diff-tree",
+            "-r",
+            "--name-only",
+            "HEAD^{tree}",
+            &format!("{record}:snapshot"),
+        ],
+    ))
+    .lines()
+    .count();
+    assert_eq!(
+        changed, MANY,
+        "the record's snapshot should change the modified files against HEAD"
+    );
+    let setup = start.elapsed();
+
+    let dir = dir.as_path();
+    let remote = remote.as_path();
+    // Every sample starts from the same state (see the doc above), whatever ran before it.
+    let reset = || {
+        delete_refs(sandbox, dir, |name| {
+            (name.starts_with("refs/hpp/") && !kept.contains(name))
+                || name.starts_with("refs/hpp-remote/")
+                || name.starts_with("refs/notes/remote-hpp/")
+        });
+        delete_refs(sandbox, remote, |name| {
+            name.starts_with("refs/hpp/") || name.starts_with("refs/notes/hpp")
+        });
+        for name in file_names(&packs).difference(&remote_packs) {
+            let path = packs.join(name);
+            std::fs::remove_file(&path)
+                .unwrap_or_else(|e| panic!("cannot remove {}: {e}", path.display()));
+        }
+    };
+    let reset = &reset;
+    let with = |bin: &str, args: &[&str]| {
+        let mut cmd = sandbox.command(bin, dir);
+        cmd.args(args);
+        cmd
+    };
+    let mut series = vec![
+        Series::new(move |_| {
+            reset();
+            with(HPP, ATTEST)
+        }),
+        Series::new(move |_| {
+            reset();
+            sandbox.git(dir, &["status", "--porcelain"])
+        }),
+        Series::new(move |_| {
+            reset();
+            with(HPP, &["push", "origin"])
+        }),
+        Series::new(move |_| {
+            reset();
+            sandbox.git(dir, PUSH_ARGS)
+        }),
+    ];
+    if let Some(base) = baseline {
+        series.push(Series::new(move |_| {
+            reset();
+            with(base, ATTEST)
+        }));
+        series.push(Series::new(move |_| {
+            reset();
+            with(base, &["push", "origin"])
+        }));
+    }
+    run_interleaved(&mut series, plan.states);
+    // Each push sent the record: the last one of each kind is checked.
+    for bin in std::iter::once(HPP).chain(baseline) {
+        reset();
+        run(with(bin, &["push", "origin"]));
+        let there = ref_names(sandbox, remote);
+        assert!(
+            there.contains(&record),
+            "{bin} push should have sent {record}: {there:?}"
+        );
+    }
+    reset();
+    run(sandbox.git(dir, PUSH_ARGS));
+    assert!(
+        ref_names(sandbox, remote).contains(&record),
+        "git push should have sent {record}"
+    );
+    let stats: Vec<Stats> = series.iter().map(Series::stats).collect();
+    Leaks {
+        setup,
+        changed,
+        attest: stats[0],
+        status: stats[1],
+        push: stats[2],
+        git_push: stats[3],
+        attest_base: stats.get(4).copied(),
+        push_base: stats.get(5).copied(),
+    }
+}
+
+fn print_leaks(leaks: &Leaks, baseline: Option<&str>) {
+    println!(
+        "E. the secret check a push makes: {} files, {MANY} modified, a remote holding main \
+         (set up in {:.0} s); the record's snapshot changes {} files against its commit",
+        DIRS * FILES_PER_DIR + 2,
+        leaks.setup.as_secs_f64(),
+        leaks.changed
+    );
+    let base = format!("baseline {BASELINE_COMMIT}");
+    print_row("git-hpp attest create", &leaks.attest, "");
+    if let Some(stats) = &leaks.attest_base {
+        print_row("git-hpp attest create, baseline", stats, &base);
+    }
+    print_row("git status --porcelain", &leaks.status, "");
+    print_row("git-hpp push origin", &leaks.push, "");
+    if let Some(stats) = &leaks.push_base {
+        print_row("git-hpp push origin, baseline", stats, &base);
+    }
+    print_row(
+        "git push --porcelain, the same refspecs",
+        &leaks.git_push,
+        "the transfer alone",
+    );
+    let ratio =
+        |a: &Stats, b: &Stats| format!("{:.2}x (p90 {:.2}x)", a.median / b.median, a.p90 / b.p90);
+    println!(
+        "ratios (median): attest create / git status = {}; push / git push = {} (target <= 1.1x)",
+        ratio(&leaks.attest, &leaks.status),
+        ratio(&leaks.push, &leaks.git_push),
+    );
+    match (&leaks.attest_base, &leaks.push_base) {
+        (Some(attest), Some(push)) => println!(
+            "ratios (median), {base} ({}): attest create / git status = {}; push / git push = {}",
+            baseline.unwrap_or("?"),
+            ratio(attest, &leaks.status),
+            ratio(push, &leaks.git_push),
+        ),
+        _ => println!(
+            "baseline rows skipped: set HPP_BASELINE_BIN to a git-hpp built from {BASELINE_COMMIT}"
+        ),
+    }
+}
+
 fn main() {
     let plan = Plan::from_env();
     let sandbox = Sandbox::new();
     sandbox.print_preamble(HPP);
-    if std::env::var_os("HPP_BENCH_ONLY").is_some_and(|v| v == "policy") {
+    let baseline = baseline_bin();
+    let only = std::env::var("HPP_BENCH_ONLY").unwrap_or_default();
+    if only == "policy" {
         print_header();
         print_policy(&measure_policy(&sandbox, plan));
+        return;
+    }
+    if let Some(base) = &baseline {
+        println!("baseline: {base} (built from {BASELINE_COMMIT})");
+    }
+    if only == "leaks" {
+        println!(
+            "plan:   {} warm-up + {} samples per series, interleaved{}",
+            plan.states.warmup,
+            plan.states.samples,
+            if plan.quick { " (HPP_BENCH_QUICK)" } else { "" }
+        );
+        let leaks = measure_leaks(&sandbox, plan, baseline.as_deref());
+        print_header();
+        print_leaks(&leaks, baseline.as_deref());
         return;
     }
     println!(
@@ -880,6 +1171,7 @@ fn main() {
     let verify = measure_verify(&sandbox, plan);
     let (gate, gate_verify) = measure_gate(&sandbox, plan);
     let policy = measure_policy(&sandbox, plan);
+    let leaks = measure_leaks(&sandbox, plan, baseline.as_deref());
 
     println!();
     println!(
@@ -975,4 +1267,7 @@ fn main() {
     );
     println!();
     print_policy(&policy);
+    println!();
+    print_header();
+    print_leaks(&leaks, baseline.as_deref());
 }

@@ -248,7 +248,12 @@ fn shell_words(line: &str) -> Vec<String> {
 
 /// Parses an example with the tree its binary runs (`git hpp ...` or `hop ...`).
 fn parses(line: &str) -> Result<(), String> {
-    let words = shell_words(line);
+    parses_words(line, &shell_words(line))
+}
+
+/// Parses `words` (a command line `line` split as a shell would) with the tree its binary runs.
+pub(crate) fn parses_words(line: &str, words: &[String]) -> Result<(), String> {
+    let words = words.to_vec();
     let (mut command, argv): (clap::Command, Vec<String>) = match words.as_slice() {
         [git, hpp, rest @ ..] if git == "git" && hpp == "hpp" => (
             git_hpp::cli::command(),

@@ -24,6 +24,7 @@ mod decide;
 mod deletes;
 mod deliberate;
 mod deliberate_run;
+mod docs;
 mod doctor;
 mod durability;
 mod evals;

@@ -91,7 +91,7 @@ fn the_readme_first_day_runs_line_by_line_and_the_reviewer_verifies_head() {
         "+ git hpp remote setup origin --apply",
         "+ git hpp hooks install --apply",
         "+ git hpp event append --type verified",
-        "+ git push -q origin main",
+        "+ git push -q origin HEAD",
         "+ git hpp fetch origin",
         "+ git hpp status",
     ] {

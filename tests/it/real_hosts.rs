@@ -617,15 +617,15 @@ fn control_codex_ignores_the_hooks_of_an_untrusted_project() {
     );
 }
 
-/// The pinned versions the README names.
+/// The pinned versions the book's setup chapter names.
 #[test]
-fn the_readme_names_the_pinned_host_versions() {
-    let readme = include_str!("../../README.md");
+fn the_book_names_the_pinned_host_versions() {
+    let readme = include_str!("../../docs/src/setup.md");
     for host in [Host::ClaudeCode, Host::Codex] {
         let (pkg, version) = host.package();
         assert!(
             readme.contains(&format!("{pkg}@{version}")),
-            "README does not name {pkg}@{version}"
+            "docs/src/setup.md does not name {pkg}@{version}"
         );
     }
 }
