@@ -55,7 +55,7 @@ pub mod verify;
 pub mod work;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -84,6 +84,10 @@ pub struct Cli {
 /// The flags every command takes.
 #[derive(Debug, clap::Args)]
 struct Globals {
+    /// Run as if started in PATH, as `git -C PATH` does (before the command; given again, each
+    /// is taken relative to the one before)
+    #[arg(short = 'C', value_name = "PATH")]
+    dir: Vec<PathBuf>,
     /// Manifest to read the loop from [default: hpp.manifest.json at the worktree root, else the built-in one]
     #[arg(long, global = true, value_name = "FILE")]
     manifest: Option<PathBuf>,
@@ -420,6 +424,10 @@ where
     // Before any thread starts: the descriptor table the kernel then never grows under threads.
     hpp_store::descriptors::size_table();
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let argv = match change_dir(argv) {
+        Ok(argv) => argv,
+        Err(e) => return ExitCode::from(output::emit(Err(e)).code()),
+    };
     manual::keep_current();
     // `--help` at a terminal is the manual page, as `git commit --help` is (piped, or with no
     // page or no man, it is clap's text, which ends with the same examples).
@@ -475,6 +483,41 @@ where
         result
     });
     ExitCode::from(output::emit_quietly(result, quiet).code())
+}
+
+/// Takes every `-C PATH` (or `-CPATH`) before the command out of `argv`, changing into each in
+/// turn as git does, so every path the command reads after is relative to the last.
+fn change_dir(mut argv: Vec<OsString>) -> Result<Vec<OsString>, CliError> {
+    let into = |dir: &std::ffi::OsStr| {
+        std::env::set_current_dir(dir).map_err(|e| {
+            CliError::refused(format!(
+                "cannot change to {}: {e}",
+                Path::new(dir).display()
+            ))
+        })
+    };
+    let mut i = 1;
+    while i < argv.len() {
+        match argv[i].to_str() {
+            Some("-C") => {
+                let Some(dir) = argv.get(i + 1).cloned() else {
+                    return Err(CliError::refused(
+                        "-C needs a path: git hpp -C PATH <command>",
+                    ));
+                };
+                into(&dir)?;
+                argv.drain(i..i + 2);
+            }
+            Some(flag) if flag.starts_with("-C") => {
+                into(std::ffi::OsStr::new(&flag[2..]))?;
+                argv.remove(i);
+            }
+            Some("--manifest" | "--color") => i += 2,
+            Some(flag) if flag.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    Ok(argv)
 }
 
 /// Help and version print to stdout and exit 0; a value our parsers refused is refused input

@@ -328,3 +328,42 @@ fn the_loop_documents_name_their_schema_under_one_key() {
         }
     }
 }
+
+#[test]
+fn dash_c_runs_the_command_in_that_directory_as_git_does() {
+    let sandbox = Sandbox::repo();
+    let outside = sandbox.path("elsewhere");
+    std::fs::create_dir_all(&outside).expect("writable");
+    let root = sandbox.root.to_str().expect("UTF-8");
+    let here = sandbox.hpp_in(&sandbox.root, &["status", "--json"]);
+    let there = sandbox.hpp_in(&outside, &["-C", root, "status", "--json"]);
+    assert_eq!(
+        (there.code, &there.stdout),
+        (here.code, &here.stdout),
+        "{there}"
+    );
+    // Each -C is taken relative to the one before, and -CPATH is the same flag.
+    let name = sandbox
+        .root
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("a name");
+    let relative = sandbox.hpp_in(
+        &outside,
+        &["-C", "..", &format!("-C{name}"), "status", "--json"],
+    );
+    assert_eq!(relative.stdout, here.stdout, "{relative}");
+}
+
+#[test]
+fn control_dash_c_to_a_missing_directory_is_refused_with_one_line() {
+    let sandbox = Sandbox::repo();
+    let run = sandbox
+        .hpp_in(&sandbox.root, &["-C", "no-such-dir", "status"])
+        .exit(2);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(run.stderr.contains("cannot change to no-such-dir"), "{run}");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{run}");
+    // Without -C the same command runs.
+    sandbox.hpp_in(&sandbox.root, &["status"]).exit(0);
+}
