@@ -37,7 +37,12 @@ pub fn note(store: &Store, tree: &str, what: &str) -> Result<Option<String>, Cli
     if paths.len() > NAMED {
         named.push_str(&format!(" and {} more", paths.len() - NAMED));
     }
+    let verb = if paths.len() == 1 {
+        "differs"
+    } else {
+        "differ"
+    };
     Ok(Some(format!(
-        "the workspace is not HEAD's tree: {named} differ (untracked or not committed), so {what} is of a tree no commit has yet and `git hpp verify` of HEAD will not find it; commit them and run again, or leave them out (.gitignore) and run again"
+        "the workspace is not HEAD's tree: {named} {verb} (untracked or not committed), so {what} is of a tree no commit has yet and `git hpp verify` of HEAD will not find it; commit them and run again, or leave them out (.gitignore) and run again"
     )))
 }

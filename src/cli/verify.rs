@@ -72,9 +72,10 @@ fn name_the_snapshot_cause(
         "{missing}; the attestation is of the workspace snapshot {}, which is not HEAD's tree: {named} (untracked or not committed)",
         &snapshot.as_str()[..12]
     ));
-    verdict.fix = Some(
-        "commit them, or leave them out (.gitignore); then record the evidence and the attestation again on the tree HEAD has".to_owned(),
-    );
+    let listed = paths.iter().take(5).cloned().collect::<Vec<_>>().join(" ");
+    verdict.fix = Some(format!(
+        "commit them as they are (`git add -A -- {listed} && git commit`): the new HEAD's tree is the attested one, and `git hpp verify` passes with nothing recorded again; or leave them out (.gitignore), and then record the evidence and the attestation again on the tree HEAD has"
+    ));
     Ok(())
 }
 

@@ -138,3 +138,34 @@ fn control_without_ignoring_the_test_output_verify_refuses_head() {
         "the warnings name it:\n{stopped}"
     );
 }
+
+#[test]
+fn verify_s_fix_for_uncommitted_files_is_enough_as_it_says() {
+    // Issue 58: the fix asked to record the evidence and the attestation again, which is not
+    // needed once the named files are committed as they are.
+    let sandbox = own_repository();
+    let script: String = block()
+        .lines()
+        .filter(|l| !l.contains(".gitignore"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let stopped = run(&sandbox, &script);
+    assert_eq!(stopped.code, 2, "{stopped}");
+    assert!(
+        stopped.stdout.contains(
+            "fix: commit them as they are (`git add -A -- out/report.txt && git commit`)"
+        ) || stopped.stderr.contains(
+            "fix: commit them as they are (`git add -A -- out/report.txt && git commit`)"
+        ),
+        "{stopped}"
+    );
+    assert!(
+        stopped.stderr.contains("out/report.txt differs"),
+        "one path differs: {stopped}"
+    );
+    let followed = run(
+        &sandbox,
+        "git add -A -- out/report.txt && git commit -q -m 'The report'\ngit hpp verify\n",
+    );
+    assert_eq!(followed.code, 0, "{followed}");
+}
