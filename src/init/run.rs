@@ -159,7 +159,8 @@ pub fn run(request: &Request<'_>) -> Result<(Value, u8), Error> {
         "writes": writes,
         "next": next,
         "documentation": [
-            {"path": "README.md", "note": "commands, exit codes and the ref layout"},
+            {"path": "README.md", "note": "the quick start and the first day in your own repository"},
+            {"path": "docs/src/reference.md", "note": "exit codes and the ref layout"},
             {"path": "hpp.manifest.json", "note": "the protocol: hosts, modules, hooks and their capabilities"},
         ],
     });
@@ -609,6 +610,11 @@ fn wire_suggest(request: &Request<'_>, plan: &Plan, next: &mut Vec<String>) -> S
         "git hpp install {selection} --host {} --target {}{manifest} --apply",
         choices.host, request.shown_target
     ));
+    // Who may sign what comes before anything is signed: a key for you, the policy's root.
+    next.push(
+        "git hpp trust init --root me --key ~/.ssh/hpp-me.pub --sign-key ~/.ssh/hpp-me --apply   # after `ssh-keygen -t ed25519 -f ~/.ssh/hpp-me`; then `git hpp trust add` each agent (maker) and checker (docs/src/trust.md)"
+            .into(),
+    );
     next.push("git hpp hooks install --apply".into());
     next.push("git hpp remote setup origin --apply".into());
     let hooks = plan.capabilities.len();

@@ -452,3 +452,18 @@ fn control_an_unknown_decision_advisor_is_refused_and_nothing_written() {
     );
     assert!(!sandbox.root.join(".hpp").exists());
 }
+
+#[test]
+fn init_s_next_teaches_keys_and_the_trust_policy_before_the_hooks() {
+    let sandbox = Sandbox::repo();
+    let run = sandbox.hpp(["init"]);
+    let text = format!("{}{}", run.stdout, run.stderr);
+    let trust = text
+        .find("git hpp trust init --root me")
+        .expect("trust init is named");
+    let hooks = text
+        .find("git hpp hooks install --apply")
+        .expect("the hooks are named");
+    assert!(trust < hooks, "the policy comes first:\n{text}");
+    assert!(text.contains("ssh-keygen -t ed25519"), "{text}");
+}
