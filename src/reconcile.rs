@@ -135,6 +135,8 @@ pub struct Report {
     pub ahead: Vec<String>,
     /// Records already equal on both sides.
     pub up_to_date: usize,
+    /// How many records the remote holds under `refs/hpp/`.
+    pub remote_records: usize,
     /// Records both sides wrote that were not reconciled; the local form kept.
     pub diverged: Vec<Diverged>,
     /// Loops the remote reconciled keeping its side: this machine's events are preserved.
@@ -165,6 +167,7 @@ pub fn fetch(store: &Store, spec: &LoopSpec, remote: &str) -> Result<Report, Err
         remote: remote.to_owned(),
         staging: staged.prefix.clone(),
         notes_staged: staged.notes.clone(),
+        remote_records: staged.refs.len(),
         ..Report::default()
     };
     // Hop's accepted chain last: re-landing reads the other side's states through their pins,

@@ -65,6 +65,27 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let mut report = crate::reconcile::fetch(store, manifest.loop_spec(), &args.remote)?;
+    // A remote with no records (a new one, or one never pushed to) gives nothing to take in,
+    // and the local notes are left as they are.
+    if report.remote_records == 0 && report.notes_staged.is_none() {
+        let mut human = format!(
+            "fetched from {}: it holds no records (nothing under refs/hpp/ or refs/notes/hpp); nothing was taken in",
+            report.remote
+        );
+        if !report.ahead.is_empty() {
+            human.push_str(&format!(
+                "; {} here to push (`git hpp push {}`)",
+                report.ahead.len(),
+                report.remote
+            ));
+        }
+        return Ok(Outcome::document(
+            args.format.json,
+            &report,
+            human,
+            Exit::Ok,
+        ));
+    }
     let noting = match report.notes_staged.clone() {
         Some(staged) => settle_notes(ctx, store, &staged, &mut report)?,
         None => Vec::new(),

@@ -1310,3 +1310,47 @@ fn control_before_any_fetch_push_says_to_fetch_first() {
     );
     assert!(!pushed.stdout.contains("event reconcile"), "{pushed}");
 }
+
+#[test]
+fn a_fetch_from_a_remote_with_no_records_says_so_and_leaves_the_notes_alone() {
+    let sandbox = Sandbox::repo().with_identity();
+    let remote = sandbox.path("empty.git");
+    sandbox.git_in(
+        &sandbox.root,
+        &["init", "-q", "--bare", remote.to_str().expect("UTF-8")],
+    );
+    sandbox.git(["remote", "add", "origin", remote.to_str().expect("UTF-8")]);
+    // A note of our own, on HEAD, that no record backs: a rebuild would change it.
+    sandbox.git([
+        "notes",
+        "--ref",
+        "refs/notes/hpp",
+        "add",
+        "-m",
+        "kept as it is",
+        "HEAD",
+    ]);
+    let before = sandbox.git(["rev-parse", "refs/notes/hpp"]);
+    let said = sandbox.hpp(["fetch", "origin"]).ok();
+    assert!(said.contains("it holds no records"), "{said}");
+    assert_eq!(
+        sandbox.git(["rev-parse", "refs/notes/hpp"]),
+        before,
+        "the notes did not move"
+    );
+}
+
+#[test]
+fn control_a_fetch_from_a_remote_with_records_does_not_say_it_holds_none() {
+    let sandbox = Sandbox::repo().with_identity();
+    let remote = sandbox.path("full.git");
+    sandbox.git_in(
+        &sandbox.root,
+        &["init", "-q", "--bare", remote.to_str().expect("UTF-8")],
+    );
+    sandbox.git(["remote", "add", "origin", remote.to_str().expect("UTF-8")]);
+    sandbox.start_work().ok();
+    sandbox.hpp(["push", "origin"]).ok();
+    let said = sandbox.hpp(["fetch", "origin"]).ok();
+    assert!(!said.contains("holds no records"), "{said}");
+}
