@@ -267,6 +267,33 @@ impl Ctx {
             .map_err(|_| CliError::refused(format!("{what} on stdin is not UTF-8 text")))
     }
 
+    /// Returns the loop a reader acts on: as [`Ctx::loop_id`], but a loop named with `--loop`
+    /// must exist, or the name is refused naming the loops that do (a typo is not a new loop).
+    pub fn existing_loop_id(&self, explicit: Option<&LoopId>) -> Result<LoopId, CliError> {
+        let id = self.loop_id(explicit)?;
+        if explicit.is_none() {
+            return Ok(id);
+        }
+        let store = self.store()?;
+        let name = hpp_store::refs::loop_log(&id);
+        if store.tip(&name)?.is_some() {
+            return Ok(id);
+        }
+        let loops: Vec<String> = store
+            .list_names(hpp_store::refs::LOOPS_PREFIX)?
+            .iter()
+            .map(|n| n[hpp_store::refs::LOOPS_PREFIX.len()..].to_owned())
+            .collect();
+        let known = if loops.is_empty() {
+            "there are no loops yet".to_owned()
+        } else {
+            format!("the loops here: {}", loops.join(", "))
+        };
+        Err(CliError::refused(format!("no loop named {id}; {known}")).hint(format!(
+            "a new loop starts with its first event: git hpp event append --loop {id} --type work_started"
+        )))
+    }
+
     /// Returns the loop to act on: `--loop`, else the current branch's name.
     pub fn loop_id(&self, explicit: Option<&LoopId>) -> Result<LoopId, CliError> {
         if let Some(id) = explicit {

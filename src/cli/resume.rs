@@ -24,7 +24,7 @@ pub struct ResumeArgs {
 pub fn cmd_resume(ctx: &Ctx, args: &ResumeArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let id = ctx.existing_loop_id(args.target.name.as_ref())?;
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let outlook = super::status::outlook(ctx, manifest.loop_spec(), &state)?;

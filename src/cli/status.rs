@@ -47,7 +47,7 @@ pub(super) fn outlook(
 pub fn cmd_status(ctx: &Ctx, args: &StatusArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let id = ctx.existing_loop_id(args.target.name.as_ref())?;
     let state = events::cache::read_standing(store, manifest.loop_spec(), &id)?;
     let p = state.require_intact()?;
     let outlook = outlook(ctx, manifest.loop_spec(), &state)?;

@@ -920,3 +920,54 @@ fn control_an_out_of_order_event_gets_no_new_loop_hint() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_loop_name_no_loop_has_is_refused_naming_the_loops_that_exist() {
+    let sandbox = Sandbox::repo();
+    sandbox.start_work().ok();
+    for args in [
+        &["status", "--loop", "mastr"][..],
+        &["event", "verify", "--loop", "mastr"][..],
+        &["event", "log", "--loop", "mastr"][..],
+        &["event", "export", "--loop", "mastr"][..],
+        &["resume", "--loop", "mastr"][..],
+    ] {
+        let run = sandbox.hpp_in(&sandbox.root, args).exit(2);
+        assert!(run.stdout.is_empty(), "{args:?}: {run}");
+        assert!(
+            run.stderr
+                .contains("no loop named mastr; the loops here: main"),
+            "{args:?}: {run}"
+        );
+    }
+}
+
+#[test]
+fn control_the_loops_that_exist_and_the_default_loop_are_read_as_before() {
+    let sandbox = Sandbox::repo();
+    // No loop at all: the branch's loop is planned, not an error.
+    sandbox.hpp(["status"]).ok();
+    sandbox.start_work().ok();
+    sandbox.hpp(["status", "--loop", "main"]).ok();
+    sandbox.hpp(["event", "verify", "--loop", "main"]).ok();
+}
+
+#[test]
+fn a_refused_event_s_hint_keeps_the_loop_it_named() {
+    let sandbox = Sandbox::repo();
+    let run = sandbox
+        .hpp([
+            "event",
+            "append",
+            "--loop",
+            "item-2",
+            "--type",
+            "check_passed",
+        ])
+        .exit(2);
+    assert!(
+        run.stderr
+            .contains("git hpp event append --loop item-2 --type work_started"),
+        "{run}"
+    );
+}

@@ -114,7 +114,14 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
         Ok(appended) => appended,
         Err(gates::Error::Loop(events::Error::Transition(
             e @ hpp_core::event_loop::Error::InvalidTransition { .. },
-        ))) => return Err(transition_refused(spec, &args.kind, e)),
+        ))) => {
+            return Err(transition_refused(
+                spec,
+                &args.kind,
+                args.target.name.as_ref(),
+                e,
+            ));
+        }
         Err(e) => return Err(e.into()),
     };
     let mut p = appended.projection.clone();
@@ -157,8 +164,11 @@ pub fn cmd_event_append(ctx: &Ctx, args: &EventAppendArgs) -> Result<Outcome, Cl
 fn transition_refused(
     spec: &hpp_core::event_loop::LoopSpec,
     kind: &str,
+    named: Option<&hpp_store::refs::LoopId>,
     e: hpp_core::event_loop::Error,
 ) -> CliError {
+    // The hint is the command to type next: on the loop the refused one named.
+    let on = named.map(|id| format!(" --loop {id}")).unwrap_or_default();
     let hpp_core::event_loop::Error::InvalidTransition { state, .. } = &e else {
         return CliError::refused(e);
     };
@@ -172,7 +182,7 @@ fn transition_refused(
         format!("from {state} the loop takes no further event")
     } else {
         format!(
-            "from {state} the loop takes: {} (git hpp event append --type {})",
+            "from {state} the loop takes: {} (git hpp event append{on} --type {})",
             allowed.join(", "),
             allowed[0]
         )

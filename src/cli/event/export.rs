@@ -21,7 +21,7 @@ pub struct EventExportArgs {
 pub fn cmd_event_export(ctx: &Ctx, args: &EventExportArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let id = ctx.existing_loop_id(args.target.name.as_ref())?;
     Ok(Outcome::raw(events::export(
         store,
         manifest.loop_spec(),

@@ -24,7 +24,7 @@ pub struct EventLogArgs {
 pub fn cmd_event_log(ctx: &Ctx, args: &EventLogArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let id = ctx.existing_loop_id(args.target.name.as_ref())?;
     let state = events::read(store, manifest.loop_spec(), &id)?;
     let rows: Vec<_> = state
         .events

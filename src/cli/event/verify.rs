@@ -38,7 +38,7 @@ pub struct EventVerifyArgs {
 pub fn cmd_event_verify(ctx: &Ctx, args: &EventVerifyArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let id = ctx.loop_id(args.target.name.as_ref())?;
+    let id = ctx.existing_loop_id(args.target.name.as_ref())?;
     let state = events::read(store, manifest.loop_spec(), &id)?;
     let trust = ctx.trust(args.allowed_signers.as_deref(), false, false)?;
     let chain = &state.chain;
