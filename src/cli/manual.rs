@@ -203,7 +203,10 @@ pub fn cmd_completions(args: &CompletionsArgs) -> Result<Outcome, CliError> {
         if !args.hop
             && let Some(function) = completion_function(&text)
         {
-            script.extend_from_slice(git_bash_glue(&function).as_bytes());
+            let mut names = std::collections::BTreeSet::new();
+            subcommand_names(&command, &mut names);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            script.extend_from_slice(git_bash_glue(&function, &names.join(" ")).as_bytes());
         }
     }
     if args.shell == clap_complete::Shell::Fish && !args.hop {
@@ -236,14 +239,23 @@ complete -c git -f -n '__fish_seen_subcommand_from hpp' -a '(__git_hpp_complete)
 /// `_git_hpp`, the function git's own bash completion calls for `git hpp <TAB>`: it hands the
 /// words after `hpp` to the `git-hpp` completion, as if `git-hpp` had been typed. (zsh's `_git`
 /// calls `_git-hpp`, so it needs no glue; fish has [`GIT_FISH_GLUE`].)
-fn git_bash_glue(function: &str) -> String {
+/// Every subcommand's name, at every depth.
+fn subcommand_names(command: &clap::Command, names: &mut std::collections::BTreeSet<String>) {
+    for sub in command.get_subcommands() {
+        names.insert(sub.get_name().to_owned());
+        subcommand_names(sub, names);
+    }
+}
+
+fn git_bash_glue(function: &str, subcommands: &str) -> String {
     format!(
         r#"
 # `git hpp <TAB>`: git's completion (git-completion.bash) calls _git_hpp for the words after
 # `hpp`; complete them as `git-hpp` would be. git registers itself with -o nospace, so a whole
-# word gets its space here (a directory its slash).
+# word gets its space here (a directory its slash, but never a subcommand that a directory of
+# the same name happens to sit beside).
 _git_hpp() {{
-    local idx="${{__git_cmd_idx:-}}" i
+    local idx="${{__git_cmd_idx:-}}" i subcommands=" {subcommands} "
     if [[ -z "$idx" ]]; then
         idx=1
         for ((i = 1; i < ${{#words[@]}}; i++)); do
@@ -254,7 +266,11 @@ _git_hpp() {{
     local COMP_CWORD=$((cword - idx))
     {function} git-hpp "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
     for i in "${{!COMPREPLY[@]}}"; do
-        if [[ -d "${{COMPREPLY[i]}}" ]]; then COMPREPLY[i]+=/; else COMPREPLY[i]+=" "; fi
+        if [[ -d "${{COMPREPLY[i]}}" && "$subcommands" != *" ${{COMPREPLY[i]}} "* ]]; then
+            COMPREPLY[i]+=/
+        else
+            COMPREPLY[i]+=" "
+        fi
     done
 }}
 "#

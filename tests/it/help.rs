@@ -566,6 +566,33 @@ fn git_hpp_tab_completes_through_gits_own_bash_completion() {
 }
 
 #[test]
+fn a_subcommand_beside_a_directory_of_its_name_completes_as_a_subcommand() {
+    // Issue 58: `git hpp bench<TAB>` gave `benchmark/` where a `benchmark/` directory exists.
+    let sandbox = crate::harness::Sandbox::repo();
+    std::fs::create_dir_all(sandbox.root.join("benchmark")).expect("writable");
+    std::fs::create_dir_all(sandbox.root.join("benchdata")).expect("writable");
+    let script = sandbox.hpp_in(&sandbox.root, &["completions", "bash"]).ok();
+    let Some(words) = complete_in_bash(&sandbox, &script, "git hpp benchm") else {
+        eprintln!("SKIPPED: git's bash completion script is not installed here");
+        return;
+    };
+    assert_eq!(words, ["benchmark"], "no slash after a subcommand");
+    // Control: a directory that is no subcommand still gets its slash, where the glue decides.
+    let start = script
+        .find("subcommands=\"")
+        .expect("the glue lists the subcommands")
+        + "subcommands=\"".len();
+    let end = script[start..].find('"').expect("a quoted list") + start;
+    let without = format!("{} benchdata {}", &script[..start], &script[end..]);
+    let words = complete_in_bash(&sandbox, &without, "git hpp benchm").expect("found before");
+    assert_eq!(
+        words,
+        ["benchmark/"],
+        "the check this test relies on can fail"
+    );
+}
+
+#[test]
 fn control_without_git_hpp_function_git_completes_no_subcommand_of_hpp() {
     let sandbox = crate::harness::Sandbox::repo();
     let script = sandbox.hpp_in(&sandbox.root, &["completions", "bash"]).ok();

@@ -50,7 +50,7 @@ pub struct EventReconcileArgs {
 pub fn cmd_event_reconcile(ctx: &Ctx, args: &EventReconcileArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
-    let id = ctx.existing_loop_id(args.target.name.as_ref())?;
+    let id = ctx.loop_id(args.target.name.as_ref())?;
     let at = hpp_core::timestamp::rfc3339(time::OffsetDateTime::now_utc());
     let trust = ctx.trust(None, false, false)?;
     let signing = match (&args.by, &args.sign_key) {
