@@ -65,6 +65,13 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let manifest = ctx.manifest()?;
     let mut report = crate::reconcile::fetch(store, manifest.loop_spec(), &args.remote)?;
+    let to_push = (!report.ahead.is_empty()).then(|| {
+        format!(
+            "{} to push (`git hpp push {}`)",
+            report.ahead.len(),
+            report.remote
+        )
+    });
     // A remote with no records (a new one, or one never pushed to) gives nothing to take in,
     // and the local notes are left as they are.
     if report.remote_records == 0 && report.notes_staged.is_none() {
@@ -72,12 +79,8 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
             "fetched from {}: it holds no records (nothing under refs/hpp/ or refs/notes/hpp); nothing was taken in",
             report.remote
         );
-        if !report.ahead.is_empty() {
-            human.push_str(&format!(
-                "; {} here to push (`git hpp push {}`)",
-                report.ahead.len(),
-                report.remote
-            ));
+        if let Some(to_push) = &to_push {
+            human.push_str(&format!("; {to_push}"));
         }
         return Ok(Outcome::document(
             args.format.json,
@@ -98,12 +101,8 @@ pub fn cmd_fetch(ctx: &Ctx, args: &FetchArgs) -> Result<Outcome, CliError> {
         report.merged.len(),
         report.up_to_date
     );
-    if !report.ahead.is_empty() {
-        human.push_str(&format!(
-            ", {} to push (`git hpp push {}`)",
-            report.ahead.len(),
-            report.remote
-        ));
+    if let Some(to_push) = &to_push {
+        human.push_str(&format!(", {to_push}"));
     }
     for name in &report.updated {
         human.push_str(&format!("\n  updated {name}"));

@@ -66,6 +66,16 @@ fn held_back(run: Run) -> String {
     run.stdout
 }
 
+/// `git push --no-verify origin REFSPEC`: the client's hook skipped, the server's gate decides.
+fn push_skipping_hooks(sandbox: &Sandbox, refspec: &str) -> Run {
+    let out = sandbox
+        .command("git", &sandbox.root)
+        .args(["push", "--no-verify", "origin", refspec])
+        .output()
+        .expect("git push runs");
+    Run::from_output(&out)
+}
+
 /// The one attestation ref this repository holds.
 fn attestation_ref(sandbox: &Sandbox) -> String {
     let refs = sandbox.git([
@@ -126,12 +136,7 @@ fn control_the_server_refuses_a_record_with_a_secret_line_when_the_client_hook_i
     append(&sandbox, &key_header());
     attest(&sandbox).ok_with_stderr();
     let record = attestation_ref(&sandbox);
-    let out = sandbox
-        .command("git", &sandbox.root)
-        .args(["push", "--no-verify", "origin", "refs/hpp/*:refs/hpp/*"])
-        .output()
-        .expect("git push runs");
-    let run = Run::from_output(&out);
+    let run = push_skipping_hooks(&sandbox, "refs/hpp/*:refs/hpp/*");
     assert_ne!(run.code, 0, "the server refused:\n{run}");
     assert!(
         run.stderr.contains(&format!(
@@ -312,12 +317,7 @@ fn a_hop_state_holding_a_key_is_read_by_push_and_by_the_server() {
         )),
         "{said}"
     );
-    let out = sandbox
-        .command("git", &sandbox.root)
-        .args(["push", "--no-verify", "origin", &format!("{state}:{state}")])
-        .output()
-        .expect("git push runs");
-    let run = Run::from_output(&out);
+    let run = push_skipping_hooks(&sandbox, &format!("{state}:{state}"));
     assert_ne!(run.code, 0, "the server refused:\n{run}");
     assert!(
         run.stderr.contains(&format!("{state} keeps config.txt")),
@@ -575,12 +575,7 @@ fn the_server_refuses_a_deliberation_holding_a_key_for_that_reason() {
         "seat-b.md",
         &format!("aws = {}\n", aws_key()),
     );
-    let out = sandbox
-        .command("git", &sandbox.root)
-        .args(["push", "--no-verify", "origin", &format!("{name}:{name}")])
-        .output()
-        .expect("git push runs");
-    let run = Run::from_output(&out);
+    let run = push_skipping_hooks(&sandbox, &format!("{name}:{name}"));
     assert_ne!(run.code, 0, "the server refused:\n{run}");
     assert!(
         run.stderr.contains(&format!(

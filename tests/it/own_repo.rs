@@ -20,6 +20,15 @@ pub(crate) fn block() -> String {
     section[start..end].to_owned()
 }
 
+/// The block without its `.gitignore` line: the tests' report stays in the snapshot.
+fn block_without_the_ignore() -> String {
+    block()
+        .lines()
+        .filter(|l| !l.contains(".gitignore"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// A repository as a user brings it: a spec, a test command that writes a report, a remote.
 pub(crate) fn own_repository() -> Sandbox {
     let sandbox = Sandbox::repo();
@@ -120,12 +129,7 @@ fn control_without_ignoring_the_test_output_verify_refuses_head() {
     // Issue 31, friction 1: the report the tests write, untracked, is in the attested snapshot
     // but not in HEAD's tree, so the loop says verified and `git hpp verify` refuses HEAD.
     let sandbox = own_repository();
-    let script: String = block()
-        .lines()
-        .filter(|l| !l.contains(".gitignore"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let stopped = run(&sandbox, &script);
+    let stopped = run(&sandbox, &block_without_the_ignore());
     assert_eq!(stopped.code, 2, "{stopped}");
     let last = stopped
         .stderr
@@ -144,12 +148,7 @@ fn verify_s_fix_for_uncommitted_files_is_enough_as_it_says() {
     // Issue 58: the fix asked to record the evidence and the attestation again, which is not
     // needed once the named files are committed as they are.
     let sandbox = own_repository();
-    let script: String = block()
-        .lines()
-        .filter(|l| !l.contains(".gitignore"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let stopped = run(&sandbox, &script);
+    let stopped = run(&sandbox, &block_without_the_ignore());
     assert_eq!(stopped.code, 2, "{stopped}");
     assert!(
         stopped.stdout.contains(
