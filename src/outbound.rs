@@ -72,17 +72,20 @@ fn secrets_brought_except(
     tree: &TreeId,
     except: Option<&str>,
 ) -> Result<Vec<(String, &'static str)>, store::Error> {
+    // The kept snapshot is never walked here; every other changed file is read by the id the
+    // diff gives, not looked up again from the root.
+    let changes = match except {
+        Some(except) => store.tree_changes_except(base, tree, except)?,
+        None => store.tree_changes(base, tree)?,
+    };
+    let mut edited: Vec<(&str, String)> = changes.edited_files().collect();
+    edited.sort_unstable();
     let mut found = Vec::new();
-    for path in store.changed_paths(base, tree)? {
-        if except.is_some_and(|e| {
-            path.strip_prefix(e)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        }) {
-            continue;
-        }
-        let at = Some(path.as_str());
+    for (path, blob) in edited {
+        let at = Some(path);
+        let reader = || store.blob_reader(&blob, path);
         // Most files hold no secret: one match of each piece decides them.
-        if in_pieces(store, tree, &path, |piece| {
+        if pieces(reader()?, path, |piece| {
             secrets::shape_in_text_at(at, piece)
         })?
         .is_none()
@@ -90,7 +93,7 @@ fn secrets_brought_except(
             continue;
         }
         let mut held = std::collections::HashSet::new();
-        in_pieces(store, base, &path, |piece| {
+        in_pieces(store, base, path, |piece| {
             held.extend(
                 secrets::shaped_units_at(at, piece)
                     .into_iter()
@@ -98,14 +101,14 @@ fn secrets_brought_except(
             );
             None::<()>
         })?;
-        let brought = in_pieces(store, tree, &path, |piece| {
+        let brought = pieces(reader()?, path, |piece| {
             secrets::shaped_units_at(at, piece)
                 .into_iter()
                 .find(|(unit, _)| !held.contains(unit))
                 .map(|(_, shape)| shape)
         })?;
         if let Some(shape) = brought {
-            found.push((path, shape));
+            found.push((path.to_owned(), shape));
         }
     }
     Ok(found)
@@ -126,10 +129,19 @@ fn in_pieces<R>(
     store: &Store,
     tree: &TreeId,
     path: &str,
+    each: impl FnMut(&[u8]) -> Option<R>,
+) -> Result<Option<R>, store::Error> {
+    pieces(store.tree_blob_reader(tree, path)?, path, each)
+}
+
+/// [`in_pieces`] of a blob already opened (`None`: there is none).
+fn pieces<R>(
+    reader: Option<store::BlobReader>,
+    path: &str,
     mut each: impl FnMut(&[u8]) -> Option<R>,
 ) -> Result<Option<R>, store::Error> {
     use std::io::Read as _;
-    let Some(mut reader) = store.tree_blob_reader(tree, path)? else {
+    let Some(mut reader) = reader else {
         return Ok(None);
     };
     let failed = |source| store::Error::Io {
@@ -140,12 +152,15 @@ fn in_pieces<R>(
     let mut first = true;
     let mut eof = false;
     loop {
-        while !eof && buf.len() < PIECE {
-            let start = buf.len();
-            buf.resize(PIECE.max(start + 1), 0);
-            let n = reader.read(&mut buf[start..]).map_err(failed)?;
-            buf.truncate(start + n);
-            eof = n == 0;
+        // Read up to a piece without zeroing a piece's worth of buffer first: a small blob
+        // costs its own size.
+        if !eof && buf.len() < PIECE {
+            let want = PIECE - buf.len();
+            let n = (&mut reader)
+                .take(want as u64)
+                .read_to_end(&mut buf)
+                .map_err(failed)?;
+            eof = n < want;
         }
         if first {
             if secrets::is_binary(&buf) {

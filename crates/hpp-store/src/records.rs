@@ -257,25 +257,35 @@ impl Store {
         let Some(entry) = self.tree_entry(tree, path)?.filter(|e| e.mode.is_blob()) else {
             return Ok(None);
         };
-        if !self.repo.has_object(entry.id) {
-            self.fetch_promised([entry.id]);
+        self.blob_reader_of(entry.id, path).map(Some)
+    }
+
+    /// [`Store::tree_blob_reader`] of a blob known by its id (hex), as a tree diff gives it
+    /// ([`crate::TreeChanges::edited_files`]); `path` names it in errors. `None` for an id that
+    /// is not one.
+    pub fn blob_reader(&self, hex: &str, path: &str) -> Result<Option<BlobReader>, Error> {
+        let Ok(id) = ObjectId::from_hex(hex.as_bytes()) else {
+            return Ok(None);
+        };
+        self.blob_reader_of(id, path).map(Some)
+    }
+
+    fn blob_reader_of(&self, id: ObjectId, path: &str) -> Result<BlobReader, Error> {
+        if !self.repo.has_object(id) {
+            self.fetch_promised([id]);
         }
         let size = self
             .repo
-            .find_header(entry.id)
+            .find_header(id)
             .map_err(git(format!("reading {path}")))?
             .size();
         if size <= BlobReader::WHOLE {
-            let blob = self
-                .object(entry.id)
-                .map_err(git(format!("reading {path}")))?;
-            return Ok(Some(BlobReader::Whole(std::io::Cursor::new(
-                blob.detach().data,
-            ))));
+            let blob = self.object(id).map_err(git(format!("reading {path}")))?;
+            return Ok(BlobReader::Whole(std::io::Cursor::new(blob.detach().data)));
         }
         let what = format!("reading {path}");
         let mut child = super::git_cli::in_repo(self.repo.git_dir(), self.workdir())
-            .args(["cat-file", "blob", &entry.id.to_hex().to_string()])
+            .args(["cat-file", "blob", &id.to_hex().to_string()])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -285,12 +295,12 @@ impl Store {
                 source,
             })?;
         let stdout = child.stdout.take().expect("stdout was piped");
-        Ok(Some(BlobReader::Streamed {
+        Ok(BlobReader::Streamed {
             child,
             stdout,
             left: size,
             what,
-        }))
+        })
     }
 
     /// Tells whether an object with this hex id exists in the repository.

@@ -27,6 +27,21 @@ impl TreeChanges {
         &self.paths
     }
 
+    /// Each added or modified file (a blob, executable or not) with its new blob's id in hex,
+    /// in no particular order: what a reader of the new side's bytes needs, without looking
+    /// each path up again from the root.
+    pub fn edited_files(&self) -> impl Iterator<Item = (&str, String)> {
+        self.edits
+            .iter()
+            .filter(|(_, kind, _)| {
+                matches!(
+                    kind,
+                    gix::objs::tree::EntryKind::Blob | gix::objs::tree::EntryKind::BlobExecutable
+                )
+            })
+            .map(|(path, _, id)| (path.as_str(), id.to_hex().to_string()))
+    }
+
     /// Tells whether no path changed here is one changed there, or a directory of one (a file
     /// `d` against `d/e`): then each side's files can be put beside the other's as they are.
     fn apart_from(&self, other: &TreeChanges) -> bool {
@@ -277,6 +292,84 @@ impl Store {
                 _ => changes.removes = true,
             }
             changes.paths.push(path);
+        }
+        changes.paths.sort();
+        changes.paths.dedup();
+        Ok(changes)
+    }
+
+    /// [`Store::tree_changes`] without the top-level entry `except` of either tree and what is
+    /// under it: that subtree is never walked (a record's kept 50,000-file snapshot, read on
+    /// its own). Each other top-level entry is compared by id, and a subtree that differs is
+    /// diffed under its name.
+    pub fn tree_changes_except(
+        &self,
+        from: &TreeId,
+        to: &TreeId,
+        except: &str,
+    ) -> Result<TreeChanges, Error> {
+        use gix::objs::tree::EntryKind;
+        type Top = (String, EntryKind, ObjectId);
+        let entries = |tree: &TreeId| -> Result<Vec<Top>, Error> {
+            let found = self
+                .repo
+                .find_tree(tree.oid())
+                .map_err(git(format!("reading tree {tree}")))?;
+            let decoded = found
+                .decode()
+                .map_err(git(format!("reading tree {tree}")))?;
+            Ok(decoded
+                .entries
+                .iter()
+                .filter(|e| e.filename != except.as_bytes())
+                .map(|e| (e.filename.to_string(), e.mode.kind(), e.oid.to_owned()))
+                .collect())
+        };
+        let old = entries(from)?;
+        let new = entries(to)?;
+        let empty = self.empty_tree();
+        let mut changes = TreeChanges::default();
+        let names: std::collections::BTreeSet<&String> =
+            old.iter().chain(new.iter()).map(|(n, _, _)| n).collect();
+        for name in names {
+            let before = old.iter().find(|(n, _, _)| n == name);
+            let after = new.iter().find(|(n, _, _)| n == name);
+            if let (Some(b), Some(a)) = (before, after)
+                && (b.1, b.2) == (a.1, a.2)
+            {
+                continue;
+            }
+            let subtree = |e: Option<&Top>| match e {
+                Some((_, EntryKind::Tree, id)) => TreeId::from(*id),
+                _ => empty.clone(),
+            };
+            let (before_tree, after_tree) = (subtree(before), subtree(after));
+            if before_tree != after_tree {
+                let inner = self.tree_changes(&before_tree, &after_tree)?;
+                changes.removes |= inner.removes;
+                changes
+                    .paths
+                    .extend(inner.paths.into_iter().map(|p| format!("{name}/{p}")));
+                changes.edits.extend(
+                    inner
+                        .edits
+                        .into_iter()
+                        .map(|(p, kind, id)| (format!("{name}/{p}"), kind, id)),
+                );
+            }
+            let before_file = before.filter(|(_, kind, _)| *kind != EntryKind::Tree);
+            let after_file = after.filter(|(_, kind, _)| *kind != EntryKind::Tree);
+            match (before_file, after_file) {
+                (None, None) => {}
+                (_, Some((_, kind, id))) => {
+                    changes.edits.push((name.clone(), *kind, *id));
+                    changes.paths.push(name.clone());
+                }
+                (Some(_), None) => {
+                    changes.removes = true;
+                    changes.paths.push(name.clone());
+                }
+            }
         }
         changes.paths.sort();
         changes.paths.dedup();
@@ -559,6 +652,53 @@ pub(crate) mod tests {
                 .unwrap();
         }
         editor.write().unwrap().detach().into()
+    }
+
+    #[test]
+    fn changes_except_one_entry_are_the_changes_outside_it() {
+        let (_dir, store, base) = repo_with(&[("snapshot/a.txt", "a\n"), ("record.json", "1\n")]);
+        let after = tree_of(
+            &store,
+            &[
+                ("snapshot/a.txt", "changed\n"),
+                ("snapshot/new.txt", "n\n"),
+                ("record.json", "2\n"),
+                ("spec/SPEC.md", "s\n"),
+            ],
+        );
+        let all = store.tree_changes(&base, &after).unwrap();
+        let outside = store
+            .tree_changes_except(&base, &after, "snapshot")
+            .unwrap();
+        let expected: Vec<&String> = all
+            .paths()
+            .iter()
+            .filter(|p| !p.starts_with("snapshot/"))
+            .collect();
+        assert_eq!(outside.paths().iter().collect::<Vec<_>>(), expected);
+        let mut edited: Vec<String> = outside.edited_files().map(|(p, _)| p.to_owned()).collect();
+        edited.sort();
+        assert_eq!(edited, ["record.json", "spec/SPEC.md"]);
+        // Against the empty tree, as a record's first commit is read.
+        let first = store
+            .tree_changes_except(&store.empty_tree(), &after, "snapshot")
+            .unwrap();
+        assert_eq!(first.paths(), ["record.json", "spec/SPEC.md"]);
+    }
+
+    #[test]
+    fn control_without_the_exception_the_snapshot_s_changes_are_listed() {
+        let (_dir, store, base) = repo_with(&[("snapshot/a.txt", "a\n")]);
+        let after = tree_of(&store, &[("snapshot/a.txt", "b\n")]);
+        let listed = store.tree_changes_except(&base, &after, "other").unwrap();
+        assert_eq!(listed.paths(), ["snapshot/a.txt"]);
+        assert!(
+            store
+                .tree_changes_except(&base, &after, "snapshot")
+                .unwrap()
+                .paths()
+                .is_empty()
+        );
     }
 
     #[test]
