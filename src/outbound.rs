@@ -295,7 +295,12 @@ pub fn record_leak(
     let workspace = name.starts_with(refs::HOP_STATES_PREFIX) || name == refs::HOP_ACCEPTED;
     for entry in entries(store, &tip, old.as_ref())? {
         let (tree, parents, _) = store.read_commit(&entry)?;
-        let base = match parents.first() {
+        // A parent this clone lacks (past a shallow boundary) cannot be pushed from here
+        // either: the entry is read whole.
+        let base = match parents
+            .first()
+            .filter(|p| store.commit_id(p.as_str()).is_some())
+        {
             Some(parent) => store.commit_tree(parent)?,
             None => store.empty_tree(),
         };
@@ -350,7 +355,12 @@ fn entries(
             continue;
         }
         let (_, parents, _) = store.read_commit(&commit)?;
-        queue.extend(parents);
+        // What this clone lacks (past a shallow boundary) it cannot push either.
+        queue.extend(
+            parents
+                .into_iter()
+                .filter(|p| store.commit_id(p.as_str()).is_some()),
+        );
         out.push(commit);
     }
     Ok(out)
@@ -367,7 +377,10 @@ fn snapshot_leak(store: &Store, name: &str, commit: &str) -> Result<Option<Leak>
             return Ok(None);
         };
         let (tree, parents, _) = store.read_commit(&id)?;
-        let base = match parents.first() {
+        let base = match parents
+            .first()
+            .filter(|p| store.commit_id(p.as_str()).is_some())
+        {
             Some(parent) => store.commit_tree(parent)?,
             None => store.empty_tree(),
         };

@@ -587,3 +587,50 @@ fn the_server_refuses_a_deliberation_holding_a_key_for_that_reason() {
     assert!(!run.stderr.contains(&aws_key()), "{run}");
     assert_eq!(remote_records(&sandbox), "", "the server took no record");
 }
+
+#[test]
+fn a_log_past_a_shallow_boundary_is_read_as_far_as_the_clone_holds_it() {
+    let (sandbox, remote) = pushed_repo("name = service\n");
+    let name = "refs/hpp/loops/L1";
+    for n in 1..=3 {
+        log_entry(&sandbox, name, "event.json", &format!("{{\"n\":{n}}}\n"));
+    }
+    sandbox.hpp(["push"]).ok();
+    let shallow = sandbox.path("shallow");
+    let url = format!("file://{}", remote.display());
+    let dir = shallow.to_str().expect("UTF-8");
+    sandbox.git_in(&sandbox.root, &["clone", "-q", "--depth", "1", &url, dir]);
+    sandbox.git_in(
+        &shallow,
+        &[
+            "fetch",
+            "-q",
+            "--depth",
+            "1",
+            "origin",
+            &format!("+{name}:{name}"),
+        ],
+    );
+    // The remote loses the loop, so the whole of it is new there; this clone holds its tip only.
+    sandbox.git_in(&remote, &["update-ref", "-d", name]);
+    let text = format!("{{\"note\":\"aws = {}\"}}\n", aws_key());
+    let blob = sandbox.git_fed_in(&shallow, &["hash-object", "-w", "--stdin"], &text);
+    let tree = sandbox.git_fed_in(
+        &shallow,
+        &["mktree"],
+        &format!("100644 blob {}\tevent.json\n", blob.trim()),
+    );
+    let tip = sandbox.git_in(&shallow, &["rev-parse", name]);
+    let commit = sandbox.git_in(
+        &shallow,
+        &["commit-tree", tree.trim(), "-p", tip.trim(), "-m", "entry"],
+    );
+    sandbox.git_in(&shallow, &["update-ref", name, commit.trim()]);
+    let said = held_back(sandbox.hpp_in(&shallow, &["push"]));
+    assert!(
+        said.contains(&format!(
+            "held back: {name} keeps event.json, which looks like it holds an AWS access key id"
+        )),
+        "{said}"
+    );
+}
