@@ -119,16 +119,6 @@ const HPP_FETCH: &[&str] = &["fetch", "origin"];
 /// push case, where a push has nothing new to send.
 const RECORDS: usize = 10_000;
 
-/// What `git-hpp push origin` runs (the store's `push_records`), as the baseline.
-const GIT_PUSH: &[&str] = &[
-    "push",
-    "--porcelain",
-    "--",
-    "origin",
-    "refs/hpp/*:refs/hpp/*",
-    "refs/notes/hpp*:refs/notes/hpp*",
-];
-
 const HPP_PUSH: &[&str] = &["push", "origin"];
 
 /// A repository `records-origin` holding `RECORDS` turn checkpoints (written with `git
@@ -569,7 +559,7 @@ fn main() {
         }),
         // Nothing new writes nothing: every sample runs in the same clone.
         Series::new(move |_| sandbox.hpp(records, HPP_PUSH)),
-        Series::new(move |_| sandbox.git(records, GIT_PUSH)),
+        Series::new(move |_| sandbox.git(records, common::GIT_PUSH)),
         Series::new(move |n| sandbox.git(&fresh_copy(sandbox, behind, "ff-run", n), as_run)),
         Series::new(move |n| sandbox.git(&fresh_copy(sandbox, diverged, "merge-run", n), as_run)),
     ];

@@ -896,16 +896,6 @@ fn baseline_bin() -> Option<String> {
         .filter(|bin| !bin.is_empty())
 }
 
-/// What `git hpp push` hands `git push` (`RECORDS` and `NOTES_PUSH` of hpp-store's sync.rs).
-const PUSH_ARGS: &[&str] = &[
-    "push",
-    "--porcelain",
-    "--",
-    "origin",
-    "refs/hpp/*:refs/hpp/*",
-    "refs/notes/hpp*:refs/notes/hpp*",
-];
-
 /// What measurement E measured; the baseline binary's series are `None` without one.
 struct Leaks {
     setup: Duration,
@@ -1049,7 +1039,7 @@ fn measure_leaks(sandbox: &Sandbox, plan: Plan, baseline: Option<&str>) -> Leaks
         }),
         Series::new(move |_| {
             reset();
-            sandbox.git(dir, PUSH_ARGS)
+            sandbox.git(dir, common::GIT_PUSH)
         }),
     ];
     if let Some(base) = baseline {
@@ -1074,7 +1064,7 @@ fn measure_leaks(sandbox: &Sandbox, plan: Plan, baseline: Option<&str>) -> Leaks
         );
     }
     reset();
-    run(sandbox.git(dir, PUSH_ARGS));
+    run(sandbox.git(dir, common::GIT_PUSH));
     assert!(
         ref_names(sandbox, remote).contains(&record),
         "git push should have sent {record}"

@@ -325,3 +325,14 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 }
+
+/// What `git hpp push origin` hands `git push` (`RECORDS` and `NOTES_PUSH` of hpp-store's
+/// sync.rs): the baseline of every push a bench times.
+pub const GIT_PUSH: &[&str] = &[
+    "push",
+    "--porcelain",
+    "--",
+    "origin",
+    "refs/hpp/*:refs/hpp/*",
+    "refs/notes/hpp*:refs/notes/hpp*",
+];

@@ -6,15 +6,15 @@
 //! secret or a password is not a match. It is the reference harness's `_SECRET_PATTERN` plus the
 //! token shapes it checks on evidence command lines.
 //!
-//! A file is read for ours ([`SHAPES`]) and then for a maintained rule set's
-//! ([`RULE_SET`], `maintained.rs`); a value that says it is an example or is a placeholder is not
-//! a secret in either ([`placeholder`]).
+//! A file is read for ours ([`SHAPES`]) and then for a maintained rule set's (`nosecrets-rules`,
+//! pinned in `Cargo.toml`; `maintained.rs`); a value that says it is an example or is a
+//! placeholder is not a secret in either ([`placeholder`]).
 
 mod maintained;
 
 use std::sync::LazyLock;
 
-pub use maintained::{SOURCE as RULE_SET, looks_random, placeholder};
+pub use maintained::{looks_random, placeholder};
 
 use regex::Regex;
 use regex::bytes::Regex as ByteRegex;
@@ -343,11 +343,6 @@ pub fn shaped_units_at(path: Option<&str>, bytes: &[u8]) -> Vec<(String, &'stati
             Some((unit, shape))
         })
         .collect()
-}
-
-/// How many rules of the maintained set block a push ([`RULE_SET`]).
-pub fn maintained_rules() -> usize {
-    maintained::RULES.len()
 }
 
 /// Where the first piece of `bytes` may end when a file is read in pieces: just after its last
