@@ -71,10 +71,43 @@ pub fn size_table() {
 /// holds `keep` ancestors, the directory it reads and, for a moment, the next one it opens,
 /// within the table [`size_table`] made (or the limit, when lower) less what else the process
 /// holds. The threads that `lstat` tracked files hold none.
-pub(crate) fn walk_keep(limit: Option<u64>) -> usize {
+#[cfg(test)]
+fn walk_keep(limit: Option<u64>) -> usize {
+    walk_plan(limit, 1).keep
+}
+
+/// The most threads that read the worktree's directories at once.
+pub(crate) const MAX_WALKERS: usize = 4;
+
+/// How the untracked walk spends its descriptors: how many threads read directories at once,
+/// and how many ancestors each keeps open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WalkPlan {
+    pub walkers: usize,
+    pub keep: usize,
+}
+
+/// The cores this process may run on (one when that cannot be read).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// The walk's plan under the soft limit `limit` (`None`: no limit) for `wanted` threads: each
+/// thread's chain holds `keep` ancestors, the directory it reads and, for a moment, the next
+/// one it opens, and all of them fit within the table [`size_table`] made (or the limit, when
+/// lower) less what else the process holds. Threads are given up before ancestors are: under a
+/// low limit the walk is one thread with the window it had alone.
+pub(crate) fn walk_plan(limit: Option<u64>, wanted: usize) -> WalkPlan {
     let slots = limit.map_or(TABLE, |soft| soft.min(TABLE));
     let spare = usize::try_from(slots.saturating_sub(RESERVED)).unwrap_or(usize::MAX);
-    spare.saturating_sub(2).clamp(1, KEEP)
+    let whole = KEEP + 2;
+    let walkers = (spare / whole).clamp(1, wanted.max(1));
+    let keep = if walkers > 1 {
+        KEEP
+    } else {
+        spare.saturating_sub(2).clamp(1, KEEP)
+    };
+    WalkPlan { walkers, keep }
 }
 
 /// Whether `errno` says this process (or the system) has no descriptor left to open.
@@ -105,6 +138,72 @@ mod tests {
             walk_keep(Some(64)),
             KEEP,
             "64 is room enough for the whole window"
+        );
+    }
+
+    #[test]
+    fn the_walkers_together_stay_within_the_table_and_the_limit() {
+        for limit in [
+            None,
+            Some(32),
+            Some(64),
+            Some(100),
+            Some(256),
+            Some(1 << 20),
+        ] {
+            for wanted in 1..=MAX_WALKERS {
+                let plan = walk_plan(limit, wanted);
+                let room = limit.map_or(TABLE, |l| l.min(TABLE)) - RESERVED;
+                let held = plan.walkers * (plan.keep + 2);
+                assert!(held as u64 <= room, "{plan:?} under {limit:?}");
+                assert!((1..=wanted).contains(&plan.walkers), "{plan:?}");
+            }
+        }
+        assert_eq!(
+            walk_plan(Some(64), 4),
+            WalkPlan {
+                walkers: 4,
+                keep: KEEP
+            }
+        );
+        assert_eq!(
+            walk_plan(Some(64), 2),
+            WalkPlan {
+                walkers: 2,
+                keep: KEEP
+            }
+        );
+        assert_eq!(
+            walk_plan(None, 2),
+            WalkPlan {
+                walkers: 2,
+                keep: KEEP
+            }
+        );
+    }
+
+    #[test]
+    fn control_a_low_limit_gives_up_threads_before_ancestors() {
+        assert_eq!(
+            walk_plan(Some(40), 4),
+            WalkPlan {
+                walkers: 1,
+                keep: KEEP
+            }
+        );
+        assert_eq!(
+            walk_plan(Some(30), 4),
+            WalkPlan {
+                walkers: 1,
+                keep: 4
+            }
+        );
+        assert_eq!(
+            walk_plan(Some(8), 4),
+            WalkPlan {
+                walkers: 1,
+                keep: 1
+            }
         );
     }
 

@@ -2,14 +2,14 @@
 //! and which untracked files are not ignored. It is the walk `git status` makes, made the way
 //! git makes it, so that it costs what git's costs:
 //!
-//! - every tracked entry is `lstat`ed, but by its name in an open handle on its directory
-//!   (`fstatat`), so the kernel resolves one component per file instead of the whole path, and
-//!   a directory reached through a symbolic link is refused when it is opened, as git refuses
-//!   such a leading path;
+//! - every tracked entry is `lstat`ed by its path on threads of their own, each leading
+//!   directory checked once (a directory reached through a symbolic link is refused, as git
+//!   refuses such a leading path);
 //! - the directories are read once, each name looked up in hash sets of the index's paths and
 //!   directories, and only a name the index does not have is matched against the ignore rules
 //!   (gix's exclude stack: every `.gitignore` level, `info/exclude`, `core.excludesFile`, and an
-//!   excluded directory excluding what it holds).
+//!   excluded directory excluding what it holds), by as many threads as there are cores (git
+//!   reads them on one), each holding handles for its directory's ancestors alone.
 //!
 //! A tracked entry is reported as changed whenever git would not trust its stat (a different
 //! stat, a different kind or executable bit, a racily clean stat, intent-to-add); the caller
@@ -128,8 +128,8 @@ impl Walk {
                 .into_iter()
                 .map(|range| scope.spawn(move || tracked(root_fd, index, range, compare)))
                 .collect();
-            let keep = descriptors::walk_keep(descriptors::limit());
-            let untracked = untracked(repo, root, root_fd, keep, index);
+            let plan = descriptors::walk_plan(descriptors::limit(), descriptors::MAX_WALKERS);
+            let untracked = untracked(repo, root, root_fd, plan, index);
             let tracked: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("a stat worker does not panic"))
@@ -526,51 +526,233 @@ type InIndex = Option<Range<usize>>;
 type Subdir = (Vec<u8>, InIndex);
 
 /// The untracked, not ignored files under `root` (and nested repositories, which `git add -A`
-/// records as gitlinks), read directory by directory as git reads them. Each directory's names
-/// are looked up among what the index holds in that directory alone: a small table, built from
-/// the index's contiguous slice for it, instead of one of every path.
+/// records as gitlinks), read directory by directory as git reads them, sorted by path. Each
+/// directory's names are looked up among what the index holds in that directory alone: a small
+/// table, built from the index's contiguous slice for it, instead of one of every path.
+///
+/// The root is read on this thread; when it has more than one directory to read below it, up
+/// to `plan.walkers - 1` more threads (one a core) share the rest (a stack of directories to read, by name), each
+/// with its own chain of at most `keep` ancestors' handles and its own ignore-rule stack. A wide
+/// tree then costs its directories' listings spread over the cores, where git lists them on one.
 fn untracked(
     repo: &gix::Repository,
     root: &Path,
     root_fd: BorrowedFd<'_>,
-    keep: usize,
+    plan: descriptors::WalkPlan,
     index: &gix::index::State,
 ) -> Result<Vec<(BString, bool)>, Error> {
-    let mut excludes = repo
-        .excludes(
-            index,
-            None,
-            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-        )
-        .map_err(git("reading the ignore rules"))?;
-    let mut is_excluded = |path: &[u8], is_dir: bool| -> Result<bool, Error> {
-        let mode = if is_dir { Mode::DIR } else { Mode::FILE };
-        Ok(excludes
-            .at_entry(path.as_bstr(), Some(mode))
-            .map_err(git(format!(
-                "matching {} against the ignore rules",
-                path.as_bstr()
-            )))?
-            .is_excluded())
-    };
     let own_git_dir = std::fs::canonicalize(repo.git_dir()).ok();
+    let queue = Queue::default();
+    let mut first = Walker::new(
+        repo,
+        root,
+        root_fd,
+        plan.keep,
+        index,
+        own_git_dir.as_deref(),
+    )?;
+    let below = first.read(&[], Some(0..index.entries().len()))?;
+    // A core a walker: the cores are counted (which reads the control groups) only when there
+    // is more than one directory to share.
+    let helpers = if below.len() > 1 {
+        plan.walkers.min(descriptors::cores()) - 1
+    } else {
+        0
+    };
+    queue.push(below);
 
-    let mut found = Vec::new();
-    // Directories still to read, by name only: a directory is opened when it is read, through
-    // the handles of its ancestors, so the handles held grow with the depth, not the width.
-    let mut dirs = Dirs::new(root_fd, DIR_FOR_LISTING, keep);
-    let mut buffer = Listing::buffer();
-    let mut pending: Vec<Subdir> = vec![(Vec::new(), Some(0..index.entries().len()))];
-    let mut path = Vec::new();
-    let mut children = Children::default();
-    while let Some((dir, range)) = pending.pop() {
-        let handle = match dirs.at(&dir) {
+    let mut found = std::thread::scope(|scope| {
+        let own_git_dir = own_git_dir.as_deref();
+        let queue = &queue;
+        let handles: Vec<_> = (0..helpers)
+            .map(|_| {
+                let repo = repo.clone();
+                scope.spawn(move || {
+                    Walker::new(&repo, root, root_fd, plan.keep, index, own_git_dir)
+                        .and_then(|walker| walker.run(queue))
+                })
+            })
+            .collect();
+        let mut found = first.run(queue);
+        for handle in handles {
+            let theirs = handle.join().expect("a directory walker does not panic");
+            found = match (found, theirs) {
+                (Ok(mut ours), Ok(theirs)) => {
+                    ours.extend(theirs);
+                    Ok(ours)
+                }
+                (Err(error), _) | (_, Err(error)) => Err(error),
+            };
+        }
+        found
+    })?;
+    found.sort_unstable();
+    Ok(found)
+}
+
+/// The directories still to read, shared by the walkers: a stack (a walker alone reads the tree
+/// depth first, in the index's order), and how many walkers are reading one now (the walk is
+/// over when none is and none is left).
+#[derive(Default)]
+struct Queue {
+    state: std::sync::Mutex<QueueState>,
+    more: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    pending: Vec<Subdir>,
+    busy: usize,
+    /// A walker failed: the others stop at their next directory.
+    stopped: bool,
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Adds a directory's subdirectories, to be read first to last.
+    fn push(&self, subdirs: Vec<Subdir>) {
+        let mut state = self.lock();
+        state.pending.extend(subdirs.into_iter().rev());
+    }
+
+    /// The next directory to read, waiting while others still read theirs; `None` when the
+    /// walk is over (or stopped).
+    fn next(&self) -> Option<Subdir> {
+        let mut state = self.lock();
+        loop {
+            if state.stopped {
+                return None;
+            }
+            if let Some(dir) = state.pending.pop() {
+                state.busy += 1;
+                return Some(dir);
+            }
+            if state.busy == 0 {
+                return None;
+            }
+            state = self
+                .more
+                .wait(state)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// A walker read its directory, which holds `subdirs`.
+    fn done(&self, subdirs: Vec<Subdir>) {
+        let mut state = self.lock();
+        state.busy -= 1;
+        let wake = !subdirs.is_empty() || state.busy == 0;
+        state.pending.extend(subdirs.into_iter().rev());
+        drop(state);
+        if wake {
+            self.more.notify_all();
+        }
+    }
+
+    /// A walker failed: every other stops.
+    fn stop(&self) {
+        self.lock().stopped = true;
+        self.more.notify_all();
+    }
+}
+
+/// One thread's part of the untracked walk: its chain of directory handles, its listing buffer
+/// and ignore-rule stack, and what it found.
+struct Walker<'a, 'repo> {
+    root: &'a Path,
+    index: &'a gix::index::State,
+    own_git_dir: Option<&'a Path>,
+    excludes: gix::AttributeStack<'repo>,
+    dirs: Dirs<'a>,
+    buffer: Vec<std::mem::MaybeUninit<u8>>,
+    path: Vec<u8>,
+    children: Children<'a>,
+    found: Vec<(BString, bool)>,
+}
+
+impl<'a, 'repo> Walker<'a, 'repo> {
+    fn new(
+        repo: &'repo gix::Repository,
+        root: &'a Path,
+        root_fd: BorrowedFd<'a>,
+        keep: usize,
+        index: &'a gix::index::State,
+        own_git_dir: Option<&'a Path>,
+    ) -> Result<Self, Error> {
+        let excludes = repo
+            .excludes(
+                index,
+                None,
+                gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+            )
+            .map_err(git("reading the ignore rules"))?;
+        Ok(Walker {
+            root,
+            index,
+            own_git_dir,
+            excludes,
+            // Directories are kept by name until read: a directory is opened when it is read,
+            // through the handles of its ancestors, so the handles held grow with the depth,
+            // not the width.
+            dirs: Dirs::new(root_fd, DIR_FOR_LISTING, keep),
+            buffer: Listing::buffer(),
+            path: Vec::new(),
+            children: Children::default(),
+            found: Vec::new(),
+        })
+    }
+
+    /// Reads directories from `queue` until the walk is over; what this walker found.
+    fn run(mut self, queue: &Queue) -> Result<Vec<(BString, bool)>, Error> {
+        while let Some((dir, range)) = queue.next() {
+            match self.read(&dir, range) {
+                Ok(subdirs) => queue.done(subdirs),
+                Err(error) => {
+                    queue.stop();
+                    return Err(error);
+                }
+            }
+        }
+        Ok(self.found)
+    }
+
+    /// Reads the directory `dir` (whose entries in the index are `range`), keeps its untracked
+    /// files and nested repositories, and returns its subdirectories to read.
+    fn read(&mut self, dir: &[u8], range: InIndex) -> Result<Vec<Subdir>, Error> {
+        let Walker {
+            root,
+            index,
+            own_git_dir,
+            excludes,
+            dirs,
+            buffer,
+            path,
+            children,
+            found,
+        } = self;
+        let mut is_excluded = |path: &[u8], is_dir: bool| -> Result<bool, Error> {
+            let mode = if is_dir { Mode::DIR } else { Mode::FILE };
+            Ok(excludes
+                .at_entry(path.as_bstr(), Some(mode))
+                .map_err(git(format!(
+                    "matching {} against the ignore rules",
+                    path.as_bstr()
+                )))?
+                .is_excluded())
+        };
+        let mut subdirs: Vec<Subdir> = Vec::new();
+        let handle = match dirs.at(dir) {
             Ok(handle) => handle,
             // Gone since it was listed, or unreadable: git warns and goes on without it.
             Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP | Errno::EACCES)
                 if !dir.is_empty() =>
             {
-                continue;
+                return Ok(subdirs);
             }
             Err(errno) => {
                 return Err(io(
@@ -590,13 +772,12 @@ fn untracked(
                 children.dirs.clear();
             }
         }
-        let mut subdirs: Vec<Subdir> = Vec::new();
         // Names the directory listing gave no type for: `lstat`ed once the listing is read.
         let mut unknown: Vec<Vec<u8>> = Vec::new();
         let mut visit = |name: &[u8], kind: SFlag, subdirs: &mut Vec<Subdir>| {
             path.clear();
             if !dir.is_empty() {
-                path.extend_from_slice(&dir);
+                path.extend_from_slice(dir);
                 path.push(b'/');
             }
             path.extend_from_slice(name);
@@ -606,10 +787,10 @@ fn untracked(
                 }
                 let tracked = children.dirs.get(name).cloned();
                 if tracked.is_none() {
-                    if is_excluded(&path, true)? {
+                    if is_excluded(path, true)? {
                         return Ok(());
                     }
-                    if is_nested_repository(root, &path, own_git_dir.as_deref()) {
+                    if is_nested_repository(root, path, *own_git_dir) {
                         found.push((BString::from(path.as_slice()), false));
                         return Ok(());
                     }
@@ -617,13 +798,13 @@ fn untracked(
                 subdirs.push((path.clone(), tracked));
             } else if (kind == SFlag::S_IFREG || kind == SFlag::S_IFLNK)
                 && !children.files.contains_key(name)
-                && !is_excluded(&path, false)?
+                && !is_excluded(path, false)?
             {
                 found.push((BString::from(path.as_slice()), true));
             }
             Ok::<_, Error>(())
         };
-        Listing::read(handle, &mut buffer, |name, kind| {
+        Listing::read(handle, buffer, |name, kind| {
             if matches!(name, b"." | b".." | b".git") {
                 return Ok(());
             }
@@ -647,9 +828,8 @@ fn untracked(
                 visit(&name, kind_of(&st), &mut subdirs)?;
             }
         }
-        pending.extend(subdirs.into_iter().rev());
+        Ok(subdirs)
     }
-    Ok(found)
 }
 
 /// Why a directory's listing stopped: the system failed, or what was done with a name did.
@@ -989,6 +1169,111 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["y"]
         );
+    }
+
+    /// A tree with untracked files at every depth, beside tracked ones, in ignored and
+    /// untracked directories; and what `git ls-files --others --exclude-standard` says of it.
+    fn untracked_tree() -> (tempfile::TempDir, Vec<String>) {
+        let (dir, _) = index_of(&["README", "a/kept.txt", "b/c/kept.txt"]);
+        std::fs::write(dir.path().join(".gitignore"), "*.log\nbuild/\n").expect("writable");
+        for i in 0..40 {
+            for path in [
+                format!("w{i}/new.txt"),
+                format!("w{i}/deeper/new-{i}.txt"),
+                format!("w{i}/skip.log"),
+                format!("w{i}/build/out.o"),
+            ] {
+                let file = dir.path().join(path);
+                std::fs::create_dir_all(file.parent().expect("a parent")).expect("writable");
+                std::fs::write(&file, "x").expect("writable");
+            }
+        }
+        std::fs::write(dir.path().join("b/c/new.txt"), "x").expect("writable");
+        let out = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args(["ls-files", "-z", "--others", "--exclude-standard"])
+            .output()
+            .expect("git runs");
+        let mut theirs: Vec<String> = String::from_utf8(out.stdout)
+            .expect("utf-8 paths")
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect();
+        theirs.sort();
+        (dir, theirs)
+    }
+
+    fn untracked_with(root: &Path, walkers: usize) -> Vec<String> {
+        let repo = gix::open(root).expect("the repository opens");
+        let index = repo.open_index().expect("the index reads");
+        let root_fd = openat(
+            nix::fcntl::AT_FDCWD,
+            root,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .expect("the root opens");
+        let plan = descriptors::WalkPlan {
+            walkers,
+            keep: descriptors::KEEP,
+        };
+        untracked(&repo, root, root_fd.as_fd(), plan, &index)
+            .expect("the walk reads the tree")
+            .into_iter()
+            .map(|(path, _)| path.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn any_number_of_walkers_finds_what_git_finds_in_its_order() {
+        let (dir, theirs) = untracked_tree();
+        assert_eq!(theirs.len(), 82, "{theirs:?}");
+        for walkers in [1, 2, descriptors::MAX_WALKERS] {
+            // More walkers than cores are never started; the plan's count is a ceiling.
+            assert_eq!(
+                untracked_with(dir.path(), walkers),
+                theirs,
+                "{walkers} walkers"
+            );
+        }
+    }
+
+    #[test]
+    fn control_a_file_added_after_git_listed_the_tree_is_one_git_did_not_find() {
+        let (dir, theirs) = untracked_tree();
+        std::fs::write(dir.path().join("w7/deeper/late.txt"), "x").expect("writable");
+        let ours = untracked_with(dir.path(), descriptors::MAX_WALKERS);
+        assert_ne!(ours, theirs);
+        assert_eq!(ours.len(), theirs.len() + 1);
+    }
+
+    #[test]
+    fn the_queue_ends_when_nothing_is_left_and_no_walker_still_reads() {
+        let queue = Queue::default();
+        queue.push(vec![(b"a".to_vec(), None), (b"b".to_vec(), None)]);
+        assert_eq!(
+            queue.next().map(|d| d.0),
+            Some(b"a".to_vec()),
+            "first to last"
+        );
+        assert_eq!(queue.next().map(|d| d.0), Some(b"b".to_vec()));
+        queue.done(Vec::new());
+        // "a" is still being read: what it holds is yet to come, so the walk is not over.
+        assert_eq!(queue.lock().busy, 1);
+        queue.done(vec![(b"a/c".to_vec(), None)]);
+        assert_eq!(queue.next().map(|d| d.0), Some(b"a/c".to_vec()));
+        queue.done(Vec::new());
+        assert!(queue.next().is_none(), "nothing left and nobody reading");
+    }
+
+    #[test]
+    fn control_a_stopped_queue_hands_out_nothing_though_directories_are_left() {
+        let queue = Queue::default();
+        queue.push(vec![(b"a".to_vec(), None), (b"b".to_vec(), None)]);
+        queue.stop();
+        assert!(queue.next().is_none());
+        assert_eq!(queue.lock().pending.len(), 2);
     }
 
     #[test]
