@@ -479,6 +479,9 @@ impl<'a> Hop<'a> {
     /// checkout in cone mode. The workspace's snapshot is the whole tree either way.
     pub fn start(&self, agent: &str, prompt: &[u8], sparse: &[String]) -> Result<Prompted, Error> {
         refuse_bad_prompt(prompt)?;
+        if hpp_core::secrets::looks_secret(agent) {
+            return Err(Error::Secret("agent name"));
+        }
         let head = self.accepted()?;
         let head_tree = TreeId::parse(&head.state.tree)
             .ok_or_else(|| Error::BadTree(head.state.id.to_string()))?;
@@ -580,6 +583,12 @@ impl<'a> Hop<'a> {
             .attempt
             .clone()
             .ok_or_else(|| Error::NoAttempt(head.state.id.to_string()))?;
+        if summary
+            .as_deref()
+            .is_some_and(hpp_core::secrets::looks_secret)
+        {
+            return Err(Error::Secret("summary"));
+        }
         // A state keeps its workspace's tree: a file it adds that holds a secret stays out.
         if let Some(before) = TreeId::parse(&head.state.tree)
             && let Some((path, shape)) =

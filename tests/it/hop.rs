@@ -841,6 +841,32 @@ fn control_a_proposal_that_adds_a_secret_shaped_file_is_refused_and_keeps_nothin
 }
 
 #[test]
+fn a_summary_or_agent_name_shaped_like_a_secret_is_refused_and_nothing_is_written() {
+    let s = Sandbox::repo();
+    init(&s);
+    let l = start(&s, "a");
+    write(&l.workspace, "a.txt", "a\n");
+    let key = format!("AKIA{}", "Z7QW3XK9RT2PLM4N");
+    let refs = s.hpp_refs();
+    let summary = format!("deploy with aws_access_key_id={key}");
+    let run = agent(&s, &l, &["propose", "--summary", &summary, &l.state]).exit(2);
+    assert!(
+        run.stderr
+            .starts_with("hop: the summary looks like it carries a secret"),
+        "{run}"
+    );
+    assert!(!run.stderr.contains(&key), "the value is never printed");
+    assert!(run.stdout.is_empty(), "{run}");
+    assert_eq!(s.hpp_refs(), refs, "no state was written");
+    let run = hop(&s, &["start", "--agent", &key, "do the thing"]).exit(2);
+    assert!(run.stderr.contains("the agent name looks like"), "{run}");
+    assert_eq!(s.hpp_refs(), refs, "no attempt was started");
+    // Control: the same proposal with a plain summary is taken.
+    agent(&s, &l, &["propose", "--summary", "add a.txt", &l.state]).ok();
+    assert_ne!(s.hpp_refs(), refs);
+}
+
+#[test]
 fn doctor_repair_moves_a_state_ref_pinned_to_the_wrong_commit_back() {
     let s = Sandbox::repo();
     let first = init(&s);
