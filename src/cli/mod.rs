@@ -166,17 +166,17 @@ fn hot_path(argv: &[OsString]) -> Option<clap::Command> {
     reason = "each verb\'s help is the doc comment of its Args struct, which a variant doc would replace"
 )]
 pub enum Command {
-    /// Manage a loop's event log: append, verify, log, export, import
+    /// Manage a loop's event log: append, verify, log, export, import, reconcile
     #[command(subcommand)]
     Event(event::EventCommand),
-    /// Manage evidence bundles: run, verify, list, show
+    /// Manage evidence bundles: run, verify, list, show, mutate, import, export
     #[command(subcommand)]
     Evidence(evidence::EvidenceCommand),
-    /// Manage attestations: create, verify
+    /// Manage attestations: create, verify, import, export
     #[command(subcommand)]
     Attest(attest::AttestCommand),
     Verify(verify::VerifyArgs),
-    /// Manage the trust policy: who may sign what (init, add, remove, set, show, pin)
+    /// Manage the trust policy: who may sign what (init, add, remove, set, show, pin, seal)
     #[command(subcommand)]
     Trust(trust::TrustCommand),
     Push(sync::PushArgs),
@@ -603,6 +603,67 @@ mod tests {
             .and_then(|m| <super::Cli as clap::FromArgMatches>::from_arg_matches(&m))
             .map(|cli| format!("{cli:?}"))
             .map_err(|e| e.kind().to_string())
+    }
+
+    /// The subcommands a command's one-line help lists ("…: a, b, c" or "… (a, b, c)") that
+    /// are not `names`, and the names it leaves out; `None` when it lists none of them.
+    fn list_gaps(about: &str, names: &[&str]) -> Option<(Vec<String>, Vec<String>)> {
+        let list = match about.rfind('(') {
+            Some(open) => about[open + 1..].trim_end_matches(')'),
+            None => about.rsplit_once(": ")?.1,
+        };
+        let listed: Vec<&str> = list.split(", ").map(str::trim).collect();
+        if listed.iter().filter(|l| names.contains(l)).count() < 2 {
+            return None;
+        }
+        let unknown = listed
+            .iter()
+            .filter(|l| !names.contains(l))
+            .map(|l| (*l).to_owned())
+            .collect();
+        let missing = names
+            .iter()
+            .filter(|n| !listed.contains(n))
+            .map(|n| (*n).to_owned())
+            .collect();
+        Some((unknown, missing))
+    }
+
+    #[test]
+    fn a_command_whose_help_lists_its_subcommands_lists_every_one() {
+        let cli = super::Cli::command();
+        let mut checked = 0;
+        for command in cli.get_subcommands().filter(|c| !c.is_hide_set()) {
+            let names: Vec<&str> = command
+                .get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(clap::Command::get_name)
+                .collect();
+            let about = command.get_about().map(ToString::to_string).unwrap_or_default();
+            if let Some((unknown, missing)) = list_gaps(&about, &names) {
+                checked += 1;
+                assert!(
+                    unknown.is_empty() && missing.is_empty(),
+                    "`{}`'s help \"{about}\" names {unknown:?}, which it lacks, and leaves out {missing:?}",
+                    command.get_name()
+                );
+            }
+        }
+        assert!(checked >= 6, "only {checked} helps list their subcommands");
+    }
+
+    #[test]
+    fn control_a_help_that_leaves_a_subcommand_out_is_caught() {
+        let names = ["run", "verify", "list", "show", "mutate"];
+        assert_eq!(
+            list_gaps("Manage evidence bundles: run, verify, list, show", &names),
+            Some((vec![], vec!["mutate".to_owned()]))
+        );
+        assert_eq!(
+            list_gaps("Who may sign what (run, verify, gone)", &names),
+            Some((vec!["gone".to_owned()], vec!["list".into(), "show".into(), "mutate".into()]))
+        );
+        assert_eq!(list_gaps("Compile context blocks under a budget", &names), None);
     }
 
     #[test]
