@@ -45,7 +45,7 @@ pub struct RetrievalEvalArgs {
     retriever_command: Option<String>,
     /// How many ids of each answer are scored [default: the suite's k, else 5]
     #[arg(short = 'k', value_name = "N", allow_negative_numbers = true)]
-    k: Option<i64>,
+    k: Option<hpp_core::int::Int>,
     /// Seconds each retriever run may take before its process group is stopped
     #[arg(
         long,
@@ -82,7 +82,7 @@ pub fn dispatch(ctx: &Ctx, command: RetrievalCommand) -> Result<Outcome, CliErro
 /// `git hpp retrieval eval`.
 pub fn cmd_retrieval_eval(ctx: &Ctx, args: &RetrievalEvalArgs) -> Result<Outcome, CliError> {
     let settings = Settings {
-        k: args.k,
+        k: args.k.clone(),
         timeout_s: args.timeout,
         min_recall: args.min_recall,
         max_failures: args.max_failures,

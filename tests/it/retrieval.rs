@@ -205,6 +205,51 @@ fn k_overrides_the_suite_and_precision_divides_by_it() {
 }
 
 #[test]
+fn a_k_past_64_bits_is_taken_as_python_takes_it_and_printed_with_every_digit() {
+    let sandbox = Sandbox::empty();
+    // -k 2^63: every answer is scored whole, precision divides by k exactly.
+    let out = sandbox
+        .hpp(["retrieval", "eval", SUITE, "-k", "9223372036854775808"])
+        .exit(1);
+    assert!(out.stdout.contains("\"k\": 9223372036854775808,"), "{out}");
+    let report: Value = serde_json::from_str(&out.stdout).expect("a JSON report");
+    let aphids = case(&report, "aphids");
+    assert_eq!(aphids["metrics"]["recall_at_k"], 1.0, "{aphids}");
+    // A suite's own k of 10^30: one hit over k is 1e-30, rounded once as Python rounds it
+    // (dividing by 10^30's nearest float would print 9.999999999999999e-31 or worse).
+    let suite = json!({"schema": "hpp.retrieval-suite/v1", "version": "1", "k": 0,
+        "cases": [{"id": "only", "query": "tea", "relevant": ["d1", "d2"],
+                   "results": ["d1", "x", "d2"]}]})
+    .to_string()
+    .replace("\"k\":0", "\"k\":1000000000000000000000000000000");
+    let path = sandbox.root.join("huge.json");
+    std::fs::write(&path, suite).expect("the sandbox is writable");
+    let out = sandbox
+        .hpp(["retrieval", "eval", &path.display().to_string()])
+        .exit(0);
+    assert!(out.stdout.contains("\"precision_at_k\": 2e-30,"), "{out}");
+    assert!(
+        out.stdout
+            .contains("\"k\": 1000000000000000000000000000000"),
+        "{out}"
+    );
+}
+
+#[test]
+fn control_a_k_below_one_or_not_an_integer_is_refused_however_large() {
+    let sandbox = Sandbox::empty();
+    for k in ["0", "-9223372036854775809", "1e3", "x"] {
+        let out = sandbox.hpp(["retrieval", "eval", SUITE, "-k", k]).exit(2);
+        assert!(out.stdout.is_empty(), "{out}");
+        assert!(
+            out.stderr.contains("k must be an integer >= 1")
+                || out.stderr.contains("invalid int value"),
+            "{k}: {out}"
+        );
+    }
+}
+
+#[test]
 fn the_gate_passes_under_a_lower_recall_threshold() {
     let sandbox = Sandbox::empty();
     let report = sandbox

@@ -43,6 +43,55 @@ impl Int {
     pub fn to_u64(&self) -> Option<u64> {
         u64::try_from(&self.0).ok()
     }
+
+    /// Returns it as a count of items: itself when it fits a `usize`, else `usize::MAX` (no
+    /// list is longer, so taking that many takes them all); 0 below zero.
+    pub fn to_count(&self) -> usize {
+        if self.is_negative() {
+            return 0;
+        }
+        usize::try_from(&self.0).unwrap_or(usize::MAX)
+    }
+
+    /// Returns `self / other` as Python's `/` gives it for two `int`s: the exact quotient,
+    /// rounded once to the nearest `f64`. Dividing by the divisor's own nearest `f64` would
+    /// round twice (`2 / 10**30` would be `1.9999999999999998e-30`, not `2e-30`). Both must be
+    /// at least zero and the divisor above it.
+    pub fn true_div(&self, other: &Int) -> f64 {
+        let (num, den) = (&self.0, &other.0);
+        if num.sign() == num_bigint::Sign::NoSign {
+            return 0.0;
+        }
+        // Scale so the integer quotient has 55 or 56 bits: 53 kept, a rounding bit, and one below
+        // it that the remainder makes sticky, so the one rounding `u64 as f64` does is exact.
+        let shift = 55
+            - (i64::try_from(num.bits()).unwrap_or(i64::MAX)
+                - i64::try_from(den.bits()).unwrap_or(i64::MAX));
+        let (scaled_num, scaled_den) = if shift >= 0 {
+            (
+                num << usize::try_from(shift).unwrap_or(usize::MAX),
+                den.clone(),
+            )
+        } else {
+            (
+                num.clone(),
+                den << usize::try_from(-shift).unwrap_or(usize::MAX),
+            )
+        };
+        let quotient = &scaled_num / &scaled_den;
+        let sticky = (&scaled_num % &scaled_den).sign() != num_bigint::Sign::NoSign;
+        let Ok(mut q) = u64::try_from(&quotient) else {
+            return f64::INFINITY;
+        };
+        if sticky {
+            q |= 1;
+        }
+        // A power of two in two halves: each is a normal `f64` when the result is, so each
+        // product is exact (below the normal range the second rounds again, as nothing else).
+        let exponent = i32::try_from((-shift).clamp(-4000, 4000)).unwrap_or(0);
+        let half = exponent / 2;
+        (q as f64) * 2f64.powi(half) * 2f64.powi(exponent - half)
+    }
 }
 
 impl From<i64> for Int {
@@ -127,6 +176,37 @@ impl Serialize for Int {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn int(text: &str) -> Int {
+        text.parse().expect("an integer")
+    }
+
+    #[test]
+    fn a_true_division_is_rounded_once_as_python_rounds_it() {
+        // Each right-hand side is what CPython 3.11 prints for the same `a / b`.
+        let cases = [
+            ("2", "1000000000000000000000000000000", 2e-30),
+            ("1", "3", 1.0 / 3.0),
+            ("2", "4", 0.5),
+            ("7", "9223372036854775808", 7.589415207398531e-19),
+            ("1", "18446744073709551617", 5.421010862427522e-20),
+            ("10", "3", 3.3333333333333335),
+            ("0", "5", 0.0),
+        ];
+        for (a, b, python) in cases {
+            assert_eq!(int(a).true_div(&int(b)), python, "{a} / {b}");
+        }
+        let tiny = int("1").true_div(&int(&format!("1{}", "0".repeat(320))));
+        assert_eq!(tiny, 1e-320, "below the normal range");
+    }
+
+    #[test]
+    fn control_dividing_by_the_divisors_own_f64_rounds_twice() {
+        let k = int("1000000000000000000000000000000");
+        let twice = 2.0 / k.to_string().parse::<f64>().expect("a float");
+        assert_ne!(twice, int("2").true_div(&k));
+        assert_eq!(twice, 1.9999999999999998e-30);
+    }
 
     #[test]
     fn json_integers_of_any_size_are_read_and_written_back_whole() {

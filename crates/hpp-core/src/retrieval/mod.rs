@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::instrument::{RunFailure, ascii_json, format_g, parse_argv, read_answer};
+use crate::int::Int;
 use crate::pyrepr;
 use crate::record::sha256_hex;
 use crate::run::{self, Finished, NotFinished};
@@ -139,8 +140,8 @@ pub struct Suite {
     pub name: String,
     /// The suite's version.
     pub version: String,
-    /// The suite's cut-off (default [`DEFAULT_K`]).
-    pub k: i64,
+    /// The suite's cut-off (default [`DEFAULT_K`]), an integer of any size, as Python's.
+    pub k: Int,
     /// The sha256 of the suite's bytes.
     pub sha256: String,
     /// The cases, in file order.
@@ -177,8 +178,10 @@ impl Suite {
             Some(_) => return Err(Error::Name),
         };
         let k = match suite.get("k") {
-            None => DEFAULT_K,
-            Some(value) => value.as_i64().filter(|k| *k >= 1).ok_or(Error::K)?,
+            None => Int::from(DEFAULT_K),
+            Some(value) => Int::from_json(value)
+                .filter(|k| *k >= Int::from(1))
+                .ok_or(Error::K)?,
         };
         let cases = match suite.get("cases") {
             Some(Value::Array(cases)) if !cases.is_empty() => cases,
@@ -259,7 +262,7 @@ pub fn parse_command(text: &str) -> Result<Vec<String>, Error> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// The cut-off; `None` takes the suite's.
-    pub k: Option<i64>,
+    pub k: Option<Int>,
     /// Seconds each retriever run may take.
     pub timeout_s: f64,
     /// The lowest mean recall@k that passes the gate.
@@ -286,7 +289,7 @@ impl Settings {
     ///
     /// [`Error::K`], [`Error::Timeout`], [`Error::MinRecall`] or [`Error::MaxFailures`].
     pub fn check(&self) -> Result<(), Error> {
-        if self.k.is_some_and(|k| k < 1) {
+        if self.k.as_ref().is_some_and(|k| *k < Int::from(1)) {
             return Err(Error::K);
         }
         run::valid_timeout(self.timeout_s).map_err(|_| Error::Timeout)?;
@@ -318,10 +321,10 @@ pub enum Retriever<'a> {
 /// that decodes stdin in a legacy codepage reads the same text. The case id is not sent.
 ///
 /// ```
-/// let bytes = hpp_core::retrieval::request_bytes("café", 3);
+/// let bytes = hpp_core::retrieval::request_bytes("café", &3.into());
 /// assert_eq!(bytes, br#"{"k":3,"query":"caf\u00e9"}"#);
 /// ```
-pub fn request_bytes(query: &str, k: i64) -> Vec<u8> {
+pub fn request_bytes(query: &str, k: &Int) -> Vec<u8> {
     ascii_json(&serde_json::json!({"query": query, "k": k}))
 }
 
@@ -406,11 +409,11 @@ pub struct CaseMetrics {
 /// ```
 /// use hpp_core::retrieval::case_metrics;
 /// let ranked = ["x", "a"].map(String::from);
-/// let m = case_metrics(&ranked, &["a".to_owned(), "b".to_owned()], 4);
+/// let m = case_metrics(&ranked, &["a".to_owned(), "b".to_owned()], &4.into());
 /// assert_eq!((m.hit_at_k, m.recall_at_k, m.precision_at_k, m.reciprocal_rank), (1.0, 0.5, 0.25, 0.5));
 /// ```
-pub fn case_metrics(ranked: &[String], relevant: &[String], k: i64) -> CaseMetrics {
-    let cut = usize::try_from(k).unwrap_or(usize::MAX);
+pub fn case_metrics(ranked: &[String], relevant: &[String], k: &Int) -> CaseMetrics {
+    let cut = k.to_count();
     let wanted: HashSet<&String> = relevant.iter().collect();
     let ranks: Vec<usize> = ranked
         .iter()
@@ -425,7 +428,7 @@ pub fn case_metrics(ranked: &[String], relevant: &[String], k: i64) -> CaseMetri
     CaseMetrics {
         hit_at_k: if ranks.is_empty() { 0.0 } else { 1.0 },
         recall_at_k: hits / wanted.len() as f64,
-        precision_at_k: hits / k as f64,
+        precision_at_k: Int::from(ranks.len() as u64).true_div(k),
         reciprocal_rank: ranks.first().map_or(0.0, |r| 1.0 / *r as f64),
         ndcg_at_k: ranks.iter().map(|r| gain(*r)).sum::<f64>() / ideal,
     }
@@ -512,7 +515,7 @@ pub struct SuiteRef {
     /// The sha256 of the suite's bytes.
     pub sha256: String,
     /// The suite's own k.
-    pub k: i64,
+    pub k: Int,
 }
 
 /// The retriever as the report names it.
@@ -534,7 +537,7 @@ pub struct Report {
     /// The retriever.
     pub retriever: RetrieverRef,
     /// The cut-off used.
-    pub k: i64,
+    pub k: Int,
     /// Each case, in suite order.
     pub cases: Vec<CaseReport>,
     /// The means.
@@ -564,7 +567,7 @@ pub fn evaluate(
     retriever: Retriever<'_>,
 ) -> Result<Report, Error> {
     settings.check()?;
-    let k = settings.k.unwrap_or(suite.k);
+    let k = settings.k.clone().unwrap_or_else(|| suite.k.clone());
     let (mode, command, mut ask) = match retriever {
         Retriever::Replay => ("replay", Vec::new(), None),
         Retriever::Command { argv, ask } => ("command", argv.to_vec(), Some(ask)),
@@ -574,11 +577,11 @@ pub fn evaluate(
         .iter()
         .map(|case| {
             let answer = match ask.as_mut() {
-                Some(ask) => ask(&request_bytes(&case.query, k)),
+                Some(ask) => ask(&request_bytes(&case.query, &k)),
                 None => case.results.clone().ok_or(Failure::NoReplay),
             };
             match answer.and_then(|answer| ranked_ids(&answer)) {
-                Ok(ranked) => measured(case, &ranked, k),
+                Ok(ranked) => measured(case, &ranked, &k),
                 Err(failure) => CaseReport::Failed {
                     id: case.id.clone(),
                     status: "instrument-failure",
@@ -596,7 +599,7 @@ pub fn evaluate(
             name: suite.name.clone(),
             version: suite.version.clone(),
             sha256: suite.sha256.clone(),
-            k: suite.k,
+            k: suite.k.clone(),
         },
         retriever: RetrieverRef { mode, command },
         k,
@@ -606,12 +609,8 @@ pub fn evaluate(
     })
 }
 
-fn measured(case: &Case, ranked: &[String], k: i64) -> CaseReport {
-    let top: Vec<String> = ranked
-        .iter()
-        .take(usize::try_from(k).unwrap_or(usize::MAX))
-        .cloned()
-        .collect();
+fn measured(case: &Case, ranked: &[String], k: &Int) -> CaseReport {
+    let top: Vec<String> = ranked.iter().take(k.to_count()).cloned().collect();
     let relevant_hits = top
         .iter()
         .filter(|id| case.relevant.contains(id))
@@ -704,7 +703,7 @@ mod tests {
 
     #[test]
     fn precision_divides_by_k_not_by_what_came_back() {
-        let m = case_metrics(&ids(&["a"]), &ids(&["a"]), 5);
+        let m = case_metrics(&ids(&["a"]), &ids(&["a"]), &5.into());
         assert_eq!(m.precision_at_k, 0.2);
         assert_eq!(m.recall_at_k, 1.0);
         assert_eq!(m.ndcg_at_k, 1.0);
@@ -712,7 +711,7 @@ mod tests {
 
     #[test]
     fn an_empty_answer_scores_a_real_zero() {
-        let m = case_metrics(&[], &ids(&["a", "b"]), 3);
+        let m = case_metrics(&[], &ids(&["a", "b"]), &3.into());
         assert_eq!(
             (
                 m.hit_at_k,
@@ -728,7 +727,7 @@ mod tests {
     #[test]
     fn ndcg_uses_the_ideal_over_min_of_k_and_relevant() {
         // One relevant id at rank 2 of k=3, two relevant ids: dcg = 1/log2(3), ideal = 1 + 1/log2(3).
-        let m = case_metrics(&ids(&["x", "a", "y", "b"]), &ids(&["a", "b"]), 3);
+        let m = case_metrics(&ids(&["x", "a", "y", "b"]), &ids(&["a", "b"]), &3.into());
         let expected = (1.0 / 3f64.log2()) / (1.0 + 1.0 / 3f64.log2());
         assert!((m.ndcg_at_k - expected).abs() < 1e-12);
         assert_eq!(m.reciprocal_rank, 0.5);
@@ -737,7 +736,7 @@ mod tests {
 
     #[test]
     fn ids_past_k_do_not_count() {
-        let m = case_metrics(&ids(&["x", "y", "a"]), &ids(&["a"]), 2);
+        let m = case_metrics(&ids(&["x", "y", "a"]), &ids(&["a"]), &2.into());
         assert_eq!(m.hit_at_k, 0.0);
     }
 
@@ -834,7 +833,7 @@ mod tests {
         };
         let argv = ids(&["retriever"]);
         let settings = Settings {
-            k: Some(2),
+            k: Some(2.into()),
             ..Settings::default()
         };
         let report = evaluate(
@@ -847,7 +846,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(seen, [r#"{"k":2,"query":"tea"}"#]);
-        assert_eq!((report.k, report.suite.k), (2, 3));
+        assert_eq!((report.k, report.suite.k), (2.into(), 3.into()));
         assert_eq!(report.retriever.mode, "command");
     }
 
@@ -928,7 +927,7 @@ mod tests {
         for (settings, error) in [
             (
                 Settings {
-                    k: Some(0),
+                    k: Some(0.into()),
                     ..Settings::default()
                 },
                 Error::K,
@@ -1004,7 +1003,7 @@ mod tests {
         ) {
             let ranked: Vec<String> = ranked.into_iter().collect();
             let relevant: Vec<String> = relevant.into_iter().collect();
-            let m = case_metrics(&ranked, &relevant, k);
+            let m = case_metrics(&ranked, &relevant, &Int::from(k));
             for value in [m.hit_at_k, m.recall_at_k, m.precision_at_k, m.reciprocal_rank, m.ndcg_at_k] {
                 prop_assert!((0.0..=1.0 + 1e-12).contains(&value), "{value}");
             }
