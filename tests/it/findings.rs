@@ -82,6 +82,43 @@ fn a_high_finding_fails_the_review_and_exits_1() {
 }
 
 #[test]
+fn a_line_past_64_bits_is_a_line_as_in_python_and_printed_with_every_digit() {
+    let sandbox = Sandbox::empty();
+    let doc = example(PARTIAL).to_string();
+    let first_line = example(PARTIAL)["findings"][0]["line"].to_string();
+    let huge = doc.replacen(
+        &format!("\"line\":{first_line}"),
+        "\"line\":18446744073709551616",
+        1,
+    );
+    assert_ne!(huge, doc, "the example's first finding has a line");
+    sandbox
+        .child("huge.json")
+        .write_str(&huge)
+        .expect("the sandbox is writable");
+    let out = sandbox.hpp(["findings", "check", "huge.json"]).exit(1);
+    assert!(
+        out.stdout.contains("\"line\": 18446744073709551616"),
+        "{out}"
+    );
+}
+
+#[test]
+fn control_a_line_below_one_or_with_a_fraction_is_refused() {
+    let sandbox = Sandbox::empty();
+    for line in ["0", "-18446744073709551616", "1.5", "1e3"] {
+        let mut doc = example(PARTIAL);
+        doc["findings"][0]["line"] = serde_json::from_str(line).expect("a JSON number");
+        write(&sandbox, "bad.json", &doc);
+        let reason = sandbox.hpp(["findings", "check", "bad.json"]).refused();
+        assert!(
+            reason.contains("line must be a line number from 1"),
+            "{line}: {reason}"
+        );
+    }
+}
+
+#[test]
 fn control_a_key_the_contract_does_not_define_refuses_the_whole_command() {
     let sandbox = Sandbox::empty();
     let mut doc = example(CLEAN);

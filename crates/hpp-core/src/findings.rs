@@ -22,6 +22,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::int::Int;
 use crate::pyrepr;
 use crate::record::sha256_hex;
 
@@ -114,8 +115,8 @@ pub struct Finding {
     pub severity: Severity,
     /// The file it is in.
     pub file: String,
-    /// The line, from 1; `null` for the whole file.
-    pub line: Option<u64>,
+    /// The line, from 1, of any size (Python's `int` has no bound); `null` for the whole file.
+    pub line: Option<Int>,
     /// What the lens claims.
     pub claim: String,
     /// What the claim rests on, at least one item.
@@ -210,8 +211,8 @@ pub fn check(document: &Value, subject: Option<&[u8]>) -> Result<Report, Error> 
         .collect::<Result<Vec<_>, _>>()?;
     let mut seen = BTreeSet::new();
     for item in &findings {
-        if !seen.insert((item.code.as_str(), file_key(&item.file), item.line)) {
-            let place = match item.line {
+        if !seen.insert((item.code.as_str(), file_key(&item.file), item.line.clone())) {
+            let place = match &item.line {
                 Some(line) => format!("{}:{line}", item.file),
                 None => item.file.clone(),
             };
@@ -290,12 +291,16 @@ fn finding(raw: &Value, index: usize) -> Result<Finding, Error> {
     };
     let line = match object.get("line") {
         None | Some(Value::Null) => None,
-        Some(value) => Some(value.as_u64().filter(|n| *n >= 1).ok_or_else(|| {
-            bad(
-                ": ",
-                "line must be a line number from 1, or null for the whole file".into(),
-            )
-        })?),
+        Some(value) => Some(
+            Int::from_json(value)
+                .filter(|n| *n >= Int::from(1))
+                .ok_or_else(|| {
+                    bad(
+                        ": ",
+                        "line must be a line number from 1, or null for the whole file".into(),
+                    )
+                })?,
+        ),
     };
     let text = |key: &str| {
         object
