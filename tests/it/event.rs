@@ -282,6 +282,51 @@ fn control_an_edited_line_is_refused_on_import_with_the_event_it_breaks() {
 }
 
 #[test]
+fn import_of_a_log_nested_past_what_its_readers_parse_names_the_depth_not_corruption() {
+    let sandbox = Sandbox::repo();
+    // The reference writes data 500 levels deep (it takes up to about 990): valid JSON, a
+    // valid chain, and more than serde_json reads.
+    let deep = format!(
+        r#"{{"data":{{"x":{}{}}},"id":"event:1","prev_sha256":"{GENESIS}","seq":1,"type":"work_started"}}"#,
+        "[".repeat(500),
+        "]".repeat(500)
+    );
+    let file = sandbox.path("deep.jsonl");
+    std::fs::write(&file, format!("{deep}\n")).expect("writable");
+    let path = file.to_str().expect("utf-8");
+    let reason = sandbox
+        .hpp(["event", "import", path, "--loop", "deep"])
+        .refused();
+    assert!(
+        reason.contains("the event at line 1 nests deeper than 126 levels of data"),
+        "{reason}"
+    );
+    assert!(!reason.contains("corrupt"), "{reason}");
+    assert_eq!(sandbox.hpp_refs(), "", "nothing was written");
+}
+
+#[test]
+fn control_a_line_that_is_not_json_is_still_called_corrupt() {
+    let sandbox = Sandbox::repo();
+    let file = sandbox.path("broken.jsonl");
+    // Cut short at a shallow depth: it is broken JSON, whatever it nests.
+    std::fs::write(&file, format!("{{\"data\":{}\n", "[".repeat(10))).expect("writable");
+    let reason = sandbox
+        .hpp([
+            "event",
+            "import",
+            file.to_str().expect("utf-8"),
+            "--loop",
+            "b",
+        ])
+        .refused();
+    assert!(
+        reason.contains("corrupt event log at line 1: not a UTF-8 JSON object"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn control_import_refuses_forbidden_histories_existing_loops_and_blank_lines() {
     let sandbox = Sandbox::repo();
     let line1 = format!(

@@ -300,10 +300,21 @@ fn check_event(
         name: format!("line {position}"),
         problem: format!("corrupt event log at line {position}: {why}"),
     };
-    let value: Value = std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|text| serde_json::from_str(text).ok())
-        .ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| line_problem("not a UTF-8 JSON object"))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        // Valid JSON nested past what serde_json reads is not a corrupt log: say what it is.
+        if e.to_string().starts_with("recursion limit exceeded") {
+            Divergence {
+                name: format!("line {position}"),
+                problem: format!(
+                    "the event at line {position} nests deeper than {MAX_DATA_DEPTH} levels of data, \
+                     the most any reader here parses (the reference takes up to about 990)"
+                ),
+            }
+        } else {
+            line_problem("not a UTF-8 JSON object")
+        }
+    })?;
     let obj = value
         .as_object()
         .ok_or_else(|| line_problem("not a UTF-8 JSON object"))?;
