@@ -639,7 +639,10 @@ mod tests {
                 .filter(|c| !c.is_hide_set())
                 .map(clap::Command::get_name)
                 .collect();
-            let about = command.get_about().map(ToString::to_string).unwrap_or_default();
+            let about = command
+                .get_about()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             if let Some((unknown, missing)) = list_gaps(&about, &names) {
                 checked += 1;
                 assert!(
@@ -661,9 +664,15 @@ mod tests {
         );
         assert_eq!(
             list_gaps("Who may sign what (run, verify, gone)", &names),
-            Some((vec!["gone".to_owned()], vec!["list".into(), "show".into(), "mutate".into()]))
+            Some((
+                vec!["gone".to_owned()],
+                vec!["list".into(), "show".into(), "mutate".into()]
+            ))
         );
-        assert_eq!(list_gaps("Compile context blocks under a budget", &names), None);
+        assert_eq!(
+            list_gaps("Compile context blocks under a budget", &names),
+            None
+        );
     }
 
     #[test]
