@@ -223,6 +223,11 @@ pub enum Command {
     Restore(restore::RestoreArgs),
     Demo(demo::DemoArgs),
     /// House Sessions: plan, validate, tally, stop, record, run, verify, decide
+    ///
+    /// A House Session checks a panel of pinned deciders (an hpp.panel/v1), counts its turns
+    /// (hpp.turn/v1), decides by rule when it stops, and seals it as an hpp.deliberation/v2
+    /// record kept at refs/hpp/deliberations/, so it travels with git push. git-hpp calls no
+    /// model unless `run` is given the seats' commands.
     #[command(subcommand)]
     Deliberate(deliberate::DeliberateCommand),
     /// Project lanes, agents, monitors and context budgets as maps

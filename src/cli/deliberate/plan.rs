@@ -18,7 +18,7 @@ use hpp_core::deliberation::{
 };
 use hpp_core::record::{canonical_json, pretty_json, sha256_hex};
 
-/// Check a House Session panel and declare the evidence its seats may cite
+/// Check a House Session panel (hpp.panel/v1) and declare the evidence its seats may cite
 ///
 /// Validates an hpp.panel/v1: at least two model families among the participants, exactly one
 /// judge in a lane no participant uses, every participant in its own lane, the role minimums of

@@ -14,9 +14,9 @@ use crate::cli::output::Outcome;
 use crate::sign::Signing;
 use hpp_core::deliberation::{self, Record};
 
-/// Seal a finished House Session and keep it under refs/hpp/deliberations
+/// Seal a finished House Session as an hpp.deliberation/v2 record under refs/hpp/deliberations
 ///
-/// The session must have stopped by rule. Unless it stopped not-judged (then the verdict is
+/// The session's turns are hpp.turn/v1 documents; it must have stopped by rule. Unless it stopped not-judged (then the verdict is
 /// blocked and no judge is needed), --judge gives the judge seat's hpp.decision/v1 record: the
 /// panel's question and state, method local-model or external-model, the judge seat's provider
 /// and pinned model. When the verdict leaves grounded dissent, --rationale gives the judge
