@@ -155,7 +155,7 @@ impl Suite {
     /// let text = br#"{"schema": "hpp.retrieval-suite/v1", "version": "1", "k": 2,
     ///     "cases": [{"id": "a", "query": "tea", "relevant": ["d1"], "results": ["d1", "d2"]}]}"#;
     /// let suite = hpp_core::retrieval::Suite::parse(text, "demo").unwrap();
-    /// assert_eq!((suite.name.as_str(), suite.k, suite.cases.len()), ("demo", 2, 1));
+    /// assert_eq!((suite.name.as_str(), suite.k, suite.cases.len()), ("demo", 2.into(), 1));
     /// ```
     ///
     /// # Errors
