@@ -531,9 +531,10 @@ type Subdir = (Vec<u8>, InIndex);
 /// table, built from the index's contiguous slice for it, instead of one of every path.
 ///
 /// The root is read on this thread; when it has more than one directory to read below it, up
-/// to `plan.walkers - 1` more threads (one a core) share the rest (a stack of directories to read, by name), each
-/// with its own chain of at most `keep` ancestors' handles and its own ignore-rule stack. A wide
-/// tree then costs its directories' listings spread over the cores, where git lists them on one.
+/// to `plan.walkers - 1` more threads (one a core) share the rest, a stack of directories to
+/// read by name, each with its own chain of at most `plan.keep` ancestors' handles and its own
+/// ignore-rule stack. A wide tree then costs its directories' listings spread over the cores,
+/// where git lists them on one.
 fn untracked(
     repo: &gix::Repository,
     root: &Path,
@@ -709,6 +710,17 @@ impl<'a, 'repo> Walker<'a, 'repo> {
 
     /// Reads directories from `queue` until the walk is over; what this walker found.
     fn run(mut self, queue: &Queue) -> Result<Vec<(BString, bool)>, Error> {
+        // A walker that panics mid-directory would leave the others waiting for what it holds:
+        // it stops them instead, and the panic reaches the caller when the threads are joined.
+        struct StopOnPanic<'q>(&'q Queue);
+        impl Drop for StopOnPanic<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.stop();
+                }
+            }
+        }
+        let _stop = StopOnPanic(queue);
         while let Some((dir, range)) = queue.next() {
             match self.read(&dir, range) {
                 Ok(subdirs) => queue.done(subdirs),
