@@ -405,28 +405,71 @@ fn a_long_import_flushes_its_one_pack_and_index_before_the_loop_moves() {
     assert_durable_order(&calls, "refs/hpp/loops/long", &index);
 }
 
-/// Loose objects under `objects/17`, git's sample of the loose objects.
+/// The sixteen object directories the store counts to estimate the loose objects.
+const SAMPLED: [&str; 16] = [
+    "07", "17", "27", "37", "47", "57", "67", "77", "87", "97", "a7", "b7", "c7", "d7", "e7", "f7",
+];
+
+/// Loose objects in the store's sample of the object directories.
 fn sample(sandbox: &Sandbox) -> usize {
-    std::fs::read_dir(sandbox.root.join(".git/objects/17"))
-        .map(|entries| entries.count())
-        .unwrap_or(0)
+    SAMPLED
+        .iter()
+        .map(|dir| {
+            std::fs::read_dir(sandbox.root.join(".git/objects").join(dir))
+                .map(|entries| entries.count())
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
-/// Writes loose blobs until git's sample holds two: past a `gc.auto` of 1.
+/// Every loose object of the repository, counted exactly.
+fn loose_count(sandbox: &Sandbox) -> usize {
+    std::fs::read_dir(sandbox.root.join(".git/objects"))
+        .expect("an object directory")
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            name.len() == 2
+                && name
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit())
+        })
+        .map(|e| std::fs::read_dir(e.path()).map_or(0, |d| d.count()))
+        .sum()
+}
+
+/// Writes loose blobs until the sample holds two: past a `gc.auto` of 1.
 fn fill_sample(sandbox: &Sandbox) {
     fill_sample_to(sandbox, 2);
 }
 
-/// Writes loose blobs until git's sample (`objects/17`) holds `files`.
+/// Writes loose blobs until the sample holds `files`, in batches (one `git hash-object
+/// --stdin-paths` each) that land on average half of what is missing, so it stops at `files`
+/// or just past it.
 fn fill_sample_to(sandbox: &Sandbox, files: usize) {
+    let scratch = sandbox.root.join(".git/fill");
+    std::fs::create_dir_all(&scratch).expect("writable");
     let mut n = 0;
-    while sample(sandbox) < files {
+    loop {
+        let have = sample(sandbox);
+        if have >= files {
+            break;
+        }
+        // An object lands in the sample one time in sixteen.
+        let batch = ((files - have) * 8).saturating_sub(8).max(1);
+        let mut paths = String::new();
+        for _ in 0..batch {
+            let path = scratch.join(format!("{n}"));
+            std::fs::write(&path, format!("{n}\n")).expect("writable");
+            paths.push_str(&format!("{}\n", path.display()));
+            n += 1;
+        }
         sandbox.git_fed_in(
             &sandbox.root,
-            &["hash-object", "-w", "--stdin"],
-            &format!("{n}\n"),
+            &["hash-object", "-w", "--stdin-paths"],
+            &paths,
         );
-        n += 1;
     }
 }
 
@@ -464,8 +507,8 @@ fn control_with_gc_auto_off_the_records_stay_loose() {
     assert!(is_loose(&sandbox, &tip), "gc.auto=0 turns the packing off");
 }
 
-/// The store's own limit: `LOOSE_LIMIT` (1,024) spread over 256 directories is 4 a directory.
-const STORE_SAMPLE_LIMIT: usize = 4;
+/// The store's own limit: `LOOSE_LIMIT` (1,024) spread over the 16 of 256 directories sampled.
+const STORE_SAMPLE_LIMIT: usize = 64;
 
 #[test]
 fn records_past_the_stores_own_limit_are_packed_long_before_gc_auto() {
@@ -492,12 +535,63 @@ fn records_past_the_stores_own_limit_are_packed_long_before_gc_auto() {
 fn control_below_the_stores_limit_the_records_stay_loose() {
     let sandbox = Sandbox::repo();
     sandbox.start_work().ok();
-    fill_sample_to(&sandbox, STORE_SAMPLE_LIMIT - 2);
+    // A step writes three or four objects, each landing in the sample one time in sixteen.
+    fill_sample_to(&sandbox, STORE_SAMPLE_LIMIT - 6);
     sandbox.walk_steps("main", 1..2);
     let tip = sandbox.git(["rev-parse", "refs/hpp/loops/main"]);
     assert!(
         is_loose(&sandbox, &tip),
         "a few loose objects are not worth a repack after every append"
+    );
+}
+
+/// Records one gotcha failure for each of `count` tasks: a record commit each.
+fn record_failures(sandbox: &Sandbox, count: usize) -> usize {
+    let mut most = 0;
+    for i in 0..count {
+        sandbox
+            .hpp([
+                "gotcha",
+                "record",
+                "--task",
+                &format!("task {i}"),
+                "--message",
+                "error: the build failed",
+                "--at",
+                "2026-01-01T00:00:00Z",
+            ])
+            .ok();
+        most = most.max(loose_count(sandbox));
+    }
+    most
+}
+
+/// The most loose objects a repository with `gc.auto` 128 holds between the store's repacks,
+/// with margin: 300 writing commands of three objects each peaked at 426 in 5,000 simulated
+/// runs of the store's sampling.
+const BOUND_AT_128: usize = 600;
+
+#[test]
+fn records_stay_packed_within_the_stated_bound_after_hundreds_of_writes() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["config", "gc.auto", "128"]);
+    let most = record_failures(&sandbox, 300);
+    assert!(
+        most <= BOUND_AT_128,
+        "{most} loose objects at once, past the bound {BOUND_AT_128}"
+    );
+    assert!(loose_count(&sandbox) <= BOUND_AT_128);
+    sandbox.hpp(["gotcha", "list"]).ok();
+}
+
+#[test]
+fn control_without_the_stores_repacks_the_same_writes_pass_the_bound() {
+    let sandbox = Sandbox::repo();
+    sandbox.git(["config", "gc.auto", "0"]);
+    let most = record_failures(&sandbox, 250);
+    assert!(
+        most > BOUND_AT_128,
+        "only {most} loose objects: the bound tests nothing"
     );
 }
 
