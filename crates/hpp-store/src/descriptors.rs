@@ -66,16 +66,6 @@ pub fn size_table() {
     }
 }
 
-/// How many ancestors of the directory it reads the worktree walk keeps open ([`KEEP`] at most,
-/// one at least) under the soft limit `limit` (`None`: no limit). Its chain of handles then
-/// holds `keep` ancestors, the directory it reads and, for a moment, the next one it opens,
-/// within the table [`size_table`] made (or the limit, when lower) less what else the process
-/// holds. The threads that `lstat` tracked files hold none.
-#[cfg(test)]
-fn walk_keep(limit: Option<u64>) -> usize {
-    walk_plan(limit, 1).keep
-}
-
 /// The most threads that read the worktree's directories at once.
 pub(crate) const MAX_WALKERS: usize = 4;
 
@@ -118,6 +108,11 @@ pub(crate) fn exhausted(errno: nix::errno::Errno) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ancestors a walk of one thread keeps under `limit`.
+    fn walk_keep(limit: Option<u64>) -> usize {
+        walk_plan(limit, 1).keep
+    }
 
     #[test]
     fn a_walk_stays_within_the_table_and_the_limit() {
